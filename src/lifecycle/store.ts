@@ -1,0 +1,38 @@
+/**
+ * Where the registry keeps instances, bindings, locks and leases.
+ * Two implementations: `MemoryStore` (one process; the default) and `RedisStore` (several replicas).
+ */
+import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+
+export interface Store {
+  getInstance(name: string): Promise<InstanceRecord | undefined>;
+  /** Insert a new instance; resolves false (and writes nothing) when the name is taken. */
+  insertInstance(record: InstanceRecord): Promise<boolean>;
+  /** Replace an existing instance record. */
+  saveInstance(record: InstanceRecord): Promise<void>;
+  /** Remove the instance and every binding it has. */
+  deleteInstance(name: string): Promise<void>;
+  /** Instances that still owe background work (`record.step` set). */
+  listPendingSteps(): Promise<InstanceRecord[]>;
+
+  getBinding(instance: string, kind: BindingKind, key: string): Promise<BindingRecord | undefined>;
+  saveBinding(binding: BindingRecord): Promise<void>;
+  /** Resolves false when there was no such binding. */
+  deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean>;
+  listBindings(instance: string): Promise<BindingRecord[]>;
+
+  /**
+   * Run `work` while holding the lock on one instance: calls on the same instance are
+   * serialised, across processes for a shared store. The lock expires if its holder dies.
+   */
+  withLock<T>(instance: string, work: () => Promise<T>): Promise<T>;
+
+  /**
+   * Take or renew a lease on background work: true when `owner` holds it for the next `ttlMs`.
+   * A lease whose owner stopped renewing it expires and can be taken by another owner.
+   */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  releaseLease(name: string, owner: string): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,235 @@
+/**
+ * Domain types of a provider: what handlers receive and return.
+ * Nothing here knows about HTTP; the endpoints in `src/endpoints/` translate.
+ */
+import type { Logger } from "pino";
+
+/** Free-form parameters: `parameters.tls.enabled=true` arrives as `{ tls: { enabled: "true" } }`. */
+export type Parameters = { [key: string]: string | string[] | Parameters };
+
+/** JSON a handler may keep on an instance record (ports, resource ids, generated secrets). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type InstanceData = { [key: string]: JsonValue };
+
+export interface Plan {
+  name: string;
+  description: string;
+}
+
+export interface InfoItem {
+  label: string;
+  value: string;
+}
+
+/** Pool and cluster the platform says the app or job runs on (multi-cluster services). */
+export interface Placement {
+  poolName?: string;
+  poolProvisioner?: string;
+  clusterName?: string;
+  clusterProvisioner?: string;
+  clusterAddresses: string[];
+}
+
+// ---------------------------------------------------------------------------
+// Requests: one typed, validated object per call. `instance` is always the instance name.
+
+export interface CreateRequest {
+  instance: string;
+  plan?: string;
+  team?: string;
+  tags: string[];
+  description?: string;
+  parameters: Parameters;
+}
+
+/** The full new state of the instance (the platform sends everything, not a diff). */
+export interface UpdateRequest {
+  instance: string;
+  plan?: string;
+  team?: string;
+  tags: string[];
+  description?: string;
+  parameters: Parameters;
+}
+
+export interface DestroyRequest {
+  instance: string;
+}
+
+/**
+ * Bind an app (Variant A bind-app, Variant B bind by hostname).
+ * `appName` is absent only on Variant B, which knows the app by `appHost` alone.
+ */
+export interface BindAppRequest {
+  instance: string;
+  appName?: string;
+  appHost?: string;
+  appHosts: string[];
+  appInternalHosts: string[];
+  parameters: Parameters;
+  placement: Placement;
+}
+
+export interface UnbindAppRequest {
+  instance: string;
+  appName?: string;
+  appHost?: string;
+  appHosts: string[];
+  placement: Placement;
+}
+
+/** One unit (container) of an app, Variant A `POST /resources/:name/bind`. */
+export interface BindUnitRequest {
+  instance: string;
+  appName?: string;
+  appHost?: string;
+  unitHost: string;
+}
+
+export type UnbindUnitRequest = BindUnitRequest;
+
+export interface BindJobRequest {
+  instance: string;
+  jobName: string;
+  parameters: Parameters;
+  placement: Placement;
+}
+
+export interface UnbindJobRequest {
+  instance: string;
+  jobName: string;
+  placement: Placement;
+}
+
+export interface InstanceRequest {
+  instance: string;
+}
+
+// ---------------------------------------------------------------------------
+// Results.
+
+/** Environment variables for the bound app. Numbers and booleans are sent as strings. */
+export type BindEnv = Record<string, string | number | boolean>;
+export type BindResult = BindEnv | null | undefined | void;
+
+/**
+ * What `create` (and `destroy`) may return.
+ * `pending: true` says the work goes on in the background: `provision` (or `deprovision`)
+ * runs after the call has answered, with retries, and its outcome lands in the registry.
+ * `data` is kept on the instance record and handed back to every later handler.
+ */
+export type LifecycleResult = void | { pending?: boolean; data?: InstanceData };
+
+export type UpdateResult = void | { data?: InstanceData };
+
+/**
+ * What `status` reports: `"pending"` (202), `"running"` (204), `{ down: reason }` (500)
+ * or `{ message }` for a custom status text (200).
+ */
+export type StatusResult = "pending" | "running" | { down: string } | { message: string };
+
+export type InfoResult = InfoItem[] | null | undefined | void;
+
+// ---------------------------------------------------------------------------
+// Registry records (kept by the framework when the registry is on).
+
+export type InstanceState = "provisioning" | "ready" | "failed" | "updating" | "deleting";
+
+export interface InstanceRecord {
+  name: string;
+  plan?: string;
+  team?: string;
+  tags: string[];
+  description?: string;
+  parameters: Parameters;
+  state: InstanceState;
+  /** Why the instance is `failed` (or why the last step attempt failed). */
+  reason?: string;
+  data: InstanceData;
+  createdAt: string;
+  updatedAt: string;
+  /** Background work still owed on this instance; absent when none. */
+  step?: PendingStep;
+}
+
+export interface PendingStep {
+  kind: "provision" | "deprovision";
+  attempts: number;
+  /** ISO time after which the step is given up and the instance marked failed. */
+  deadline: string;
+}
+
+export type BindingKind = "app" | "unit" | "job";
+
+export interface BindingRecord {
+  instance: string;
+  kind: BindingKind;
+  /** App name (or app host on Variant B), unit host, or job name. */
+  key: string;
+  appName?: string;
+  appHost?: string;
+  unitHost?: string;
+  jobName?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+// ---------------------------------------------------------------------------
+// Contexts.
+
+/** Who asked, from the platform's headers. */
+export interface Caller {
+  requestId: string;
+  user?: string;
+  eventId?: string;
+}
+
+export interface HandlerContext extends Caller {
+  /** Aborted when the handler timeout passes or the provider closes. */
+  signal: AbortSignal;
+  /** Child logger carrying the request id. */
+  log: Logger;
+  /** The instance as the registry knows it (absent with `registry: false`). */
+  record?: InstanceRecord;
+  /** On bind and unbind: the binding the registry already holds for this app, unit or job. */
+  binding?: BindingRecord;
+}
+
+export interface StepContext {
+  signal: AbortSignal;
+  log: Logger;
+  /** 1 on the first try. */
+  attempt: number;
+}
+
+// ---------------------------------------------------------------------------
+// Handlers.
+
+type Handler<Req, Res> = (request: Req, context: HandlerContext) => Res | Promise<Res>;
+
+export interface ProviderHandlers {
+  /** `GET /resources/plans`. Absent: 404. */
+  plans?: (context: HandlerContext) => Plan[] | Promise<Plan[]>;
+  /** Required. Create the resource, or return `{ pending: true }` and finish it in `provision`. */
+  create: Handler<CreateRequest, LifecycleResult>;
+  /** Background part of create; throw to retry. Required when `create` returns `pending`. */
+  provision?: (record: InstanceRecord, context: StepContext) => UpdateResult | Promise<UpdateResult>;
+  /** `PUT /resources/:name`. Absent: 404, which the platform reads as "not supported". */
+  update?: Handler<UpdateRequest, UpdateResult>;
+  /** Required. Remove the resource, or return `{ pending: true }` and finish in `deprovision`. */
+  destroy: Handler<DestroyRequest, LifecycleResult>;
+  /** Background part of destroy; throw to retry. */
+  deprovision?: (record: InstanceRecord, context: StepContext) => void | Promise<void>;
+  /** Required. Bind an app; return its environment. */
+  bindApp: Handler<BindAppRequest, BindResult>;
+  /** Required. */
+  unbindApp: Handler<UnbindAppRequest, void>;
+  bindUnit?: Handler<BindUnitRequest, BindResult>;
+  unbindUnit?: Handler<UnbindUnitRequest, void>;
+  bindJob?: Handler<BindJobRequest, BindResult>;
+  unbindJob?: Handler<UnbindJobRequest, void>;
+  /** With the registry on, called only for a ready instance, to check the resource itself. */
+  status?: Handler<InstanceRequest, StatusResult>;
+  /** `GET /resources/:name`. Return nothing for 404 "no extra info". */
+  info?: Handler<InstanceRequest, InfoResult>;
+}
