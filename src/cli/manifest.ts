@@ -1,0 +1,150 @@
+/**
+ * The service manifest: the YAML the platform registers a provider from
+ * (`tsuru service-create service.yaml`), and `provider-kit manifest`, which prints it for a
+ * project made by `provider-kit init`.
+ *
+ * Where `provider-kit manifest` finds each field (in a project directory):
+ * - id:       `--service-id`, else package.json `providerKit.serviceId`, else package.json `name`
+ * - username: PROVIDER_USERNAME, password: PROVIDER_PASSWORD (required; the same settings the
+ *             provider itself runs with)
+ * - endpoint: `--endpoint`, else PROVIDER_ENDPOINT
+ * Settings come from the environment first, then from the project's `.env` file.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { parseEnv } from "node:util";
+import type { Command } from "commander";
+
+export interface ServiceManifest {
+  id: string;
+  username: string;
+  password: string;
+  /** Address at which the platform reaches the provider (`endpoint.production`). */
+  endpoint: string;
+}
+
+export const SERVICE_ID_RULE =
+  "lower-case letters, digits and dashes, starting with a letter, at most 40 characters";
+
+/** The platform's own rule for service ids. */
+const SERVICE_ID = /^[a-z][a-z0-9-]{0,39}$/;
+
+/** Throws, saying the rule and what to do, unless `id` is a valid service id. `hint` names the fix. */
+export function assertServiceId(id: string, hint: string): void {
+  if (!SERVICE_ID.test(id)) {
+    throw new Error(`Invalid service id "${id}": use ${SERVICE_ID_RULE} (e.g. "my-service").${hint ? ` ${hint}` : ""}`);
+  }
+}
+
+/** Throws unless `endpoint` is an absolute http(s) URL. */
+export function assertEndpoint(endpoint: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(endpoint).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new Error(
+      `Invalid endpoint "${endpoint}": give the full address at which the platform reaches the provider, ` +
+        `e.g. "https://my-service.example.com".`,
+    );
+  }
+}
+
+/** A new provider password: 24 random bytes, URL-safe so it survives .env files and shells. */
+export function generatePassword(): string {
+  return randomBytes(24).toString("base64url");
+}
+
+/** JSON strings are valid YAML double-quoted scalars: quoting every value keeps any password safe. */
+const yamlString = (value: string) => JSON.stringify(value);
+
+export function renderManifest(manifest: ServiceManifest): string {
+  return [
+    "# Service manifest: register this provider with `tsuru service-create service.yaml`.",
+    "# It holds the provider's password: keep it out of version control.",
+    `id: ${yamlString(manifest.id)}`,
+    `username: ${yamlString(manifest.username)}`,
+    `password: ${yamlString(manifest.password)}`,
+    "endpoint:",
+    `  production: ${yamlString(manifest.endpoint)}`,
+    "",
+  ].join("\n");
+}
+
+export interface ProjectManifestOptions {
+  /** The project directory (with package.json and, usually, .env). */
+  dir: string;
+  /** Process environment; wins over the project's .env file, as it does for the running provider. */
+  env: NodeJS.ProcessEnv;
+  serviceId?: string;
+  endpoint?: string;
+}
+
+interface ProjectPackage {
+  name?: unknown;
+  providerKit?: { serviceId?: unknown };
+}
+
+async function readProjectPackage(dir: string): Promise<ProjectPackage> {
+  const file = path.join(dir, "package.json");
+  if (!existsSync(file)) {
+    throw new Error(
+      `No package.json in ${dir}: run this in a project made by \`provider-kit init\`, or pass --dir <project>.`,
+    );
+  }
+  return JSON.parse(await readFile(file, "utf8")) as ProjectPackage;
+}
+
+async function readDotEnv(dir: string): Promise<NodeJS.Dict<string>> {
+  const file = path.join(dir, ".env");
+  return existsSync(file) ? parseEnv(await readFile(file, "utf8")) : {};
+}
+
+/** The manifest of the project in `options.dir`, from its package.json, .env and the environment. */
+export async function projectManifest(options: ProjectManifestOptions): Promise<ServiceManifest> {
+  const pkg = await readProjectPackage(options.dir);
+  const dotEnv = await readDotEnv(options.dir);
+  const setting = (key: string): string => {
+    const value = options.env[key] || dotEnv[key];
+    if (!value) throw new Error(`${key} is not set: set it in the environment or in ${path.join(options.dir, ".env")}.`);
+    return value;
+  };
+
+  const configuredId = options.serviceId ?? pkg.providerKit?.serviceId ?? pkg.name;
+  if (typeof configuredId !== "string") {
+    throw new Error("The project has no service id: pass --service-id, or set providerKit.serviceId in package.json.");
+  }
+  assertServiceId(configuredId, "Pass --service-id, or fix providerKit.serviceId in package.json.");
+
+  const endpoint = options.endpoint ?? setting("PROVIDER_ENDPOINT");
+  assertEndpoint(endpoint);
+
+  return {
+    id: configuredId,
+    username: setting("PROVIDER_USERNAME"),
+    password: setting("PROVIDER_PASSWORD"),
+    endpoint,
+  };
+}
+
+/** Adds `provider-kit manifest` to the CLI. */
+export function registerManifest(program: Command): void {
+  program
+    .command("manifest")
+    .description("print the service manifest (YAML) of the provider project in the current directory")
+    .option("--dir <path>", "project directory", ".")
+    .option("--service-id <id>", "service id (default: package.json providerKit.serviceId, else its name)")
+    .option("--endpoint <url>", "address at which the platform reaches the provider (default: PROVIDER_ENDPOINT)")
+    .action(async (options: { dir: string; serviceId?: string; endpoint?: string }, command: Command) => {
+      try {
+        const manifest = await projectManifest({ ...options, dir: path.resolve(options.dir), env: process.env });
+        process.stdout.write(renderManifest(manifest));
+      } catch (error) {
+        command.error(`error: ${(error as Error).message}`);
+      }
+    });
+}

@@ -1,0 +1,224 @@
+/**
+ * `provider-kit init` and `provider-kit manifest` as functions: what gets written, what is
+ * refused, and the manifest a generated project prints. Fast: nothing is installed here
+ * (project.test.ts installs and runs a generated project).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { initProject } from "../../src/cli/init.js";
+import { projectManifest, renderManifest, SERVICE_ID_RULE } from "../../src/cli/manifest.js";
+import ownPackage from "../../package.json" with { type: "json" };
+import { readManifestYaml } from "./manifest-yaml.js";
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), "provider-kit-init-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+let counter = 0;
+/** A fresh, not yet existing directory under the scratch folder, named `name`. */
+async function freshDir(name = "my-service"): Promise<string> {
+  const parent = path.join(scratch, String(++counter));
+  await mkdir(parent);
+  return path.join(parent, name);
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+describe("provider-kit init", () => {
+  it("writes a complete project with every placeholder filled in", async () => {
+    const dir = await freshDir();
+    const result = await initProject({ dir });
+
+    const files = await listFiles(dir);
+    expect([...result.files].sort()).toEqual(files);
+    for (const expected of [
+      "package.json",
+      "tsconfig.json",
+      ".gitignore",
+      ".env.example",
+      ".env",
+      "service.yaml",
+      "README.md",
+      "src/main.ts",
+      "src/provider.ts",
+    ]) {
+      expect(files).toContain(expected);
+    }
+    expect(files.some((file) => file.startsWith("test/") && file.endsWith(".test.ts"))).toBe(true);
+    expect(files.filter((file) => file.endsWith(".tmpl") || path.basename(file).startsWith("_"))).toEqual([]);
+    for (const file of files) {
+      expect(await readFile(path.join(dir, file), "utf8"), file).not.toMatch(/\{\{[^}]*\}\}/);
+    }
+  });
+
+  it("makes package.json depend on this provider-kit version and the kit's own dev tool versions", async () => {
+    const dir = await freshDir("queue-provider");
+    await initProject({ dir });
+    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
+
+    expect(pkg.name).toBe("queue-provider");
+    expect(pkg.providerKit).toEqual({ serviceId: "queue-provider" });
+    expect(pkg.dependencies["provider-kit"]).toBe(`^${ownPackage.version}`);
+    for (const [tool, range] of Object.entries(pkg.devDependencies)) {
+      expect(range, tool).toBe((ownPackage.devDependencies as Record<string, string>)[tool]);
+    }
+    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(["start", "test", "build", "typecheck"]));
+  });
+
+  it("writes service.yaml and .env with one random password, readable by the owner only", async () => {
+    const dir = await freshDir("cache");
+    const { manifest } = await initProject({ dir, endpoint: "https://cache.example.com" });
+
+    const yaml = readManifestYaml(await readFile(path.join(dir, "service.yaml"), "utf8"));
+    expect(yaml).toEqual({
+      id: "cache",
+      username: "cache",
+      password: manifest.password,
+      endpoint: { production: "https://cache.example.com" },
+    });
+    expect(manifest.password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+
+    const env = await readFile(path.join(dir, ".env"), "utf8");
+    expect(env).toContain(`PROVIDER_PASSWORD=${manifest.password}\n`);
+    expect(env).toContain("PROVIDER_USERNAME=cache\n");
+    expect(await readFile(path.join(dir, ".env.example"), "utf8")).not.toContain(manifest.password);
+    for (const secret of [".env", "service.yaml"]) {
+      expect((await stat(path.join(dir, secret))).mode & 0o777, secret).toBe(0o600);
+    }
+    const gitignore = (await readFile(path.join(dir, ".gitignore"), "utf8")).split("\n");
+    expect(gitignore).toEqual(expect.arrayContaining([".env", "service.yaml", "node_modules/"]));
+  });
+
+  it("gives every new project a different password", async () => {
+    const first = await initProject({ dir: await freshDir() });
+    const second = await initProject({ dir: await freshDir() });
+    expect(first.manifest.password).not.toBe(second.manifest.password);
+  });
+
+  it("takes the service id from --service-id, else --name, else the directory name", async () => {
+    expect((await initProject({ dir: await freshDir("from-dir") })).manifest.id).toBe("from-dir");
+    expect((await initProject({ dir: await freshDir("Some_Dir"), name: "from-name" })).manifest.id).toBe("from-name");
+    const both = await initProject({ dir: await freshDir(), name: "@team/provider", serviceId: "team-db" });
+    expect(both.manifest).toMatchObject({ id: "team-db", username: "team-db" });
+    expect(JSON.parse(await readFile(path.join(both.dir, "package.json"), "utf8")).name).toBe("@team/provider");
+  });
+
+  it("writes into an existing empty directory", async () => {
+    const dir = await freshDir();
+    await mkdir(dir);
+    await initProject({ dir });
+    expect(existsSync(path.join(dir, "package.json"))).toBe(true);
+  });
+
+  it("refuses a non-empty directory and leaves it as it was", async () => {
+    const dir = await freshDir();
+    await mkdir(dir);
+    await writeFile(path.join(dir, "notes.txt"), "mine");
+
+    await expect(initProject({ dir })).rejects.toThrow(/is not empty: refusing to overwrite it/);
+    expect(await listFiles(dir)).toEqual(["notes.txt"]);
+    expect(await readFile(path.join(dir, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("refuses a path that is a file", async () => {
+    const file = await freshDir("a-file");
+    await writeFile(file, "x");
+    await expect(initProject({ dir: file })).rejects.toThrow(/exists and is not a directory/);
+  });
+
+  const goodIds = ["a", "db", "my-service", "redis2", "a-1-b", "x".repeat(40), "trailing-"];
+  const badIds = [
+    "My-service",
+    "1db",
+    "-db",
+    "my_service",
+    "my.service",
+    "my service",
+    "café",
+    "x".repeat(41),
+    "",
+  ];
+
+  it.each(goodIds)("accepts the service id %j", async (serviceId) => {
+    const { manifest } = await initProject({ dir: await freshDir(), serviceId });
+    expect(manifest.id).toBe(serviceId);
+  });
+
+  it.each(badIds)("rejects the service id %j, saying the rule, and writes nothing", async (serviceId) => {
+    const dir = await freshDir();
+    await expect(initProject({ dir, serviceId })).rejects.toThrow(SERVICE_ID_RULE);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("rejects a directory name that is not a valid service id, telling how to choose one", async () => {
+    const dir = await freshDir("Bad-Name");
+    await expect(initProject({ dir })).rejects.toThrow(/--name/);
+    await expect(initProject({ dir, name: "good-name-but-way-too-long-for-the-platform-id" })).rejects.toThrow(
+      /--service-id/,
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("rejects an endpoint that is not an http(s) address", async () => {
+    await expect(initProject({ dir: await freshDir(), endpoint: "localhost:8080" })).rejects.toThrow(
+      /Invalid endpoint "localhost:8080"/,
+    );
+  });
+});
+
+describe("the manifest of a generated project", () => {
+  it("is the service.yaml that init wrote, read back from package.json and .env", async () => {
+    const { dir } = await initProject({ dir: await freshDir("search") });
+    const printed = renderManifest(await projectManifest({ dir, env: {} }));
+    expect(printed).toBe(await readFile(path.join(dir, "service.yaml"), "utf8"));
+  });
+
+  it("takes settings from the environment before .env, and the endpoint and id from the options first", async () => {
+    const { dir } = await initProject({ dir: await freshDir("search") });
+    const manifest = await projectManifest({
+      dir,
+      env: { PROVIDER_PASSWORD: "from-env:with colon", PROVIDER_USERNAME: "svc-user" },
+      endpoint: "https://search.example.com",
+      serviceId: "search-prod",
+    });
+    expect(manifest).toEqual({
+      id: "search-prod",
+      username: "svc-user",
+      password: "from-env:with colon",
+      endpoint: "https://search.example.com",
+    });
+    expect(readManifestYaml(renderManifest(manifest))).toEqual({
+      id: "search-prod",
+      username: "svc-user",
+      password: "from-env:with colon",
+      endpoint: { production: "https://search.example.com" },
+    });
+  });
+
+  it("says which setting is missing and where to set it", async () => {
+    const { dir } = await initProject({ dir: await freshDir("search") });
+    await rm(path.join(dir, ".env"));
+    await expect(projectManifest({ dir, env: { PROVIDER_ENDPOINT: "http://x:1", PROVIDER_USERNAME: "u" } })).rejects.toThrow(
+      /PROVIDER_PASSWORD is not set: set it in the environment or in .*\.env/,
+    );
+  });
+
+  it("refuses a directory without package.json", async () => {
+    const dir = await freshDir();
+    await mkdir(dir);
+    await expect(projectManifest({ dir, env: {} })).rejects.toThrow(/No package.json in .*provider-kit init/);
+  });
+});
