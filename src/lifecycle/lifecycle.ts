@@ -50,9 +50,27 @@ export function notSupported(what: string): ProviderError {
   return new ProviderError(`This provider does not support ${what}.`, 404);
 }
 
-function required<T>(handler: T | undefined, what: string): T {
-  if (handler === undefined) throw notSupported(what);
-  return handler;
+type OptionalHandler = "plans" | "update" | "bindUnit" | "unbindUnit" | "bindJob" | "unbindJob" | "status" | "info";
+
+const OPTIONAL_ROUTES: Record<OptionalHandler, string> = {
+  plans: "listing plans",
+  update: "updating instances",
+  bindUnit: "binding units",
+  unbindUnit: "unbinding units",
+  bindJob: "binding jobs",
+  unbindJob: "unbinding jobs",
+  status: "the status call",
+  info: "extra info",
+};
+
+/**
+ * The author's handler for an optional route, or a 404 "not supported" error.
+ * Both lifecycles answer a missing handler this one way.
+ */
+export function handlerFor<K extends OptionalHandler>(handlers: ProviderHandlers, name: K): NonNullable<ProviderHandlers[K]> {
+  const handler = handlers[name];
+  if (handler === undefined) throw notSupported(OPTIONAL_ROUTES[name]);
+  return handler as NonNullable<ProviderHandlers[K]>;
 }
 
 /** Handlers called as they are: the author keeps state and throws the error classes. */
@@ -63,13 +81,13 @@ export function statelessLifecycle(handlers: ProviderHandlers): Lifecycle {
         "Turn the registry on, or finish the work before returning.",
     );
   return {
-    plans: async (context) => required(handlers.plans, "listing plans")(context),
+    plans: async (context) => handlerFor(handlers, "plans")(context),
     async create(request, context) {
       const result = await handlers.create(request, context);
       if (result?.pending) throw pendingNeedsRegistry();
     },
     async update(request, context) {
-      await required(handlers.update, "updating instances")(request, context);
+      await handlerFor(handlers, "update")(request, context);
     },
     async destroy(request, context) {
       const result = await handlers.destroy(request, context);
@@ -77,12 +95,12 @@ export function statelessLifecycle(handlers: ProviderHandlers): Lifecycle {
     },
     bindApp: async (request, context) => handlers.bindApp(request, context),
     unbindApp: async (request, context) => handlers.unbindApp(request, context),
-    bindUnit: async (request, context) => required(handlers.bindUnit, "binding units")(request, context),
-    unbindUnit: async (request, context) => required(handlers.unbindUnit, "unbinding units")(request, context),
-    bindJob: async (request, context) => required(handlers.bindJob, "binding jobs")(request, context),
-    unbindJob: async (request, context) => required(handlers.unbindJob, "unbinding jobs")(request, context),
-    status: async (request, context) => required(handlers.status, "the status call")(request, context),
-    info: async (request, context) => required(handlers.info, "extra info")(request, context),
+    bindUnit: async (request, context) => handlerFor(handlers, "bindUnit")(request, context),
+    unbindUnit: async (request, context) => handlerFor(handlers, "unbindUnit")(request, context),
+    bindJob: async (request, context) => handlerFor(handlers, "bindJob")(request, context),
+    unbindJob: async (request, context) => handlerFor(handlers, "unbindJob")(request, context),
+    status: async (request, context) => handlerFor(handlers, "status")(request, context),
+    info: async (request, context) => handlerFor(handlers, "info")(request, context),
     close: async () => {},
   };
 }

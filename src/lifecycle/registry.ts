@@ -1,17 +1,298 @@
 /**
  * The registry-backed lifecycle: instance state, bindings, locking and background steps.
- * PLACEHOLDER until the lifecycle work lands: behaves like the stateless lifecycle.
+ * The framework answers 404/409/412/202/204 from the registry by itself, so handlers only
+ * do the resource work. The state machine and every automatic answer are in the README
+ * section "lifecycle".
  */
 import type { Logger } from "pino";
-import type { ProviderHandlers } from "../types.js";
-import { statelessLifecycle, type Lifecycle } from "./lifecycle.js";
-import type { Store } from "./store.js";
+import { AlreadyExistsError, BadRequestError, NotFoundError, NotReadyError, ProviderError } from "../errors.js";
+import type {
+  BindingKind,
+  BindingRecord,
+  BindResult,
+  CreateRequest,
+  HandlerContext,
+  InstanceRecord,
+  LifecycleResult,
+  ProviderHandlers,
+  StatusResult,
+} from "../types.js";
+import { handlerFor, statelessLifecycle, type Lifecycle, type RequestContext } from "./lifecycle.js";
+import { MemoryStore } from "./memory-store.js";
+import { resolveRegistryOptions, type RegistryOptions } from "./options.js";
+import { newStep, StepRunner, type StepWork } from "./steps.js";
 
-export interface RegistryOptions {
-  /** Where state lives. Default: an in-memory store (one process, lost on restart). */
-  store?: Store;
+export type { RegistryOptions } from "./options.js";
+
+/** Which binding a bind or unbind call is about, and what to remember of it. */
+interface BindingTarget {
+  kind: BindingKind;
+  key: string;
+  fields: Pick<BindingRecord, "appName" | "appHost" | "unitHost" | "jobName">;
 }
 
-export function registryLifecycle(handlers: ProviderHandlers, _options: RegistryOptions, _log: Logger): Lifecycle {
-  return statelessLifecycle(handlers);
+/** Apps are known by name; Variant B sends only a hostname, which is then the key. */
+function appTarget(request: { appName?: string; appHost?: string }): BindingTarget {
+  const key = request.appName || request.appHost;
+  if (!key) throw new BadRequestError("The app is missing: send app-name (or, on the oldest platform, hostname).");
+  return { kind: "app", key, fields: { appName: request.appName, appHost: request.appHost } };
+}
+
+const now = () => new Date().toISOString();
+
+function notFound(instance: string): NotFoundError {
+  return new NotFoundError(`Instance "${instance}" not found.`);
+}
+
+function alreadyExists(existing: InstanceRecord | undefined, instance: string): AlreadyExistsError {
+  if (existing?.state === "deleting") {
+    return new AlreadyExistsError(`Instance "${instance}" is still being removed; create it again once that has finished.`);
+  }
+  return new AlreadyExistsError(`An instance named "${instance}" already exists.`);
+}
+
+/** Bind and update need a working instance; say why this one is not. */
+function refuseUnlessReady(record: InstanceRecord): void {
+  switch (record.state) {
+    case "provisioning":
+      throw new NotReadyError(`Instance "${record.name}" is still being provisioned; try again in a moment.`);
+    case "failed":
+      throw new ProviderError(`Instance "${record.name}" failed: ${record.reason ?? "no reason recorded"}. Remove it and create it again.`);
+    case "deleting":
+      throw new NotFoundError(`Instance "${record.name}" is being removed.`);
+    case "ready":
+    case "updating": // only seen after a process died mid-update: the resource still works
+      return;
+  }
+}
+
+export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger): Lifecycle {
+  const settings = resolveRegistryOptions(options);
+  const ownsStore = options.store === undefined;
+  const store = options.store ?? new MemoryStore();
+  const stateless = statelessLifecycle(handlers);
+
+  const missingStepHandler = (step: "provision" | "deprovision", by: "create" | "destroy") =>
+    new ProviderError(
+      `The ${by} handler returned { pending: true } but the provider has no ${step} handler to finish the work. ` +
+        `Add handlers.${step}, or finish the work before returning.`,
+    );
+
+  const provision: StepWork = async (record, context) => {
+    if (!handlers.provision) throw missingStepHandler("provision", "create");
+    return handlers.provision(record, context);
+  };
+  // A destroy that arrives while provisioning is queued; without a deprovision handler the
+  // destroy handler itself then runs in the background.
+  const deprovision: StepWork = async (record, context) => {
+    if (handlers.deprovision) return handlers.deprovision(record, context);
+    const result = await handlers.destroy(
+      { instance: record.name },
+      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record },
+    );
+    if (result?.pending) throw missingStepHandler("deprovision", "destroy");
+  };
+  const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }));
+  runner.start();
+
+  const locked = <T>(instance: string, work: () => Promise<T>) => store.withLock(instance, settings.lockTimeoutMs, work);
+
+  async function existing(instance: string): Promise<InstanceRecord> {
+    const record = await store.getInstance(instance);
+    if (!record) throw notFound(instance);
+    return record;
+  }
+
+  /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
+  function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
+    Object.assign(record.data, result?.data);
+    record.updatedAt = now();
+    return result?.pending === true;
+  }
+
+  function newRecord(request: CreateRequest): InstanceRecord {
+    const { instance, plan, team, tags, description, parameters } = request;
+    const time = now();
+    return { name: instance, plan, team, tags, description, parameters, state: "provisioning", data: {}, createdAt: time, updatedAt: time };
+  }
+
+  async function bind(
+    instance: string,
+    target: BindingTarget,
+    context: RequestContext,
+    call: (context: HandlerContext) => BindResult | Promise<BindResult>,
+  ): Promise<BindResult> {
+    return locked(instance, async () => {
+      const record = await existing(instance);
+      refuseUnlessReady(record);
+      const binding = await store.getBinding(instance, target.kind, target.key);
+      const result = await call({ ...context, record, binding });
+      const time = now();
+      await store.saveBinding({
+        ...binding,
+        ...target.fields,
+        instance,
+        kind: target.kind,
+        key: target.key,
+        createdAt: binding?.createdAt ?? time,
+        updatedAt: time,
+      });
+      return result;
+    });
+  }
+
+  /** Unbinding something already gone succeeds without the handler: the platform sends compensating calls. */
+  async function unbind(
+    instance: string,
+    target: BindingTarget,
+    context: RequestContext,
+    call: (context: HandlerContext) => void | Promise<void>,
+  ): Promise<void> {
+    await locked(instance, async () => {
+      const record = await existing(instance);
+      if (record.state === "deleting") return;
+      const binding = await store.getBinding(instance, target.kind, target.key);
+      if (!binding) return;
+      await call({ ...context, record, binding });
+      await store.deleteBinding(instance, target.kind, target.key);
+    });
+  }
+
+  return {
+    plans: (context) => stateless.plans(context),
+
+    async create(request, context) {
+      const instance = request.instance;
+      // Fast answer for the common retry; the insert below is the atomic check.
+      const taken = await store.getInstance(instance);
+      if (taken) throw alreadyExists(taken, instance);
+      const pending = await locked(instance, async () => {
+        const record = newRecord(request);
+        if (!(await store.insertInstance(record))) throw alreadyExists(await store.getInstance(instance), instance);
+        let result: LifecycleResult;
+        try {
+          result = await handlers.create(request, { ...context, record: structuredClone(record) });
+          if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
+        } catch (error) {
+          // The platform gets no instance, so neither does the registry.
+          await store.deleteInstance(instance);
+          throw error;
+        }
+        const pending = absorb(record, result);
+        if (pending) record.step = newStep("provision", settings.stepTimeLimitMs);
+        else record.state = "ready";
+        await store.saveInstance(record);
+        return pending;
+      });
+      if (pending) runner.run(instance);
+    },
+
+    async update(request, context) {
+      const handler = handlerFor(handlers, "update");
+      await locked(request.instance, async () => {
+        const record = await existing(request.instance);
+        refuseUnlessReady(record);
+        record.state = "updating";
+        record.updatedAt = now();
+        await store.saveInstance(record);
+        try {
+          const result = await handler(request, { ...context, record: structuredClone(record) });
+          Object.assign(record.data, result?.data);
+        } catch (error) {
+          record.state = "ready";
+          await store.saveInstance(record);
+          throw error;
+        }
+        const { plan, team, tags, description, parameters } = request;
+        Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
+        await store.saveInstance(record);
+      });
+    },
+
+    async destroy(request, context) {
+      const instance = request.instance;
+      const queued = await locked(instance, async () => {
+        const record = await existing(instance);
+        if (record.state === "deleting") return false; // already on its way out
+        if (record.step?.kind === "provision") {
+          // The provision step may be running right now, here or elsewhere: removing the
+          // resource under it would race. Queue the removal to run once that attempt ends.
+          record.state = "deleting";
+          record.step = newStep("deprovision", settings.stepTimeLimitMs);
+          record.updatedAt = now();
+          await store.saveInstance(record);
+          return true;
+        }
+        const result = await handlers.destroy(request, { ...context, record: structuredClone(record) });
+        if (!absorb(record, result)) {
+          await store.deleteInstance(instance);
+          return false;
+        }
+        if (!handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
+        record.state = "deleting";
+        record.step = newStep("deprovision", settings.stepTimeLimitMs);
+        await store.saveInstance(record);
+        return true;
+      });
+      if (queued) runner.run(instance);
+    },
+
+    bindApp: (request, context) => bind(request.instance, appTarget(request), context, (ctx) => handlers.bindApp(request, ctx)),
+    unbindApp: (request, context) =>
+      unbind(request.instance, appTarget(request), context, (ctx) => handlers.unbindApp(request, ctx)),
+
+    async bindUnit(request, context) {
+      const handler = handlerFor(handlers, "bindUnit");
+      const target: BindingTarget = {
+        kind: "unit",
+        key: request.unitHost,
+        fields: { appName: request.appName, appHost: request.appHost, unitHost: request.unitHost },
+      };
+      return bind(request.instance, target, context, (ctx) => handler(request, ctx));
+    },
+    async unbindUnit(request, context) {
+      const handler = handlerFor(handlers, "unbindUnit");
+      const target: BindingTarget = { kind: "unit", key: request.unitHost, fields: {} };
+      return unbind(request.instance, target, context, (ctx) => handler(request, ctx));
+    },
+
+    async bindJob(request, context) {
+      const handler = handlerFor(handlers, "bindJob");
+      const target: BindingTarget = { kind: "job", key: request.jobName, fields: { jobName: request.jobName } };
+      return bind(request.instance, target, context, (ctx) => handler(request, ctx));
+    },
+    async unbindJob(request, context) {
+      const handler = handlerFor(handlers, "unbindJob");
+      const target: BindingTarget = { kind: "job", key: request.jobName, fields: {} };
+      return unbind(request.instance, target, context, (ctx) => handler(request, ctx));
+    },
+
+    async status(request, context): Promise<StatusResult> {
+      const record = await existing(request.instance);
+      switch (record.state) {
+        case "provisioning":
+          return "pending";
+        case "failed":
+          return { down: record.reason ?? "The instance failed." };
+        case "deleting":
+          return { down: "The instance is being removed." };
+        case "ready":
+        case "updating":
+          // With a status handler the resource itself is checked; otherwise the registry's word is enough.
+          return handlers.status ? handlers.status(request, { ...context, record }) : "running";
+      }
+    },
+
+    async info(request, context) {
+      const handler = handlerFor(handlers, "info");
+      const record = await existing(request.instance);
+      if (record.state === "deleting") throw notFound(request.instance);
+      return handler(request, { ...context, record });
+    },
+
+    async close() {
+      await runner.stop();
+      if (ownsStore) await store.close();
+    },
+  };
 }

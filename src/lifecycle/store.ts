@@ -2,7 +2,15 @@
  * Where the registry keeps instances, bindings, locks and leases.
  * Two implementations: `MemoryStore` (one process; the default) and `RedisStore` (several replicas).
  */
+import { ProviderError } from "../errors.js";
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+
+/** 503: another call on the same instance held its lock for longer than the caller may wait. */
+export class LockTimeoutError extends ProviderError {
+  constructor(instance: string, options?: ErrorOptions) {
+    super(`Another operation on instance "${instance}" is still running; try again in a moment.`, 503, options);
+  }
+}
 
 export interface Store {
   getInstance(name: string): Promise<InstanceRecord | undefined>;
@@ -24,8 +32,9 @@ export interface Store {
   /**
    * Run `work` while holding the lock on one instance: calls on the same instance are
    * serialised, across processes for a shared store. The lock expires if its holder dies.
+   * Rejects with `LockTimeoutError` when the lock is not free within `waitMs`.
    */
-  withLock<T>(instance: string, work: () => Promise<T>): Promise<T>;
+  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T>;
 
   /**
    * Take or renew a lease on background work: true when `owner` holds it for the next `ttlMs`.

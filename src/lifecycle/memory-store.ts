@@ -1,0 +1,116 @@
+/**
+ * The default store: everything in this process's memory. Right for tests and a single
+ * replica that may forget its instances on restart; use `RedisStore` for anything else.
+ */
+import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+import { LockTimeoutError, type Store } from "./store.js";
+
+/** Per-key FIFO mutex whose waiters give up after a bounded time. */
+class KeyedMutex {
+  /** Key held → callbacks of the callers waiting for it, in arrival order. */
+  private readonly waiting = new Map<string, Array<() => void>>();
+
+  async acquire(key: string, waitMs: number): Promise<void> {
+    const queue = this.waiting.get(key);
+    if (queue === undefined) {
+      this.waiting.set(key, []);
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(grant), 1);
+        reject(new LockTimeoutError(key));
+      }, waitMs);
+      queue.push(grant);
+    });
+  }
+
+  /** Hand the key to the next waiter, or free it. */
+  release(key: string): void {
+    const next = this.waiting.get(key)?.shift();
+    if (next) next();
+    else this.waiting.delete(key);
+  }
+}
+
+const bindingKey = (kind: BindingKind, key: string) => `${kind}:${key}`;
+
+export class MemoryStore implements Store {
+  private readonly instances = new Map<string, InstanceRecord>();
+  /** Instance name → (kind:key → binding). */
+  private readonly bindings = new Map<string, Map<string, BindingRecord>>();
+  private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
+  private readonly locks = new KeyedMutex();
+
+  // Records are copied in and out, as a remote store would, so a caller's edits never
+  // change the stored state behind the registry's back.
+
+  async getInstance(name: string): Promise<InstanceRecord | undefined> {
+    const record = this.instances.get(name);
+    return record && structuredClone(record);
+  }
+
+  async insertInstance(record: InstanceRecord): Promise<boolean> {
+    if (this.instances.has(record.name)) return false;
+    this.instances.set(record.name, structuredClone(record));
+    return true;
+  }
+
+  async saveInstance(record: InstanceRecord): Promise<void> {
+    this.instances.set(record.name, structuredClone(record));
+  }
+
+  async deleteInstance(name: string): Promise<void> {
+    this.instances.delete(name);
+    this.bindings.delete(name);
+  }
+
+  async listPendingSteps(): Promise<InstanceRecord[]> {
+    return [...this.instances.values()].filter((record) => record.step).map((record) => structuredClone(record));
+  }
+
+  async getBinding(instance: string, kind: BindingKind, key: string): Promise<BindingRecord | undefined> {
+    const binding = this.bindings.get(instance)?.get(bindingKey(kind, key));
+    return binding && structuredClone(binding);
+  }
+
+  async saveBinding(binding: BindingRecord): Promise<void> {
+    let forInstance = this.bindings.get(binding.instance);
+    if (!forInstance) this.bindings.set(binding.instance, (forInstance = new Map()));
+    forInstance.set(bindingKey(binding.kind, binding.key), structuredClone(binding));
+  }
+
+  async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
+    return this.bindings.get(instance)?.delete(bindingKey(kind, key)) ?? false;
+  }
+
+  async listBindings(instance: string): Promise<BindingRecord[]> {
+    return [...(this.bindings.get(instance)?.values() ?? [])].map((binding) => structuredClone(binding));
+  }
+
+  async withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+    await this.locks.acquire(instance, waitMs);
+    try {
+      return await work();
+    } finally {
+      this.locks.release(instance);
+    }
+  }
+
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    const lease = this.leases.get(name);
+    if (lease && lease.owner !== owner && lease.expiresAt > Date.now()) return false;
+    this.leases.set(name, { owner, expiresAt: Date.now() + ttlMs });
+    return true;
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    if (this.leases.get(name)?.owner === owner) this.leases.delete(name);
+  }
+
+  async close(): Promise<void> {}
+}

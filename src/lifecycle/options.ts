@@ -1,0 +1,61 @@
+/**
+ * Options of the instance registry, their defaults, and the check that refuses bad values.
+ */
+import { ConfigurationError } from "../options.js";
+import type { Store } from "./store.js";
+
+export interface RegistryOptions {
+  /**
+   * Where state lives. Default: a `MemoryStore` (one process; lost on restart).
+   * Pass a `RedisStore` to survive restarts and to run several replicas.
+   * A store passed here is the caller's to close; the default one is closed by `close()`.
+   */
+  store?: Store;
+  /** Tries of a background step (`provision`, `deprovision`), the first included. Default 5. */
+  maxStepAttempts?: number;
+  /** Wait before the second try; each later wait is multiplied by `stepRetryBackoff`. Default 1 000 ms. */
+  stepRetryDelayMs?: number;
+  /** Factor between two consecutive retry waits (1 = constant). Default 2. */
+  stepRetryBackoff?: number;
+  /** Time a step may take, all tries together, before the instance is marked failed. Default 600 000 ms (10 min). */
+  stepTimeLimitMs?: number;
+  /**
+   * How long a process's claim on a running step lasts without renewal (renewed every third of it).
+   * When a process dies, another takes the step over after at most this long. Default 15 000 ms.
+   */
+  leaseTtlMs?: number;
+  /** How often each process looks for steps nobody is running (and once at start). Default 5 000 ms. */
+  pollIntervalMs?: number;
+  /** How long a call waits for another call on the same instance to finish before answering 503. Default 30 000 ms. */
+  lockTimeoutMs?: number;
+}
+
+export type ResolvedRegistryOptions = Required<Omit<RegistryOptions, "store">>;
+
+export const REGISTRY_DEFAULTS: ResolvedRegistryOptions = {
+  maxStepAttempts: 5,
+  stepRetryDelayMs: 1_000,
+  stepRetryBackoff: 2,
+  stepTimeLimitMs: 600_000,
+  leaseTtlMs: 15_000,
+  pollIntervalMs: 5_000,
+  lockTimeoutMs: 30_000,
+};
+
+export function resolveRegistryOptions(options: RegistryOptions): ResolvedRegistryOptions {
+  const resolved = { ...REGISTRY_DEFAULTS };
+  for (const name of Object.keys(REGISTRY_DEFAULTS) as Array<keyof ResolvedRegistryOptions>) {
+    const value = options[name];
+    if (value === undefined) continue;
+    const valid = name === "stepRetryBackoff" ? Number.isFinite(value) && value >= 1 : Number.isFinite(value) && value > 0;
+    if (!valid) {
+      const expected = name === "stepRetryBackoff" ? "a number of at least 1" : "a positive number";
+      throw new ConfigurationError(`createProvider: registry.${name} must be ${expected}, got ${String(value)}.`);
+    }
+    resolved[name] = value;
+  }
+  if (!Number.isInteger(resolved.maxStepAttempts)) {
+    throw new ConfigurationError(`createProvider: registry.maxStepAttempts must be a whole number, got ${resolved.maxStepAttempts}.`);
+  }
+  return resolved;
+}

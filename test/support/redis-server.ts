@@ -1,0 +1,117 @@
+/**
+ * A real, throw-away `redis-server` for tests.
+ *
+ *   const redis = await startRedisServer();      // listening on 127.0.0.1:<free port>
+ *   ... use redis.url ...
+ *   await redis.stop();                          // process gone, data dir removed
+ *
+ * Each server gets a free loopback port and its own temporary directory, and keeps no data on
+ * disk (`--save "" --appendonly no`) unless `{ persistence: true }` asks for an append-only file.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface RedisServer {
+  /** `redis://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  /** The server's working directory (where an append-only file goes with `persistence`). */
+  dir: string;
+  /** Stop the server (waits for it to exit) and delete its directory. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface RedisServerOptions {
+  /** Keep an append-only file in `dir`. Default false. */
+  persistence?: boolean;
+  /** Longest wait for the server to accept connections. Default 10 000 ms. */
+  startTimeoutMs?: number;
+}
+
+const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
+
+/** A port nobody listens on right now (redis-server cannot pick one itself and report it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Resolves true once `PING` gets `+PONG` from the port. */
+function pong(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("data", (data) => done(data.toString().startsWith("+PONG")));
+    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+async function launch(dir: string, options: RedisServerOptions): Promise<RedisServer | undefined> {
+  const port = await freePort();
+  const persistence = options.persistence ? ["--appendonly", "yes"] : ["--appendonly", "no"];
+  const child = spawn(
+    REDIS_SERVER,
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...persistence, "--daemonize", "no"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await exited(child);
+  };
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 10_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      // Another process took the port between our check and the server's bind: try another.
+      if (/address already in use/i.test(output)) return undefined;
+      throw new Error(`redis-server exited with code ${child.exitCode}:\n${output}`);
+    }
+    if (await pong(port)) return { url: `redis://127.0.0.1:${port}`, port, dir, stop };
+    await sleep(50);
+  }
+  await stop();
+  throw new Error(`redis-server did not answer PING on port ${port} in time:\n${output}`);
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const dir = await mkdtemp(join(tmpdir(), "provider-kit-redis-"));
+  try {
+    for (let tries = 0; tries < 5; tries++) {
+      const server = await launch(dir, options);
+      if (!server) continue;
+      let stopped: Promise<void> | undefined;
+      return {
+        ...server,
+        stop: () =>
+          (stopped ??= server.stop().then(() => rm(dir, { recursive: true, force: true }))),
+      };
+    }
+    throw new Error("redis-server could not get a free port after 5 tries.");
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
