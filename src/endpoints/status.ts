@@ -1,0 +1,25 @@
+/**
+ * GET /resources/:instance/status: pending → 202, running → 204, `{down}` → 500 with the reason,
+ * `{message}` → 200 with the text (the platform shows that body as the status).
+ */
+import type { Response } from "express";
+import { sendEmpty, sendText } from "../http/answer.js";
+import { endpoint } from "../http/endpoint.js";
+import { instanceSchema } from "../schemas.js";
+import type { StatusResult } from "../types.js";
+
+function sendStatus(res: Response, result: StatusResult): void {
+  if (result === "pending") return sendEmpty(res, 202);
+  if (result === "running") return sendEmpty(res, 204);
+  if (typeof result === "object" && result !== null) {
+    if ("down" in result) return sendText(res, 500, String(result.down));
+    if ("message" in result) return sendText(res, 200, String(result.message));
+  }
+  throw new Error(`The status handler returned ${JSON.stringify(result)}; return "pending", "running", { down } or { message }.`);
+}
+
+export const status = endpoint({
+  schema: instanceSchema,
+  run: (lifecycle, request, context) => lifecycle.status(request, context),
+  answer: sendStatus,
+});

@@ -1,0 +1,43 @@
+/**
+ * The few answer shapes of the provider API. Every body the platform reads goes through here,
+ * so status codes and content types stay consistent across endpoints.
+ */
+import type { Response } from "express";
+import type { BindResult } from "../types.js";
+
+/** Short plain text: errors and status messages, which the platform shows verbatim to its user. */
+export function sendText(res: Response, status: number, message: string): void {
+  res.status(status).type("text/plain; charset=utf-8").send(message);
+}
+
+export function sendJson(res: Response, status: number, body: unknown): void {
+  res.status(status).json(body);
+}
+
+/** A success the platform reads by status alone (create, unbind, destroy, update). */
+export function sendEmpty(res: Response, status: number): void {
+  res.status(status).end();
+}
+
+/**
+ * Bind answers: 201 and a JSON object of text values. The platform rejects numbers and empty
+ * bodies, so numbers and booleans become text and "nothing to export" is `{}`.
+ * A malformed result is the provider author's bug: a plain Error, so the details go to the log only.
+ */
+export function sendBindEnv(res: Response, result: BindResult): void {
+  const env: Record<string, string> = {};
+  if (result !== null && result !== undefined) {
+    if (typeof result !== "object" || Array.isArray(result)) {
+      throw new Error(`The bind handler returned ${Array.isArray(result) ? "an array" : typeof result}; return an object of environment variables, or nothing.`);
+    }
+    for (const key of Object.keys(result)) {
+      const value: unknown = result[key];
+      if (value === null || value === undefined) continue;
+      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+        throw new Error(`The bind handler returned a ${typeof value} for the variable "${key}"; values must be text, numbers or booleans.`);
+      }
+      env[key] = String(value);
+    }
+  }
+  sendJson(res, 201, env);
+}

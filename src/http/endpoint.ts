@@ -1,0 +1,99 @@
+/**
+ * What an endpoint is: a schema for its request, the lifecycle call, and the answer.
+ * `mountEndpoint` supplies the shared mechanics around it: the input (path segments over body
+ * fields, pool/cluster headers as a fallback), validation, the handler context and the timeout.
+ */
+import type { Request, RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
+import type { Fields } from "./fields.js";
+import { scopeOf, type RequestScope } from "./scope.js";
+import { withTimeout } from "./timeout.js";
+import { validate } from "./validate.js";
+
+export interface Endpoint<Req, Res> {
+  schema: z.ZodType<Req>;
+  run(lifecycle: Lifecycle, request: Req, context: RequestContext): Promise<Res>;
+  answer(res: Response, result: Res): void;
+}
+
+/** Declares an endpoint; the identity, there to infer `Req` and `Res` once for all three parts. */
+export function endpoint<Req, Res>(definition: Endpoint<Req, Res>): Endpoint<Req, Res> {
+  return definition;
+}
+
+export interface EndpointDeps {
+  lifecycle: Lifecycle;
+  logger: Logger;
+  handlerTimeoutMs: number;
+}
+
+/** Multi-cluster services: the platform names the app's pool and cluster in headers too. */
+const PLACEMENT_HEADERS: ReadonlyArray<readonly [header: string, field: string]> = [
+  ["x-tsuru-pool-name", "poolName"],
+  ["x-tsuru-pool-provisioner", "poolProvisioner"],
+  ["x-tsuru-cluster-name", "clusterName"],
+  ["x-tsuru-cluster-provisioner", "clusterProvisioner"],
+];
+
+function inputOf(req: Request, fields: Fields): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...fields, ...req.params };
+  for (const [header, field] of PLACEMENT_HEADERS) {
+    const value = req.headers[header];
+    if (input[field] === undefined && typeof value === "string") input[field] = value;
+  }
+  // Repeated header, one per address; Node keeps the raw list in rawHeaders only.
+  if (input.clusterAddresses === undefined && req.headers["x-tsuru-cluster-addresses"] !== undefined) {
+    input.clusterAddresses = headerValues(req, "x-tsuru-cluster-addresses");
+  }
+  return input;
+}
+
+function headerValues(req: Request, name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === name) values.push(req.rawHeaders[i + 1] ?? "");
+  }
+  return values;
+}
+
+function textOrUndefined(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** The platform user and event id: headers on newer platforms, body fields on older ones. */
+function identifyCaller(req: Request, scope: RequestScope): void {
+  scope.user = textOrUndefined(req.headers["x-tsuru-user"]) ?? textOrUndefined(scope.fields.user);
+  scope.eventId = textOrUndefined(req.headers["x-tsuru-eventid"]) ?? textOrUndefined(scope.fields.eventId);
+}
+
+function contextFor(scope: RequestScope, signal: AbortSignal, logger: Logger): RequestContext {
+  let log: Logger | undefined;
+  return {
+    requestId: scope.requestId,
+    user: scope.user,
+    eventId: scope.eventId,
+    signal,
+    // Built on first use: most handlers never log, and the hot path stays cheap.
+    get log() {
+      return (log ??= logger.child({ requestId: scope.requestId, instance: scope.instance }));
+    },
+  };
+}
+
+export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req, Res>, deps: EndpointDeps): RequestHandler {
+  return async (req, res) => {
+    const scope = scopeOf(req);
+    scope.route = route;
+    scope.instance = textOrUndefined(req.params.instance) ?? textOrUndefined(scope.fields.name);
+    identifyCaller(req, scope);
+    const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
+    const controller = new AbortController();
+    const context = contextFor(scope, controller.signal, deps.logger);
+    const result = await withTimeout(deps.handlerTimeoutMs, controller, scope.requestId, () =>
+      definition.run(deps.lifecycle, request, context),
+    );
+    definition.answer(res, result);
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Turns whatever went wrong into the short plain-text answer the platform shows its user.
+ * ProviderErrors carry their status and a message meant for that user. Anything else is a bug
+ * or an outage: a generic 500 naming the request id, with the details in the log line only.
+ */
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import { ProviderError } from "../errors.js";
+import { sendText } from "./answer.js";
+import { scopeOf } from "./scope.js";
+
+interface Answer {
+  status: number;
+  message: string;
+}
+
+/** Errors body-parser raises (http-errors objects), keyed by their `type`. */
+interface BodyParserError {
+  type: string;
+  status: number;
+  limit?: number;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as BodyParserError).type === "string" &&
+    typeof (error as BodyParserError).status === "number"
+  );
+}
+
+function bodyAnswer(error: BodyParserError): Answer | undefined {
+  switch (error.type) {
+    case "entity.too.large":
+      return { status: 413, message: `The request body is larger than this provider's limit of ${error.limit} bytes.` };
+    case "parameters.too.many":
+      return { status: 413, message: "The request body has too many form fields." };
+    case "entity.parse.failed":
+      return { status: 400, message: "The request body is not valid JSON (expected a JSON object of fields)." };
+    case "querystring.parse.rangeError":
+      return { status: 400, message: "The form body nests fields too deeply; send flat keys such as parameters.a.b=value." };
+    case "charset.unsupported":
+    case "encoding.unsupported":
+      return { status: 415, message: "The request body's charset or Content-Encoding is not supported; send UTF-8." };
+    case "request.aborted":
+    case "request.size.invalid":
+      return { status: 400, message: "The request body was incomplete." };
+    default:
+      return undefined;
+  }
+}
+
+function isHttpStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 400 && status <= 599;
+}
+
+export function internalErrorMessage(requestId: string): string {
+  return `The provider failed to handle this call (request id ${requestId}). Its operator can find the details in the provider's log.`;
+}
+
+export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next) => {
+  if (res.headersSent) return next(error);
+  const scope = scopeOf(req);
+  let answer: Answer | undefined;
+  if (error instanceof ProviderError && isHttpStatus(error.status)) answer = { status: error.status, message: error.message };
+  else if (isBodyParserError(error)) answer = bodyAnswer(error);
+  answer ??= { status: 500, message: internalErrorMessage(scope.requestId) };
+  if (answer.status >= 500) scope.error = error;
+  sendText(res, answer.status, answer.message);
+};
+
+/** Unknown paths and methods: 404 (never 405, which the platform reads as an error). */
+export const notFound: RequestHandler = (req, res) => {
+  sendText(res, 404, `This provider has no route for ${req.method} ${req.path}.`);
+};

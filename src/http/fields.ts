@@ -1,0 +1,161 @@
+/**
+ * The platform sends the same fields in two encodings: form (`app-name`, `eventid`,
+ * `parameters.tls.enabled=true`) and, since platform 1.30, camelCase JSON (`appName`, `eventID`,
+ * `parameters: {tls: {enabled: true}}`). Both are turned here into one canonical object, so the
+ * schemas in `src/schemas.ts` validate a single shape whatever the encoding.
+ */
+import { BadRequestError } from "../errors.js";
+import type { Parameters } from "../types.js";
+
+export type Encoding = "form" | "json";
+
+/** The canonical body: camelCase keys (`appName`, `eventId`, `poolName`), values not yet validated. */
+export type Fields = Record<string, unknown>;
+
+/**
+ * Every field the platform sends: canonical name, then its names on the wire.
+ * App and job pool/cluster fields share canonical names: they fill the same `placement`.
+ */
+const FIELD_TABLE: ReadonlyArray<readonly [canonical: string, form: readonly string[], json: readonly string[]]> = [
+  ["name", ["name"], ["name"]],
+  ["plan", ["plan"], ["plan"]],
+  ["team", ["team"], ["team"]],
+  ["description", ["description"], ["description"]],
+  ["tags", ["tags"], ["tags"]],
+  ["user", ["user"], ["user"]],
+  ["eventId", ["eventid"], ["eventID", "eventId", "eventid"]],
+  ["appName", ["app-name"], ["appName"]],
+  ["appHost", ["app-host"], ["appHost"]],
+  ["appHosts", ["app-hosts"], ["appHosts"]],
+  ["appInternalHosts", ["app-internal-hosts"], ["appInternalHosts"]],
+  ["unitHost", ["unit-host"], ["unitHost"]],
+  ["jobName", ["job-name"], ["jobName"]],
+  ["hostname", ["hostname"], ["hostname"]],
+  ["poolName", ["app-pool-name", "job-pool-name"], ["appPoolName", "jobPoolName"]],
+  ["poolProvisioner", ["app-pool-provisioner", "job-pool-provisioner"], ["appPoolProvisioner", "jobPoolProvisioner"]],
+  ["clusterName", ["app-cluster-name", "job-cluster-name"], ["appClusterName", "jobClusterName"]],
+  [
+    "clusterProvisioner",
+    ["app-cluster-provisioner", "job-cluster-provisioner"],
+    ["appClusterProvisioner", "jobClusterProvisioner"],
+  ],
+  [
+    "clusterAddresses",
+    ["app-cluster-addresses", "job-cluster-addresses"],
+    ["appClusterAddresses", "jobClusterAddresses"],
+  ],
+];
+
+const PARAMETERS_PREFIX = "parameters.";
+
+function indexBy(encoding: Encoding): ReadonlyMap<string, string> {
+  const column = encoding === "form" ? 1 : 2;
+  return new Map(FIELD_TABLE.flatMap((row) => row[column].map((wire) => [wire, row[0]] as const)));
+}
+const CANONICAL: Record<Encoding, ReadonlyMap<string, string>> = { form: indexBy("form"), json: indexBy("json") };
+
+/** How the caller spelled a canonical field, for error messages the operator can act on. */
+export function wireName(canonical: string, encoding: Encoding): string {
+  const row = FIELD_TABLE.find(([name]) => name === canonical);
+  if (row === undefined) return canonical;
+  return (encoding === "form" ? row[1] : row[2]).join(" / ");
+}
+
+/** Keys that would reach Object.prototype when nesting parameters. */
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+function badParameter(path: string, why: string): BadRequestError {
+  return new BadRequestError(`Invalid field "parameters.${path}": ${why}`);
+}
+
+function checkKey(key: string, path: string): void {
+  if (key === "" || FORBIDDEN_KEYS.has(key)) throw badParameter(path, `"${key}" is not an allowed parameter name.`);
+}
+
+/** `parameters.tls.enabled=true` → `{ tls: { enabled: "true" } }`. */
+function setNested(target: Parameters, path: string, value: string | string[]): void {
+  const keys = path.split(".");
+  const last = keys.pop() as string;
+  let node = target;
+  for (const key of keys) {
+    checkKey(key, path);
+    const child = node[key];
+    if (child === undefined) node = node[key] = {};
+    else if (typeof child === "object" && !Array.isArray(child)) node = child;
+    else throw badParameter(path, `"${key}" is given both as a value and as a group.`);
+  }
+  checkKey(last, path);
+  if (node[last] !== undefined) throw badParameter(path, "given both as a value and as a group.");
+  node[last] = value;
+}
+
+/** Form values are strings, or arrays for repeated keys. */
+export function formFields(body: Record<string, unknown>): Fields {
+  const fields: Fields = {};
+  let parameters: Parameters | undefined;
+  for (const key of Object.keys(body)) {
+    const value = body[key];
+    if (key.startsWith(PARAMETERS_PREFIX)) {
+      if (typeof value !== "string" && !isStringArray(value)) throw badParameter(key.slice(PARAMETERS_PREFIX.length), "must be text.");
+      setNested((parameters ??= {}), key.slice(PARAMETERS_PREFIX.length), value);
+      continue;
+    }
+    const canonical = CANONICAL.form.get(key);
+    if (canonical !== undefined) fields[canonical] = value;
+  }
+  if (parameters !== undefined) fields.parameters = parameters;
+  return fields;
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+function scalarText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+/** JSON parameter values become text, as the form encoding would send them. */
+function jsonParameters(value: unknown, path: string): Parameters {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new BadRequestError(`Invalid field "parameters${path}": expected an object.`);
+  }
+  const result: Parameters = {};
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = `${path}.${key}`;
+    checkKey(key, itemPath.slice(1));
+    if (item === null || item === undefined) continue;
+    const text = scalarText(item);
+    if (text !== undefined) result[key] = text;
+    else if (Array.isArray(item)) {
+      result[key] = item.map((element) => {
+        const elementText = scalarText(element);
+        if (elementText === undefined) throw badParameter(itemPath.slice(1), "lists may only hold plain values.");
+        return elementText;
+      });
+    } else result[key] = jsonParameters(item, itemPath);
+  }
+  return result;
+}
+
+/** JSON scalars become text (the platform's values are text in the form encoding); null means absent. */
+export function jsonFields(body: unknown): Fields {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadRequestError("The JSON body must be an object of fields.");
+  }
+  const fields: Fields = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || value === undefined) continue;
+    if (key === "parameters") {
+      fields.parameters = jsonParameters(value, "");
+      continue;
+    }
+    const canonical = CANONICAL.json.get(key);
+    if (canonical === undefined) continue;
+    const text = scalarText(value);
+    fields[canonical] = text ?? (Array.isArray(value) ? value.map((item) => scalarText(item) ?? item) : value);
+  }
+  return fields;
+}

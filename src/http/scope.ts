@@ -1,0 +1,78 @@
+/**
+ * Per-request bookkeeping: the request id (read from the configured header, generated when
+ * absent, echoed in the answer) and the ONE log line written when the answer is done.
+ * The line holds who/what/how long, never headers, bodies or bind results (secrets live there).
+ */
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { IncomingMessage } from "node:http";
+import type { Request, RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import type { Encoding, Fields } from "./fields.js";
+
+export interface RequestScope {
+  readonly requestId: string;
+  readonly startedAt: number;
+  /** The route pattern that matched (`/resources/:instance/bind-app`); unset on 404. */
+  route?: string;
+  instance?: string;
+  user?: string;
+  eventId?: string;
+  /** The body as canonical fields (empty without a body). */
+  fields: Fields;
+  encoding: Encoding;
+  /** What went wrong behind a 5xx answer, for the log line only. */
+  error?: unknown;
+}
+
+const SCOPE = Symbol("provider-kit.scope");
+type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
+
+const NO_FIELDS: Fields = Object.freeze({});
+
+/** The scope `requestScope` attached; every later middleware runs after it. */
+export function scopeOf(req: Request): RequestScope {
+  const scope = (req as ScopedRequest)[SCOPE];
+  if (scope === undefined) throw new Error("provider-kit: requestScope middleware is not mounted first.");
+  return scope;
+}
+
+/** Visible ASCII, bounded: anything else from the caller is replaced by a fresh id. */
+const ACCEPTABLE_REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+function requestIdOf(req: IncomingMessage, header: string): string {
+  const given = req.headers[header];
+  return typeof given === "string" && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+function logLine(logger: Logger, req: Request, res: Response, scope: RequestScope): void {
+  const line = {
+    method: req.method,
+    route: scope.route,
+    instance: scope.instance,
+    status: res.statusCode,
+    durationMs: Math.round((performance.now() - scope.startedAt) * 10) / 10,
+    requestId: scope.requestId,
+    user: scope.user,
+    eventId: scope.eventId,
+    // The caller went away before the answer was complete.
+    aborted: res.writableFinished ? undefined : true,
+  };
+  if (res.statusCode >= 500) logger.error({ ...line, err: scope.error }, "request failed");
+  else logger.info(line, "request");
+}
+
+export function requestScope(logger: Logger, requestIdHeader: string): RequestHandler {
+  return (req, res, next) => {
+    const scope: RequestScope = {
+      requestId: requestIdOf(req, requestIdHeader),
+      startedAt: performance.now(),
+      fields: NO_FIELDS,
+      encoding: "form",
+    };
+    (req as ScopedRequest)[SCOPE] = scope;
+    res.setHeader(requestIdHeader, scope.requestId);
+    res.once("close", () => logLine(logger, req, res, scope));
+    next();
+  };
+}

@@ -1,0 +1,16 @@
+/** provider-kit: build Tsuru provider services. */
+export { createProvider, type Provider } from "./provider.js";
+export {
+  ALL_VARIANTS,
+  ConfigurationError,
+  DEFAULTS,
+  type AuthOptions,
+  type ProviderOptions,
+  type Variant,
+} from "./options.js";
+export * from "./types.js";
+export * from "./errors.js";
+export * from "./schemas.js";
+export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
+export type { RegistryOptions } from "./lifecycle/registry.js";
+export type { Store } from "./lifecycle/store.js";

@@ -1,0 +1,121 @@
+/**
+ * Options of `createProvider`, their defaults, and the checks that refuse a bad configuration
+ * at start-up (a provider that starts without auth, or with a typo in its options, is worse
+ * than one that does not start).
+ */
+import { pino, type Logger } from "pino";
+import type { RegistryOptions } from "./lifecycle/registry.js";
+
+/** Which generation of the platform's calls to serve: see the routes table in the README. */
+export type Variant = "A" | "B" | "current";
+export const ALL_VARIANTS: readonly Variant[] = ["A", "B", "current"];
+
+/**
+ * HTTP Basic credentials the platform must present.
+ * The platform sends the service manifest's `username`, or the service id when that is empty,
+ * so list every name it may use. Every name shares the one password.
+ */
+export interface AuthOptions {
+  usernames: string[];
+  password: string;
+  /** Realm named in the `WWW-Authenticate` challenge. Default `"provider"`. */
+  realm?: string;
+}
+
+export interface ProviderOptions {
+  /** Required: the credentials, or `false` to turn auth off on purpose (tests, a trusted network). */
+  auth: AuthOptions | false;
+  /** Instance registry (state, locking, background steps). Default `{}` (in-memory store); `false` turns it off. */
+  registry?: RegistryOptions | false;
+  /** Route generations to serve. Default: all of `["A", "B", "current"]` (their paths do not collide). */
+  variants?: Variant[];
+  /** Where the one-line-per-request log goes. Default: `pino()` to stdout. */
+  logger?: Logger;
+  /** Header carrying the platform's request id (read, echoed, generated when absent). Default `"X-Request-ID"`. */
+  requestIdHeader?: string;
+  /** Time a handler may take before the call answers 500 and `ctx.signal` aborts. Default 60 000 ms. */
+  handlerTimeoutMs?: number;
+  /** Largest request body accepted, in bytes; larger answers 413. Default 1 MiB. */
+  bodyLimitBytes?: number;
+}
+
+export interface ResolvedOptions {
+  auth: Required<AuthOptions> | false;
+  registry: RegistryOptions | false;
+  variants: ReadonlySet<Variant>;
+  logger: Logger;
+  /** Lower-cased, as Node keys `req.headers`. */
+  requestIdHeader: string;
+  handlerTimeoutMs: number;
+  bodyLimitBytes: number;
+}
+
+export const DEFAULTS = {
+  realm: "provider",
+  requestIdHeader: "X-Request-ID",
+  handlerTimeoutMs: 60_000,
+  bodyLimitBytes: 1024 * 1024,
+} as const;
+
+/** Thrown by `createProvider` for a configuration it refuses to run with. */
+export class ConfigurationError extends Error {
+  override name = "ConfigurationError";
+}
+
+function resolveAuth(auth: ProviderOptions["auth"] | undefined): ResolvedOptions["auth"] {
+  if (auth === false) return false;
+  const fix =
+    'Pass auth: { usernames: ["<manifest username>", "<service id>"], password: "<manifest password>" }, ' +
+    "or auth: false to run without authentication on purpose.";
+  if (auth === undefined || auth === null || typeof auth !== "object") {
+    throw new ConfigurationError(`createProvider: no credentials configured. ${fix}`);
+  }
+  const usernames = Array.isArray(auth.usernames) ? auth.usernames : [];
+  if (usernames.length === 0 || usernames.some((name) => typeof name !== "string" || name === "")) {
+    throw new ConfigurationError(`createProvider: auth.usernames must list at least one non-empty user name. ${fix}`);
+  }
+  if (usernames.some((name) => name.includes(":"))) {
+    throw new ConfigurationError("createProvider: a Basic auth user name cannot contain ':'. Fix auth.usernames.");
+  }
+  if (typeof auth.password !== "string" || auth.password === "") {
+    throw new ConfigurationError(`createProvider: auth.password is empty or missing. ${fix}`);
+  }
+  return { usernames: [...usernames], password: auth.password, realm: auth.realm ?? DEFAULTS.realm };
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new ConfigurationError(`createProvider: ${name} must be a positive whole number, got ${String(value)}.`);
+  }
+  return value;
+}
+
+function resolveVariants(variants: Variant[] | undefined): ReadonlySet<Variant> {
+  if (variants === undefined) return new Set(ALL_VARIANTS);
+  const unknown = variants.filter((variant) => !ALL_VARIANTS.includes(variant));
+  if (unknown.length > 0 || variants.length === 0) {
+    throw new ConfigurationError(
+      `createProvider: variants must be a non-empty list of ${ALL_VARIANTS.map((v) => `"${v}"`).join(", ")}; ` +
+        `got ${JSON.stringify(variants)}.`,
+    );
+  }
+  return new Set(variants);
+}
+
+export function resolveOptions(options: ProviderOptions | undefined): ResolvedOptions {
+  const given: Partial<ProviderOptions> = options ?? {};
+  const requestIdHeader = given.requestIdHeader ?? DEFAULTS.requestIdHeader;
+  if (!/^[A-Za-z0-9-]+$/.test(requestIdHeader)) {
+    throw new ConfigurationError(`createProvider: requestIdHeader "${requestIdHeader}" is not a valid header name.`);
+  }
+  return {
+    auth: resolveAuth(given.auth),
+    registry: given.registry ?? {},
+    variants: resolveVariants(given.variants),
+    logger: given.logger ?? pino(),
+    requestIdHeader: requestIdHeader.toLowerCase(),
+    handlerTimeoutMs: positiveInteger(given.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, "handlerTimeoutMs"),
+    bodyLimitBytes: positiveInteger(given.bodyLimitBytes, DEFAULTS.bodyLimitBytes, "bodyLimitBytes"),
+  };
+}

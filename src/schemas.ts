@@ -1,0 +1,196 @@
+/**
+ * zod schemas of every request, built once at load. Each takes the canonical fields
+ * (see `src/http/fields.ts`) plus the path segments (`instance`, `job`, `host`) and outputs the
+ * typed request a handler receives. Error messages are predicates ("is required.") so the HTTP
+ * layer can prefix the field name as the caller spelled it.
+ */
+import { z } from "zod";
+import type {
+  BindAppRequest,
+  BindJobRequest,
+  BindUnitRequest,
+  CreateRequest,
+  DestroyRequest,
+  InstanceRequest,
+  Parameters,
+  Placement,
+  UnbindAppRequest,
+  UnbindJobRequest,
+  UpdateRequest,
+} from "./types.js";
+
+/** Instance, app and job names: a letter, then letters, digits, `-` and `_`. */
+export const NAME_PATTERN = /^[A-Za-z][-a-zA-Z0-9_]*$/;
+export const NAME_MAX_LENGTH = 63;
+/** `create` with this name would shadow `GET /resources/plans`. */
+export const RESERVED_INSTANCE_NAMES: ReadonlySet<string> = new Set(["plans"]);
+
+const NAME_RULE = `must start with a letter and hold only letters, digits, "-" and "_", at most ${NAME_MAX_LENGTH} characters.`;
+
+function text(what = "text") {
+  return z.string({
+    error: (issue) => (issue.input === undefined ? "is required." : `must be given once, as ${what}.`),
+  });
+}
+
+const name = () => text().regex(NAME_PATTERN, NAME_RULE).max(NAME_MAX_LENGTH, NAME_RULE);
+
+/** Hosts the platform sends in bodies (`app-host`, `unit-host`): opaque, but one printable token. */
+const host = () =>
+  text()
+    .min(1, "is empty.")
+    .max(1024, "is longer than 1024 characters.")
+    .regex(/^[^\s\x00-\x1f\x7f]+$/, "must not contain spaces or control characters.");
+
+/** A host in the path (Variant B unbind): a host name or address, optionally with a port. */
+const pathHost = () =>
+  text()
+    .max(255, "is longer than 255 characters.")
+    .regex(/^[A-Za-z0-9[](?:[-A-Za-z0-9_.:[\]]*[A-Za-z0-9\]])?$/, "must be a host name or address.")
+    .refine((value) => !value.includes(".."), "must be a host name or address.");
+
+/** The platform sends empty optional fields (`plan=`) as empty text: treat them as absent. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+
+/** Repeated keys arrive as an array, a single one as text; empty entries are dropped. */
+const list = (item: z.ZodType<string> = text()) =>
+  z.preprocess(
+    (value) => (value === undefined ? [] : typeof value === "string" ? (value === "" ? [] : [value]) : value),
+    z.array(item, { error: "must be text, or repeated for several values." }),
+  );
+
+export const parametersSchema: z.ZodType<Parameters> = z.lazy(() =>
+  z.record(z.string(), z.union([z.string(), z.array(z.string()), parametersSchema]), {
+    error: "must be a group of named values.",
+  }),
+);
+const parameters = () => z.preprocess((value) => value ?? {}, parametersSchema);
+
+const placementFields = {
+  poolName: optional(text()),
+  poolProvisioner: optional(text()),
+  clusterName: optional(text()),
+  clusterProvisioner: optional(text()),
+  clusterAddresses: list(),
+};
+
+type PlacementFields = Partial<Omit<Placement, "clusterAddresses">> & Pick<Placement, "clusterAddresses">;
+
+function placement(fields: PlacementFields): Placement {
+  return {
+    poolName: fields.poolName,
+    poolProvisioner: fields.poolProvisioner,
+    clusterName: fields.clusterName,
+    clusterProvisioner: fields.clusterProvisioner,
+    clusterAddresses: fields.clusterAddresses,
+  };
+}
+
+const instanceFields = {
+  plan: optional(text()),
+  team: optional(text()),
+  tags: list(),
+  description: optional(text()),
+  parameters: parameters(),
+};
+
+export const createSchema = z
+  .object({
+    name: name().refine((value) => !RESERVED_INSTANCE_NAMES.has(value), "must not be \"plans\": that name is reserved (it would shadow GET /resources/plans); choose another."),
+    ...instanceFields,
+  })
+  .transform(({ name, ...rest }) => ({ instance: name, ...rest })) satisfies z.ZodType<CreateRequest>;
+
+export const updateSchema = z.object({ instance: name(), ...instanceFields }) satisfies z.ZodType<UpdateRequest>;
+
+export const instanceSchema = z.object({ instance: name() }) satisfies z.ZodType<InstanceRequest>;
+export const destroySchema: z.ZodType<DestroyRequest> = instanceSchema;
+
+/** `app-host` is the first of `app-hosts`; older platforms send only `app-host`. */
+function hosts(appHost: string | undefined, appHosts: string[]): { appHost?: string; appHosts: string[] } {
+  return { appHost: appHost ?? appHosts[0], appHosts: appHosts.length > 0 || appHost === undefined ? appHosts : [appHost] };
+}
+
+export const bindAppSchema = z
+  .object({
+    instance: name(),
+    appName: optional(name()),
+    appHost: optional(host()),
+    appHosts: list(host()),
+    appInternalHosts: list(host()),
+    parameters: parameters(),
+    ...placementFields,
+  })
+  .transform((input) => ({
+    instance: input.instance,
+    appName: input.appName,
+    ...hosts(input.appHost, input.appHosts),
+    appInternalHosts: input.appInternalHosts,
+    parameters: input.parameters,
+    placement: placement(input),
+  })) satisfies z.ZodType<BindAppRequest>;
+
+export const unbindAppSchema = z
+  .object({
+    instance: name(),
+    appName: optional(name()),
+    appHost: optional(host()),
+    appHosts: list(host()),
+    ...placementFields,
+  })
+  .transform((input) => ({
+    instance: input.instance,
+    appName: input.appName,
+    ...hosts(input.appHost, input.appHosts),
+    placement: placement(input),
+  })) satisfies z.ZodType<UnbindAppRequest>;
+
+/** Variant B bind: `POST /resources/:name` with `hostname`; the app is known by that host alone. */
+export const bindHostnameSchema = z
+  .object({ instance: name(), hostname: host(), parameters: parameters(), ...placementFields })
+  .transform((input) => ({
+    instance: input.instance,
+    appHost: input.hostname,
+    appHosts: [input.hostname],
+    appInternalHosts: [],
+    parameters: input.parameters,
+    placement: placement(input),
+  })) satisfies z.ZodType<BindAppRequest>;
+
+/** Variant B unbind: `DELETE /resources/:name/hostname/:host`. */
+export const unbindHostnameSchema = z
+  .object({ instance: name(), host: pathHost(), ...placementFields })
+  .transform((input) => ({
+    instance: input.instance,
+    appHost: input.host,
+    appHosts: [input.host],
+    placement: placement(input),
+  })) satisfies z.ZodType<UnbindAppRequest>;
+
+export const bindUnitSchema = z.object({
+  instance: name(),
+  appName: optional(name()),
+  appHost: optional(host()),
+  unitHost: host(),
+}) satisfies z.ZodType<BindUnitRequest>;
+
+export const unbindUnitSchema = bindUnitSchema;
+
+/** The job comes from the path (`/binds/jobs/:job`); a `job-name` in the body is ignored. */
+export const bindJobSchema = z
+  .object({ instance: name(), job: name(), parameters: parameters(), ...placementFields })
+  .transform((input) => ({
+    instance: input.instance,
+    jobName: input.job,
+    parameters: input.parameters,
+    placement: placement(input),
+  })) satisfies z.ZodType<BindJobRequest>;
+
+export const unbindJobSchema = z
+  .object({ instance: name(), job: name(), ...placementFields })
+  .transform((input) => ({
+    instance: input.instance,
+    jobName: input.job,
+    placement: placement(input),
+  })) satisfies z.ZodType<UnbindJobRequest>;
