@@ -1,0 +1,44 @@
+/**
+ * Starts the provider. Settings come from the environment (`npm start` loads .env first):
+ * PORT (default 8080), PROVIDER_USERNAME and PROVIDER_PASSWORD (required: the credentials in
+ * the service manifest, which the platform sends with every call).
+ */
+import { createProvider } from "provider-kit";
+import { pino } from "pino";
+import { createHandlers } from "./handlers.js";
+import { InMemoryDatabases } from "./resource.js";
+
+const log = pino();
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    log.fatal(`${name} is not set: set it in the environment or in .env (see .env.example).`);
+    process.exit(1);
+  }
+  return value;
+}
+
+const port = Number(process.env.PORT || 8080);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  log.fatal(`PORT must be a port number (0 to 65535), got "${process.env.PORT}".`);
+  process.exit(1);
+}
+const provider = createProvider(createHandlers(new InMemoryDatabases()), {
+  auth: { usernames: [required("PROVIDER_USERNAME")], password: required("PROVIDER_PASSWORD") },
+  logger: log,
+});
+
+const server = provider.listen(port, () => {
+  const address = server.address();
+  log.info({ port: typeof address === "object" && address ? address.port : port }, "provider listening");
+});
+
+// On SIGTERM (a deploy) or Ctrl-C: answer the calls in flight, refuse new ones, then exit.
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, async () => {
+    log.info({ signal }, "stopping");
+    await provider.close();
+    server.close(() => process.exit(0));
+  });
+}

@@ -1,0 +1,102 @@
+/**
+ * The provider over HTTP, as the platform calls it: form-encoded bodies, Basic auth, JSON answers.
+ */
+import request from "supertest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PLANS } from "../src/handlers.js";
+import { credentials, serve, type RunningProvider } from "./serve.js";
+
+let provider: RunningProvider;
+beforeEach(async () => {
+  provider = await serve();
+});
+afterEach(async () => {
+  await provider.stop();
+});
+
+/** A call with the platform's credentials and headers. */
+function call(method: "get" | "post" | "put" | "delete", path: string, form: Record<string, string> = {}) {
+  return request(provider.url)
+    [method](path)
+    .auth(credentials.username, credentials.password)
+    .set("Accept", "application/json")
+    .type("form")
+    .send(form);
+}
+
+async function createInstance(name = "db1", plan = "small"): Promise<void> {
+  await call("post", "/resources", { name, plan, team: "team-a" }).expect(201);
+}
+
+describe("the provider", () => {
+  it("refuses calls without the manifest's credentials", async () => {
+    await request(provider.url).get("/resources/plans").expect(401);
+    await request(provider.url).get("/resources/plans").auth(credentials.username, "wrong").expect(401);
+  });
+
+  it("lists its plans", async () => {
+    const response = await call("get", "/resources/plans").expect(200);
+    expect(response.body).toEqual(PLANS);
+  });
+
+  it("creates an instance that is running and describes itself", async () => {
+    await createInstance();
+    await call("get", "/resources/db1/status").expect(204);
+    const info = await call("get", "/resources/db1").expect(200);
+    expect(info.body).toContainEqual({ label: "Plan", value: "small" });
+  });
+
+  it("refuses a second instance with the same name", async () => {
+    await createInstance();
+    await call("post", "/resources", { name: "db1", plan: "small", team: "team-a" }).expect(409);
+  });
+
+  it("rejects an unknown plan, naming the plans there are", async () => {
+    const response = await call("post", "/resources", { name: "db1", plan: "huge", team: "team-a" }).expect(400);
+    expect(response.text).toContain("small, large");
+  });
+
+  it("gives each app its own credentials, and the same ones when an app is bound again", async () => {
+    await createInstance();
+    const first = await call("post", "/resources/db1/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ DATABASE_NAME: "db1", DATABASE_USER: "app-web" });
+    expect(typeof first.body.DATABASE_PASSWORD).toBe("string");
+
+    const again = await call("post", "/resources/db1/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect(again.body).toEqual(first.body);
+
+    const other = await call("post", "/resources/db1/bind-app", { "app-name": "worker", "app-host": "w.example.com" });
+    expect(other.body.DATABASE_PASSWORD).not.toBe(first.body.DATABASE_PASSWORD);
+
+    await call("delete", "/resources/db1/bind-app", { "app-name": "web", "app-host": "web.example.com" }).expect(200);
+    const info = await call("get", "/resources/db1").expect(200);
+    expect(info.body).toContainEqual({ label: "Users", value: "1" });
+  });
+
+  it("binds and unbinds units and jobs", async () => {
+    await createInstance();
+    const unit = { "app-name": "web", "app-host": "web.example.com", "unit-host": "10.0.0.7" };
+    await call("post", "/resources/db1/bind", unit).expect(201);
+    expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Allowed unit hosts", value: "1" });
+    await call("delete", "/resources/db1/bind", unit).expect(200);
+
+    const job = await call("put", "/resources/db1/binds/jobs/nightly", { "job-name": "nightly" });
+    expect(job.status).toBeLessThan(300);
+    expect(job.body).toMatchObject({ DATABASE_USER: "job-nightly" });
+    await call("delete", "/resources/db1/binds/jobs/nightly", { "job-name": "nightly" }).expect(200);
+  });
+
+  it("changes the plan on update", async () => {
+    await createInstance();
+    await call("put", "/resources/db1", { plan: "large", team: "team-a" }).expect(200);
+    expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Plan", value: "large" });
+  });
+
+  it("destroys an instance, after which it is unknown", async () => {
+    await createInstance();
+    await call("delete", "/resources/db1").expect(200);
+    await call("get", "/resources/db1/status").expect(404);
+    await call("post", "/resources/db1/bind-app", { "app-name": "web", "app-host": "web.example.com" }).expect(404);
+  });
+});
