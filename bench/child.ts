@@ -1,0 +1,80 @@
+/**
+ * Parent-process side of a benchmark server: start its entry in a child Node process
+ * (on its own CPU when pinned), learn its port, stop it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import type { ServerSpec } from "./servers/catalog.js";
+import type { ReadyMessage } from "./servers/listen.js";
+
+export interface RunningServer {
+  baseUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface ChildOptions {
+  /** CPU to pin the child to. */
+  cpu?: number;
+  /** Write a CPU profile named `<name>.cpuprofile` into this directory. */
+  profile?: { dir: string; name: string };
+  /** Extra environment (merged over the spec's). */
+  env?: Record<string, string>;
+}
+
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 10_000;
+const tsxLoader = fileURLToPath(import.meta.resolve("tsx"));
+
+function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
+  const nodeArgs = ["--import", tsxLoader];
+  if (options.profile) {
+    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profile.dir}`, `--cpu-prof-name=${options.profile.name}.cpuprofile`);
+  }
+  nodeArgs.push(spec.entry);
+  if (options.cpu === undefined) return [process.execPath, nodeArgs];
+  return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];
+}
+
+export async function startServer(spec: ServerSpec, options: ChildOptions = {}): Promise<RunningServer> {
+  const [command, args] = nodeCommand(spec, options);
+  const child = spawn(command, args, {
+    // Production mode, as a deployed provider runs.
+    env: { ...process.env, NODE_ENV: "production", ...spec.env, ...options.env },
+    stdio: ["ignore", "inherit", "pipe", "ipc"],
+  });
+  let stderrTail = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    stderrTail = (stderrTail + chunk.toString()).slice(-4000);
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`Server "${spec.id}" did not start listening within ${START_TIMEOUT_MS / 1000} s.`));
+    }, START_TIMEOUT_MS);
+    child.once("message", (message: ReadyMessage) => {
+      clearTimeout(timer);
+      resolve(message.port);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`Server "${spec.id}" exited before listening (code ${code}, signal ${signal}).\n${stderrTail}`));
+    });
+  });
+
+  return { baseUrl: `http://127.0.0.1:${port}`, pid: child.pid ?? -1, stop: () => stopChild(child, spec.id) };
+}
+
+async function stopChild(child: ChildProcess, id: string): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    throw new Error(`Server "${id}" died during the run (code ${child.exitCode}, signal ${child.signalCode}).`);
+  }
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,94 @@
+/**
+ * Where the CPU went during a measurement (Linux /proc): the server's share shows whether it
+ * was the bottleneck (near 100% of its CPU) or the load generator was; the rest of the machine's
+ * busy time (other processes) and hypervisor steal show how noisy the measurement was.
+ */
+import { readFileSync } from "node:fs";
+
+/** Linux reports process and machine times in USER_HZ ticks, 100 per second on every arch. */
+const TICKS_PER_SECOND = 100;
+
+interface Sample {
+  wallMs: number;
+  busyTicks: number;
+  stealTicks: number;
+  serverTicks: number;
+  harnessTicks: number;
+}
+
+/** Percent of one CPU over the measurement. */
+export interface CpuShare {
+  server: number;
+  /** Busy time of everything but the server and the harness. */
+  others: number;
+  steal: number;
+}
+
+function machineTicks(): { busy: number; steal: number } {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return { busy: user + nice + system + irq + softirq, steal };
+}
+
+function processTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(rest[11]) + Number(rest[12]);
+}
+
+function take(serverPid: number): Sample | undefined {
+  try {
+    const machine = machineTicks();
+    const harness = process.cpuUsage();
+    return {
+      wallMs: performance.now(),
+      busyTicks: machine.busy,
+      stealTicks: machine.steal,
+      serverTicks: processTicks(serverPid),
+      harnessTicks: ((harness.user + harness.system) / 1e6) * TICKS_PER_SECOND,
+    };
+  } catch {
+    return undefined; // no /proc: the shares are simply not reported
+  }
+}
+
+function shareBetween(before: Sample, after: Sample): CpuShare {
+  const percentOfOneCpu = (ticks: number) => (100 * ticks) / (((after.wallMs - before.wallMs) / 1000) * TICKS_PER_SECOND);
+  const server = after.serverTicks - before.serverTicks;
+  const harness = after.harnessTicks - before.harnessTicks;
+  return {
+    server: percentOfOneCpu(server),
+    others: percentOfOneCpu(Math.max(0, after.busyTicks - before.busyTicks - server - harness)),
+    steal: percentOfOneCpu(after.stealTicks - before.stealTicks),
+  };
+}
+
+/** Run `work`, and say how the CPU was shared meanwhile (undefined off Linux). */
+export async function withCpuShare<T>(serverPid: number, work: () => Promise<T>): Promise<[T, CpuShare | undefined]> {
+  const before = take(serverPid);
+  const result = await work();
+  const after = take(serverPid);
+  return [result, before && after ? shareBetween(before, after) : undefined];
+}
+
+/** Other processes using more than this share of a CPU make a measurement noisy. */
+export const NOISY_OTHERS_PERCENT = 15;
+const QUIET_PROBE_MS = 1000;
+
+/**
+ * Wait, at most `maxWaitSeconds`, until other processes use less than NOISY_OTHERS_PERCENT
+ * of a CPU over a one-second probe. Resolves with what the last probe saw.
+ */
+export async function waitForQuiet(serverPid: number, maxWaitSeconds: number, onBusy: (othersPercent: number) => void): Promise<number | undefined> {
+  const giveUpAt = performance.now() + maxWaitSeconds * 1000;
+  for (;;) {
+    const before = take(serverPid);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_PROBE_MS));
+    const after = take(serverPid);
+    if (!before || !after) return undefined;
+    const { others } = shareBetween(before, after);
+    if (others < NOISY_OTHERS_PERCENT || performance.now() >= giveUpAt) return others;
+    onBusy(others);
+  }
+}

@@ -1,0 +1,25 @@
+/** Machine and run facts printed above the results, so a pasted table says where it came from. */
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import type { Settings } from "./settings.js";
+
+function cpuModel(): string {
+  try {
+    const line = readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("model name"));
+    return line?.split(":")[1]?.trim() ?? "unknown";
+  } catch {
+    return "unknown (no /proc/cpuinfo)";
+  }
+}
+
+export function describeRun(settings: Settings, pinning: string): string[] {
+  return [
+    `date: ${new Date().toISOString()}`,
+    `machine: ${cpus().length} CPUs (${cpuModel()}), node ${process.version}, ${process.platform}/${process.arch}`,
+    `settings: ${settings.duration} s measured after ${settings.warmup} s warm-up per server and call, ` +
+      `${settings.connections} connections, pipelining 1, keep-alive, ${settings.rounds} interleaved round(s)`,
+    `cpus: ${pinning}`,
+  ];
+}

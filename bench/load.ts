@@ -1,0 +1,43 @@
+/** Load one server with one call through autocannon, in this (the harness's) process. */
+import autocannon from "autocannon";
+import type { Call } from "./calls.js";
+
+export interface Measurement {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Answers other than 2xx, connection errors and timeouts: any of them breaks the run. */
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export async function load(baseUrl: string, call: Call, seconds: number, connections: number): Promise<Measurement> {
+  const result = await autocannon({
+    url: baseUrl + call.path,
+    method: call.method,
+    headers: call.headers,
+    body: call.body,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+/** Why a measurement cannot be trusted, or undefined when it is clean. */
+export function brokenBecause(measurement: Measurement): string | undefined {
+  const { non2xx, errors, timeouts, requests } = measurement;
+  if (requests === 0) return "no request completed";
+  if (non2xx + errors + timeouts === 0) return undefined;
+  return `${non2xx} non-2xx answers, ${errors} errors, ${timeouts} timeouts out of ${requests} requests`;
+}

@@ -1,0 +1,83 @@
+/**
+ * The servers the harness can run. Each runs in its own child process from `entry`;
+ * `env` selects a variant of the same entry (the provider's diagnostic variants switch one
+ * feature off at a time, to locate where its time goes).
+ */
+import { fileURLToPath } from "node:url";
+
+export type ServerRole = "provider" | "express-bare" | "express-handwritten" | "node-http";
+
+export interface ServerSpec {
+  id: string;
+  role: ServerRole;
+  /** One line for the table's legend. */
+  description: string;
+  entry: string;
+  env: Record<string, string>;
+  /** Run when no --servers list is given. */
+  byDefault: boolean;
+}
+
+const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+/** Environment the provider entry reads (see servers/provider.ts). */
+export interface ProviderVariantEnv {
+  BENCH_PROVIDER_REGISTRY?: "off" | "memory";
+  BENCH_PROVIDER_LOG?: "on" | "off";
+  BENCH_PROVIDER_AUTH?: "on" | "off";
+}
+
+function provider(id: string, description: string, env: ProviderVariantEnv, byDefault: boolean): ServerSpec {
+  return { id, role: "provider", description, entry: entry("./provider.ts"), env: { ...env }, byDefault };
+}
+
+export const SERVERS: readonly ServerSpec[] = [
+  provider(
+    "provider",
+    "createProvider, registry: false, trivial handlers; auth, parsing, validation, pino logging to a file",
+    { BENCH_PROVIDER_REGISTRY: "off" },
+    true,
+  ),
+  provider(
+    "provider-registry",
+    "same, with the default in-memory registry (instance created before the run)",
+    { BENCH_PROVIDER_REGISTRY: "memory" },
+    true,
+  ),
+  {
+    id: "express-bare",
+    role: "express-bare",
+    description: "Express 5 routes giving the same answers; no auth, no parsing",
+    entry: entry("./express-bare.ts"),
+    env: {},
+    byDefault: true,
+  },
+  {
+    id: "express-handwritten",
+    role: "express-handwritten",
+    description: "Express 5 + express-basic-auth + body-parser urlencoded, checks by hand, no logging",
+    entry: entry("./express-handwritten.ts"),
+    env: {},
+    byDefault: true,
+  },
+  {
+    id: "node-http",
+    role: "node-http",
+    description: "raw node:http server giving the same answers",
+    entry: entry("./node-http.ts"),
+    env: {},
+    byDefault: true,
+  },
+  // Diagnostics, run on request (--servers): the provider with one feature switched off.
+  provider("provider-no-log", "provider, registry: false, logging off (level silent)", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "off" }, false),
+  provider("provider-no-auth", "provider, registry: false, auth off", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_AUTH: "off" }, false),
+];
+
+export function selectServers(ids: string[] | undefined): ServerSpec[] {
+  if (!ids) return SERVERS.filter((server) => server.byDefault);
+  return ids.map((id) => {
+    const server = SERVERS.find((candidate) => candidate.id === id);
+    if (!server) throw new Error(`Unknown server "${id}". Known: ${SERVERS.map((s) => s.id).join(", ")}.`);
+    return server;
+  });
+}

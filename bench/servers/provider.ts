@@ -1,0 +1,55 @@
+/**
+ * The provider under test: `createProvider` with trivial handlers and everything a deployed
+ * provider runs switched on: Basic auth, body parsing, validation, and one pino log line per
+ * request written synchronously to a real file (pino's own default for stdout is a synchronous
+ * write too). The harness picks a variant through the environment (see catalog.ts):
+ *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory
+ *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent)
+ *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
+ *   BENCH_LOG_FILE           where the log goes
+ */
+import { createServer } from "node:http";
+import { pino } from "pino";
+import { createProvider } from "../../src/index.js";
+import type { ProviderHandlers } from "../../src/types.js";
+import { BIND_ENV, CALLS, CREDENTIALS, INSTANCE } from "../calls.js";
+import { announceWhenListening } from "./listen.js";
+import type { ProviderVariantEnv } from "./catalog.js";
+
+const variant = process.env as ProviderVariantEnv & { BENCH_LOG_FILE?: string };
+const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory";
+
+function logger() {
+  if (variant.BENCH_PROVIDER_LOG === "off") return pino({ level: "silent" });
+  if (!variant.BENCH_LOG_FILE) throw new Error("BENCH_LOG_FILE is not set: start this server through bench/run.ts.");
+  return pino(pino.destination({ dest: variant.BENCH_LOG_FILE, sync: true }));
+}
+
+const handlers: ProviderHandlers = {
+  create: () => {},
+  destroy: () => {},
+  bindApp: () => ({ ...BIND_ENV }),
+  unbindApp: () => {},
+  status: () => "running",
+};
+
+const provider = createProvider(handlers, {
+  auth: variant.BENCH_PROVIDER_AUTH === "off" ? false : { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+  registry: registryOn ? {} : false,
+  logger: logger(),
+});
+
+/** With the registry on, the instance must exist (and be ready) before status and bind-app. */
+async function createInstance(baseUrl: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/resources`, {
+    method: "POST",
+    headers: { ...CALLS.status.headers },
+    body: new URLSearchParams({ name: INSTANCE, team: "bench-team", user: "admin@example.com" }).toString(),
+  });
+  if (response.status !== 201) throw new Error(`Creating ${INSTANCE} answered ${response.status}: ${await response.text()}`);
+}
+
+announceWhenListening(createServer(provider), {
+  prepare: registryOn ? createInstance : undefined,
+  close: () => provider.close(),
+});
