@@ -3,39 +3,8 @@
  * replica that may forget its instances on restart; use `RedisStore` for anything else.
  */
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
-import { LockTimeoutError, type Store } from "./store.js";
-
-/** Per-key FIFO mutex whose waiters give up after a bounded time. */
-class KeyedMutex {
-  /** Key held → callbacks of the callers waiting for it, in arrival order. */
-  private readonly waiting = new Map<string, Array<() => void>>();
-
-  async acquire(key: string, waitMs: number): Promise<void> {
-    const queue = this.waiting.get(key);
-    if (queue === undefined) {
-      this.waiting.set(key, []);
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      const grant = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        queue.splice(queue.indexOf(grant), 1);
-        reject(new LockTimeoutError(key));
-      }, waitMs);
-      queue.push(grant);
-    });
-  }
-
-  /** Hand the key to the next waiter, or free it. */
-  release(key: string): void {
-    const next = this.waiting.get(key)?.shift();
-    if (next) next();
-    else this.waiting.delete(key);
-  }
-}
+import { KeyedMutex } from "./keyed-mutex.js";
+import type { Store } from "./store.js";
 
 const bindingKey = (kind: BindingKind, key: string) => `${kind}:${key}`;
 
@@ -92,13 +61,8 @@ export class MemoryStore implements Store {
     return [...(this.bindings.get(instance)?.values() ?? [])].map((binding) => structuredClone(binding));
   }
 
-  async withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
-    await this.locks.acquire(instance, waitMs);
-    try {
-      return await work();
-    } finally {
-      this.locks.release(instance);
-    }
+  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+    return this.locks.hold(instance, waitMs, work);
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {

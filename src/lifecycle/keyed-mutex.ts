@@ -1,0 +1,47 @@
+/**
+ * In-process lock per key, first come first served, whose waiters give up after a bounded time.
+ * `MemoryStore` locks with it; `RedisStore` queues its own process's callers with it before
+ * they contend for the Redis lock, so local waiters are served in order without polling.
+ */
+import { LockTimeoutError } from "./store.js";
+
+export class KeyedMutex {
+  /** Key held → callbacks of the callers waiting for it, in arrival order. */
+  private readonly waiting = new Map<string, Array<() => void>>();
+
+  async acquire(key: string, waitMs: number): Promise<void> {
+    const queue = this.waiting.get(key);
+    if (queue === undefined) {
+      this.waiting.set(key, []);
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(grant), 1);
+        reject(new LockTimeoutError(key));
+      }, waitMs);
+      queue.push(grant);
+    });
+  }
+
+  /** Run `work` holding the key. */
+  async hold<T>(key: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+    await this.acquire(key, waitMs);
+    try {
+      return await work();
+    } finally {
+      this.release(key);
+    }
+  }
+
+  /** Hand the key to the next waiter, or free it. */
+  release(key: string): void {
+    const next = this.waiting.get(key)?.shift();
+    if (next) next();
+    else this.waiting.delete(key);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Shared pieces of the lifecycle tests: both stores behind one factory, request builders,
+ * a context, a polling helper and a promise the test resolves by hand.
+ */
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import type { RequestContext } from "../../src/lifecycle/lifecycle.js";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
+import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import type { Store } from "../../src/lifecycle/store.js";
+import type { BindAppRequest, CreateRequest, UnbindAppRequest } from "../../src/types.js";
+import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+
+export const silent = pino({ level: "silent" });
+
+export type StoreKind = "memory" | "redis";
+export const STORE_KINDS: StoreKind[] = ["memory", "redis"];
+
+export interface Stores {
+  /** A fresh, empty store of that kind, closed after the test. */
+  fresh(kind: StoreKind): Store;
+  /**
+   * Another handle on the same data, as a restarted or second process would open it
+   * (the same object for memory, a new client on the same key prefix for Redis).
+   */
+  reopen(store: Store): Store;
+  /** The redis-server the file shares. */
+  redis(): RedisServer;
+}
+
+/** Registers hooks: one redis-server for the test file, each test on its own key prefix. */
+export function useStores(): Stores {
+  let server: RedisServer | undefined;
+  let opened: Store[] = [];
+  let prefixes = 0;
+  const prefixOf = new Map<Store, string>();
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.map((store) => store.close()));
+    opened = [];
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const redis = () => {
+    if (!server) throw new Error("redis-server is not started yet (use stores inside tests)");
+    return server;
+  };
+  const redisStore = (keyPrefix: string) => {
+    const store = new RedisStore({ url: redis().url, keyPrefix });
+    prefixOf.set(store, keyPrefix);
+    opened.push(store);
+    return store;
+  };
+  return {
+    redis,
+    fresh: (kind) => (kind === "memory" ? new MemoryStore() : redisStore(`test${++prefixes}:`)),
+    reopen: (store) => {
+      const keyPrefix = prefixOf.get(store);
+      return keyPrefix === undefined ? store : redisStore(keyPrefix);
+    },
+  };
+}
+
+export function context(): RequestContext {
+  return { requestId: "test-request", signal: new AbortController().signal, log: silent };
+}
+
+export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({
+  instance,
+  tags: [],
+  parameters: {},
+  ...extra,
+});
+
+export const bindAppRequest = (instance: string, appName: string, extra: Partial<BindAppRequest> = {}): BindAppRequest => ({
+  instance,
+  appName,
+  appHost: `${appName}.example.com`,
+  appHosts: [],
+  appInternalHosts: [],
+  parameters: {},
+  placement: { clusterAddresses: [] },
+  ...extra,
+});
+
+export const unbindAppRequest = (instance: string, appName: string, extra: Partial<UnbindAppRequest> = {}): UnbindAppRequest => ({
+  instance,
+  appName,
+  appHost: `${appName}.example.com`,
+  appHosts: [],
+  placement: { clusterAddresses: [] },
+  ...extra,
+});
+
+/** Polls `probe` until it returns something other than undefined; fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`, { cause: lastError });
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A promise the test settles when it wants: lets a handler wait at a known point. */
+export function gate<T = void>() {
+  let open!: (value: T) => void;
+  const opened = new Promise<T>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** Resolves with the error a promise rejects with; fails the test if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<Error & { status?: number }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { status?: number };
+  }
+  throw new Error("expected the call to fail, but it succeeded");
+}
