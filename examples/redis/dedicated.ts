@@ -1,0 +1,158 @@
+/**
+ * Plan `dedicated`: each instance is its own `redis-server` process on a loopback port, with its
+ * own data directory, administrator password and memory limit. The process is started in the
+ * background (`create` answers at once, `provision` waits for PING) and outlives the provider:
+ * apps keep working while the provider restarts, and the next run adopts the running processes.
+ */
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { InstanceData, InstanceRecord, Store } from "../../src/index.js";
+import { bindingUserName, connectionEnv, deleteUser, generatePassword, setUser } from "./acl.js";
+import { answersPing, withConnection, type Address, type RedisClient } from "./connection.js";
+import { dataNumber, dataString, type RedisPlan } from "./plan.js";
+import {
+  ensureRedisServer,
+  freePort,
+  isPortFree,
+  removeRedisServer,
+  runningPid,
+  type RedisServerSpec,
+} from "./redis-process.js";
+
+export interface DedicatedPlanOptions {
+  /** Each instance lives in `<dir>/<instance name>`. */
+  dir: string;
+  /** The `redis-server` executable. */
+  binary: string;
+  /** `maxmemory` of every dedicated instance, e.g. `64mb`. */
+  maxmemory: string;
+}
+
+const HOST = "127.0.0.1";
+
+/**
+ * The instance is the app's own server, so the data commands marked dangerous (FLUSHDB, KEYS,
+ * INFO...) are allowed; what stays denied is administration: other users, config, shutdown.
+ */
+const APP_RULES = ["~*", "&*", "+@all", "-@admin", "-@dangerous", "+flushdb", "+flushall", "+keys", "+info", "+sort", "+sort_ro"];
+
+export interface DedicatedPlan extends RedisPlan {
+  /**
+   * At provider start-up: restart the processes of ready instances that are not running, and
+   * remove directories the registry no longer knows (left by a destroy interrupted mid-way).
+   */
+  adopt(store: Pick<Store, "getInstance">, log: Logger): Promise<void>;
+}
+
+export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
+  const instanceDir = (name: string) => {
+    // The framework validates names; checked again because this one becomes a path.
+    if (!/^[A-Za-z][-a-zA-Z0-9_]+$/.test(name)) throw new Error(`Refusing instance name "${name}" as a directory.`);
+    return join(options.dir, name);
+  };
+  const serverSpec = (name: string, data: InstanceData): RedisServerSpec => ({
+    dir: instanceDir(name),
+    port: dataNumber(data, "port"),
+    password: dataString(data, "password"),
+    maxmemory: dataString(data, "maxmemory"),
+    detached: true,
+    binary: options.binary,
+  });
+
+  const adminAddress = (data: InstanceData): Address => ({
+    host: HOST,
+    port: dataNumber(data, "port"),
+    password: dataString(data, "password"),
+  });
+  const asAdmin = <T>(record: InstanceRecord, work: (client: RedisClient) => Promise<T>) =>
+    withConnection(adminAddress(record.data), work);
+
+  return {
+    plan: {
+      name: "dedicated",
+      description: `A Redis server of its own (maxmemory ${options.maxmemory}); each app gets its own user.`,
+    },
+
+    async create() {
+      const data = { plan: "dedicated", host: HOST, port: await freePort(), password: generatePassword(), maxmemory: options.maxmemory };
+      return { pending: true, data };
+    },
+
+    async provision(record, context) {
+      let data = record.data;
+      const dir = instanceDir(record.name);
+      // The port was free at create; if someone took it since, move to another before starting.
+      if ((await runningPid(dir)) === undefined && !(await isPortFree(dataNumber(data, "port")))) {
+        data = { ...data, port: await freePort() };
+      }
+      await ensureRedisServer(serverSpec(record.name, data), { signal: context.signal });
+      return { data };
+    },
+
+    async bind(record, target) {
+      const user = bindingUserName(record.name, target.kind, target.key);
+      const password = generatePassword();
+      await asAdmin(record, (client) => setUser(client, user, password, APP_RULES));
+      return connectionEnv({ host: HOST, port: dataNumber(record.data, "port"), user, password });
+    },
+
+    async unbind(record, target) {
+      await asAdmin(record, (client) => deleteUser(client, bindingUserName(record.name, target.kind, target.key)));
+    },
+
+    async status(record, log) {
+      const spec = serverSpec(record.name, record.data);
+      if (await answersPing(adminAddress(record.data))) return "running";
+      if ((await runningPid(spec.dir)) !== undefined) {
+        return { down: `The Redis process of this instance runs but does not answer on port ${spec.port}.` };
+      }
+      ensureRedisServer(spec).catch((error: unknown) => log.error({ err: error, instance: record.name }, "restart failed"));
+      return { down: "The Redis process of this instance was not running; it is being restarted. Check again in a few seconds." };
+    },
+
+    async info(record) {
+      return asAdmin(record, async (client) => {
+        const memory = parseInfo(await client.info("memory"));
+        return [
+          { label: "Plan", value: "dedicated" },
+          { label: "Address", value: `${HOST}:${dataNumber(record.data, "port")}` },
+          { label: "Keys", value: String(await client.dbSize()) },
+          { label: "Memory used", value: `${memory.used_memory_human ?? "?"} of ${dataString(record.data, "maxmemory")}` },
+        ];
+      });
+    },
+
+    async destroy(record) {
+      await removeRedisServer(instanceDir(record.name));
+    },
+
+    async adopt(store, log) {
+      const names = await readdir(options.dir).catch(() => []);
+      const adoptOne = async (name: string) => {
+        const record = await store.getInstance(name);
+        if (record === undefined) {
+          log.info({ instance: name }, "removing a dedicated instance the registry no longer knows");
+          await removeRedisServer(instanceDir(name));
+        } else if (record.state === "ready" && record.data.plan === "dedicated") {
+          await ensureRedisServer(serverSpec(name, record.data));
+        }
+      };
+      await Promise.all(
+        names.map((name) =>
+          adoptOne(name).catch((error: unknown) => log.error({ err: error, instance: name }, "adopting a dedicated instance failed")),
+        ),
+      );
+    },
+  };
+}
+
+/** `INFO` text into fields: `used_memory_human:1.2M` → `{ used_memory_human: "1.2M" }`. */
+function parseInfo(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const line of text.split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon > 0 && !line.startsWith("#")) fields[line.slice(0, colon)] = line.slice(colon + 1);
+  }
+  return fields;
+}

@@ -1,0 +1,77 @@
+/**
+ * The provider's handlers: each call goes to the plan the instance was created with.
+ * The registry has already answered 404/409/412/202 where it applies, and serialised calls
+ * on one instance, so a plan sees only calls it can act on.
+ */
+import {
+  BadRequestError,
+  ProviderError,
+  type BindingKind,
+  type HandlerContext,
+  type InstanceRecord,
+  type ProviderHandlers,
+} from "../../src/index.js";
+import type { RedisPlan } from "./plan.js";
+
+export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): ProviderHandlers {
+  const [defaultPlan] = plans;
+  const names = plans.map((plan) => plan.plan.name).join(", ");
+
+  /** No plan (the oldest platform sends none) means the first one. */
+  function planNamed(name: string | undefined): RedisPlan {
+    if (!name) return defaultPlan;
+    const plan = plans.find((candidate) => candidate.plan.name === name);
+    if (!plan) throw new BadRequestError(`Unknown plan "${name}". Choose one of: ${names}.`);
+    return plan;
+  }
+
+  function recordOf(context: HandlerContext): InstanceRecord {
+    if (!context.record) {
+      throw new ProviderError("The Redis provider needs the registry: it keeps each instance's plan and secrets there.");
+    }
+    return context.record;
+  }
+
+  /** `create` stores the plan name in the data, so an instance created without a plan still has one. */
+  const planOf = (record: InstanceRecord) => planNamed(String(record.data.plan ?? record.plan ?? ""));
+
+  const bind = (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
+    if (!key) throw new BadRequestError(`The ${kind} to bind is missing from the request.`);
+    const record = recordOf(context);
+    return planOf(record).bind(record, { kind, key });
+  };
+  const unbind = async (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
+    if (!key) throw new BadRequestError(`The ${kind} to unbind is missing from the request.`);
+    const record = recordOf(context);
+    await planOf(record).unbind(record, { kind, key });
+  };
+
+  return {
+    plans: () => plans.map((plan) => plan.plan),
+    create: (request) => planNamed(request.plan).create(request),
+    async provision(record, context) {
+      const plan = planOf(record);
+      if (!plan.provision) throw new ProviderError(`Plan "${plan.plan.name}" has nothing to provision in the background.`);
+      return plan.provision(record, context);
+    },
+    async destroy(_request, context) {
+      const record = recordOf(context);
+      await planOf(record).destroy(record);
+    },
+    // Apps are known by name; Variant B sends only a hostname, which then is the key (as in the registry).
+    bindApp: (request, context) => bind("app", request.appName || request.appHost, context),
+    unbindApp: (request, context) => unbind("app", request.appName || request.appHost, context),
+    bindUnit: (request, context) => bind("unit", request.unitHost, context),
+    unbindUnit: (request, context) => unbind("unit", request.unitHost, context),
+    bindJob: (request, context) => bind("job", request.jobName, context),
+    unbindJob: (request, context) => unbind("job", request.jobName, context),
+    status(_request, context) {
+      const record = recordOf(context);
+      return planOf(record).status(record, context.log);
+    },
+    info(_request, context) {
+      const record = recordOf(context);
+      return planOf(record).info(record);
+    },
+  };
+}

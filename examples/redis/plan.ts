@@ -1,0 +1,51 @@
+/**
+ * What each plan of the Redis provider implements. `handlers.ts` picks the plan of an instance
+ * and turns the platform's calls into these; a plan knows Redis, not HTTP or the registry.
+ */
+import type {
+  BindingKind,
+  CreateRequest,
+  InfoItem,
+  InstanceData,
+  InstanceRecord,
+  LifecycleResult,
+  Plan,
+  StatusResult,
+  StepContext,
+  UpdateResult,
+} from "../../src/index.js";
+import type { Logger } from "pino";
+
+/** Who a binding is for: the user name and the credentials follow from it. */
+export interface BindingTarget {
+  kind: BindingKind;
+  /** App name (or app host on Variant B), unit host, or job name. */
+  key: string;
+}
+
+export interface RedisPlan {
+  readonly plan: Plan;
+  /** Returns the instance data to keep (always including `plan`), or `pending` to finish in `provision`. */
+  create(request: CreateRequest): Promise<LifecycleResult>;
+  provision?(record: InstanceRecord, context: StepContext): Promise<UpdateResult>;
+  /** Creates or resets the binding's user; returns the app's environment. */
+  bind(record: InstanceRecord, target: BindingTarget): Promise<Record<string, string>>;
+  unbind(record: InstanceRecord, target: BindingTarget): Promise<void>;
+  status(record: InstanceRecord, log: Logger): Promise<StatusResult>;
+  info(record: InstanceRecord): Promise<InfoItem[]>;
+  /** Removes everything the instance owns. Idempotent: a retried destroy succeeds. */
+  destroy(record: InstanceRecord): Promise<void>;
+}
+
+/** Reads a string field of the instance data written by `create`, or says the record is broken. */
+export function dataString(data: InstanceData, field: string): string {
+  const value = data[field];
+  if (typeof value !== "string") throw new Error(`Instance data has no "${field}"; the record is damaged.`);
+  return value;
+}
+
+export function dataNumber(data: InstanceData, field: string): number {
+  const value = data[field];
+  if (typeof value !== "number") throw new Error(`Instance data has no "${field}"; the record is damaged.`);
+  return value;
+}

@@ -1,0 +1,214 @@
+/**
+ * Runs `redis-server` processes: the embedded server the provider administers and every
+ * dedicated instance. One server is fully described by its directory: the provider writes
+ * `redis.conf` and `users.acl` there, records the process id in `redis.pid`, and the server
+ * keeps its data and log there. A provider that restarts finds, adopts or stops a server an
+ * earlier run started by looking at that directory alone.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, readlink, realpath, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { answersPing } from "./connection.js";
+
+export interface RedisServerSpec {
+  /** Data directory; the process runs with it as working directory. */
+  dir: string;
+  port: number;
+  /** Password of the `default` user, the server's administrator. */
+  password: string;
+  /** Redis `maxmemory` value (e.g. `64mb`); absent: no limit. */
+  maxmemory?: string;
+  /**
+   * true: the process gets its own session and outlives the provider (dedicated instances keep
+   * serving apps while the provider restarts). false: it is the provider's child (embedded server).
+   */
+  detached: boolean;
+  /** The `redis-server` executable: a name looked up on PATH, or a path. */
+  binary: string;
+}
+
+const LOOPBACK = "127.0.0.1";
+const PID_FILE = "redis.pid";
+const LOG_FILE = "redis.log";
+const ACL_FILE = "users.acl";
+
+/** The executable is not installed: say how to install it. */
+export class RedisServerNotFoundError extends Error {
+  constructor(binary: string) {
+    super(
+      `Cannot run "${binary}": redis-server is not installed or not on PATH. ` +
+        "Install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) " +
+        "or set REDIS_SERVER to its path.",
+    );
+    this.name = "RedisServerNotFoundError";
+  }
+}
+
+/** Asks the operating system for a loopback port nobody listens on. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, LOOPBACK, resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("Could not read the port the OS gave.");
+  return address.port;
+}
+
+export async function isPortFree(port: number): Promise<boolean> {
+  const server = createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, LOOPBACK, () => resolve(true));
+  });
+  if (free) await new Promise((resolve) => server.close(resolve));
+  return free;
+}
+
+// ---------------------------------------------------------------------------
+// Starting.
+
+const starting = new Map<string, Promise<void>>();
+
+/**
+ * Makes sure the server of `spec.dir` runs and answers PING. Idempotent: a server that already
+ * answers (started by this run or an earlier one) is adopted; one that is still starting is
+ * waited for; otherwise a new process is spawned. Concurrent calls for one directory share one start.
+ */
+export function ensureRedisServer(spec: RedisServerSpec, options: { signal?: AbortSignal; timeoutMs?: number } = {}) {
+  const inFlight = starting.get(spec.dir);
+  if (inFlight) return inFlight;
+  const start = startOrAdopt(spec, options.timeoutMs ?? 20_000, options.signal).finally(() =>
+    starting.delete(spec.dir),
+  );
+  starting.set(spec.dir, start);
+  return start;
+}
+
+async function startOrAdopt(spec: RedisServerSpec, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const address = { host: LOOPBACK, port: spec.port, password: spec.password };
+  if (await answersPing(address)) return;
+  let pid = await runningPid(spec.dir);
+  let child: ChildProcess | undefined;
+  if (pid === undefined) {
+    await writeServerFiles(spec);
+    child = await spawnServer(spec);
+    pid = child.pid!;
+    await writeFile(join(spec.dir, PID_FILE), `${pid}\n`);
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (!(await answersPing(address))) {
+    signal?.throwIfAborted();
+    if (!isAlive(pid)) throw new Error(`redis-server exited before answering. ${await logTail(spec.dir)}`);
+    if (Date.now() > deadline) {
+      throw new Error(`redis-server did not answer on port ${spec.port} within ${timeoutMs} ms. ${await logTail(spec.dir)}`);
+    }
+    await sleep(100);
+  }
+}
+
+/** The config is rewritten at every start, so it always follows the spec (plan limits, port). */
+async function writeServerFiles(spec: RedisServerSpec): Promise<void> {
+  await mkdir(spec.dir, { recursive: true, mode: 0o700 });
+  const config = [
+    "# Written by the provider at every start of this server: change the provider, not this file.",
+    `bind ${LOOPBACK}`,
+    `port ${spec.port}`,
+    // Relative paths: the process runs in its directory, so no path ever needs quoting here.
+    "dir ./",
+    `aclfile ${ACL_FILE}`,
+    `logfile ${LOG_FILE}`,
+    "appendonly yes",
+    ...(spec.maxmemory ? [`maxmemory ${spec.maxmemory}`] : []),
+    "",
+  ].join("\n");
+  await writeFile(join(spec.dir, "redis.conf"), config, { mode: 0o600 });
+  await writeAclFile(spec);
+}
+
+/**
+ * Users added by bindings are saved into the ACL file by Redis (ACL SAVE) and kept here;
+ * only the `default` line is replaced, with a hash so no password is stored in clear on disk.
+ */
+async function writeAclFile(spec: RedisServerSpec): Promise<void> {
+  const path = join(spec.dir, ACL_FILE);
+  const previous = await readFile(path, "utf8").catch(() => "");
+  const others = previous.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("user default "));
+  const hash = createHash("sha256").update(spec.password).digest("hex");
+  await writeFile(path, [`user default on #${hash} ~* &* +@all`, ...others, ""].join("\n"), { mode: 0o600 });
+}
+
+async function spawnServer(spec: RedisServerSpec): Promise<ChildProcess> {
+  const child = spawn(spec.binary, ["redis.conf"], { cwd: spec.dir, detached: spec.detached, stdio: "ignore" });
+  await new Promise<void>((resolve, reject) => {
+    child.once("spawn", resolve);
+    child.once("error", (error: NodeJS.ErrnoException) =>
+      reject(error.code === "ENOENT" ? new RedisServerNotFoundError(spec.binary) : error),
+    );
+  });
+  if (spec.detached) child.unref();
+  return child;
+}
+
+async function logTail(dir: string): Promise<string> {
+  const log = await readFile(join(dir, LOG_FILE), "utf8").catch(() => "");
+  const last = log.trim().split("\n").slice(-3).join(" | ");
+  return last ? `Its log says: ${last}` : "It wrote no log.";
+}
+
+// ---------------------------------------------------------------------------
+// Finding and stopping.
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * The pid recorded in `dir` when that process still runs in `dir`. The working-directory check
+ * (Linux) keeps a recycled pid, after a reboot, from being taken for ours and signalled.
+ */
+export async function runningPid(dir: string): Promise<number | undefined> {
+  const pid = Number.parseInt(await readFile(join(dir, PID_FILE), "utf8").catch(() => ""), 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined);
+  if (cwd === undefined) return process.platform === "linux" ? undefined : pid;
+  return cwd === (await realpath(dir).catch(() => dir)) ? pid : undefined;
+}
+
+/** Stops the server of `dir` (SIGTERM, then SIGKILL if it lingers). Does nothing when none runs. */
+export async function stopRedisServer(dir: string, timeoutMs = 10_000): Promise<void> {
+  const pid = await runningPid(dir);
+  if (pid !== undefined) {
+    process.kill(pid, "SIGTERM");
+    if (!(await exited(pid, timeoutMs))) {
+      process.kill(pid, "SIGKILL");
+      await exited(pid, timeoutMs);
+    }
+  }
+  await rm(join(dir, PID_FILE), { force: true });
+}
+
+async function exited(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** Stops the server of `dir` and deletes the directory with its data. */
+export async function removeRedisServer(dir: string): Promise<void> {
+  await stopRedisServer(dir);
+  await rm(dir, { recursive: true, force: true });
+}
