@@ -35,10 +35,14 @@ const server = provider.listen(port, () => {
 });
 
 // On SIGTERM (a deploy) or Ctrl-C: answer the calls in flight, refuse new ones, then exit.
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.once(signal, async () => {
-    log.info({ signal }, "stopping");
-    await provider.close();
-    server.close(() => process.exit(0));
-  });
+// The signal may arrive twice (Ctrl-C reaches both tsx and this process): stop once.
+let stopping = false;
+async function stop(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, "stopping");
+  await provider.close();
+  server.close(() => process.exit(0));
 }
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
