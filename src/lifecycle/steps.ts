@@ -213,6 +213,7 @@ export class StepRunner {
   }
 
   private timeLimitReason(): string {
-    return `it did not finish within ${Math.round(this.options.stepTimeLimitMs / 1000)} s`;
+    const limit = this.options.stepTimeLimitMs;
+    return `it did not finish within ${limit < 1_000 ? `${limit} ms` : `${Math.round(limit / 1_000)} s`}`;
   }
 }
