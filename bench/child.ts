@@ -17,8 +17,8 @@ export interface RunningServer {
 export interface ChildOptions {
   /** CPU to pin the child to. */
   cpu?: number;
-  /** Write a CPU profile named `<name>.cpuprofile` into this directory. */
-  profile?: { dir: string; name: string };
+  /** Write CPU profiles (one per thread; the largest is the server's main thread) into this directory. */
+  profileDir?: string;
   /** Extra environment (merged over the spec's). */
   env?: Record<string, string>;
 }
@@ -29,9 +29,7 @@ const tsxLoader = fileURLToPath(import.meta.resolve("tsx"));
 
 function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
   const nodeArgs = ["--import", tsxLoader];
-  if (options.profile) {
-    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profile.dir}`, `--cpu-prof-name=${options.profile.name}.cpuprofile`);
-  }
+  if (options.profileDir) nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
   nodeArgs.push(spec.entry);
   if (options.cpu === undefined) return [process.execPath, nodeArgs];
   return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];

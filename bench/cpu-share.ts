@@ -19,6 +19,8 @@ interface Sample {
 /** Percent of one CPU over the measurement. */
 export interface CpuShare {
   server: number;
+  /** CPU seconds the server used, all threads. */
+  serverSeconds: number;
   /** Busy time of everything but the server and the harness. */
   others: number;
   steal: number;
@@ -59,6 +61,7 @@ function shareBetween(before: Sample, after: Sample): CpuShare {
   const harness = after.harnessTicks - before.harnessTicks;
   return {
     server: percentOfOneCpu(server),
+    serverSeconds: server / TICKS_PER_SECOND,
     others: percentOfOneCpu(Math.max(0, after.busyTicks - before.busyTicks - server - harness)),
     steal: percentOfOneCpu(after.stealTicks - before.stealTicks),
   };

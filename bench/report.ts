@@ -1,6 +1,8 @@
 /**
  * Turn the measurements into the printed tables: server × call (median round), then the
  * provider's ratios to the reference servers with the targets and whether each is met.
+ * Besides req/s, each cell shows the server's CPU time per request: on a machine where other
+ * processes compete for the CPUs, that number moves much less than req/s does.
  */
 import { CALL_NAMES, type CallName } from "./calls.js";
 import { NOISY_OTHERS_PERCENT, type CpuShare } from "./cpu-share.js";
@@ -26,6 +28,8 @@ interface Summary {
   spread: number;
   /** Median share of one CPU the server used; undefined off Linux. */
   serverCpu?: number;
+  /** Median server CPU time per request, in microseconds; undefined off Linux. */
+  cpuMicrosPerRequest?: number;
 }
 
 function median(values: number[]): number {
@@ -34,15 +38,18 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+const medianOrUndefined = (values: number[]) => (values.length > 0 ? median(values) : undefined);
+
 function summarize(rounds: Measured[]): Summary {
   const rates = rounds.map((m) => m.requestsPerSecond);
   const rate = median(rates);
-  const cpuShares = rounds.flatMap((m) => (m.cpu ? [m.cpu.server] : []));
+  const withCpu = rounds.flatMap((m) => (m.cpu ? [{ cpu: m.cpu, requests: m.requests }] : []));
   return {
     requestsPerSecond: rate,
     p99Ms: median(rounds.map((m) => m.p99Ms)),
     spread: (Math.max(...rates) - Math.min(...rates)) / 2 / rate,
-    serverCpu: cpuShares.length > 0 ? median(cpuShares) : undefined,
+    serverCpu: medianOrUndefined(withCpu.map(({ cpu }) => cpu.server)),
+    cpuMicrosPerRequest: medianOrUndefined(withCpu.map(({ cpu, requests }) => (cpu.serverSeconds * 1e6) / requests)),
   };
 }
 
@@ -50,7 +57,7 @@ function summarize(rounds: Measured[]): Summary {
 const SATURATED_CPU = 85;
 
 /** How far the numbers can be trusted: unsaturated servers and a busy machine. */
-function qualityNotes(servers: ServerSpec[], results: Results, summaries: Map<string, Map<CallName, Summary>>): string[] {
+function qualityNotes(servers: ServerSpec[], results: Results, summaries: Summaries): string[] {
   const notes: string[] = [];
   for (const server of servers) {
     for (const call of CALL_NAMES) {
@@ -67,8 +74,10 @@ function qualityNotes(servers: ServerSpec[], results: Results, summaries: Map<st
   if (shares.length > 0) {
     const others = Math.max(...shares.map((share) => share.others));
     const steal = Math.max(...shares.map((share) => share.steal));
-    const noisy = others > NOISY_OTHERS_PERCENT ? " (noisy: other processes competed for the CPUs; re-run on a quiet machine)" : "";
+    const noisy = others > NOISY_OTHERS_PERCENT ? " (noisy: other processes competed for the CPUs; trust the CPU/request ratios more than req/s, or re-run on a quiet machine)" : "";
     notes.push(`- other processes used at most ${others.toFixed(0)}% of a CPU during a measurement, hypervisor steal at most ${steal.toFixed(0)}%${noisy}.`);
+  } else {
+    notes.push("- no CPU accounting (needs Linux /proc).");
   }
   return notes;
 }
@@ -87,8 +96,34 @@ const TARGETS: Target[] = [
   { reference: "node-http", label: "context" },
 ];
 
-const percent = (ratio: number) => `${(ratio * 100).toFixed(0)}%`;
+type Summaries = Map<string, Map<CallName, Summary>>;
+
+const percent = (ratio: number | undefined) => (ratio === undefined ? "-" : `${(ratio * 100).toFixed(0)}%`);
 const row = (cells: string[]) => `| ${cells.join(" | ")} |`;
+
+function resultTable(servers: ServerSpec[], summaries: Summaries, rounds: number): string[] {
+  const spreadNote = rounds > 1 ? ` Median of ${rounds} rounds; ± is half the spread of req/s across rounds.` : "";
+  const lines = [
+    `Requests per second, p99 latency, and server CPU time per request.${spreadNote}`,
+    "",
+    row(["server", ...CALL_NAMES.flatMap((call) => [`${call} req/s`, `${call} p99 ms`, `${call} CPU µs/req`])]),
+    row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:", "---:"])]),
+  ];
+  for (const server of servers) {
+    const cells = CALL_NAMES.flatMap((call) => {
+      const summary = summaries.get(server.id)?.get(call);
+      if (!summary) return ["-", "-", "-"];
+      const rate = Math.round(summary.requestsPerSecond).toString();
+      return [
+        rounds > 1 ? `${rate} ±${percent(summary.spread)}` : rate,
+        summary.p99Ms.toFixed(1),
+        summary.cpuMicrosPerRequest === undefined ? "-" : summary.cpuMicrosPerRequest.toFixed(0),
+      ];
+    });
+    lines.push(row([server.id, ...cells]));
+  }
+  return lines;
+}
 
 export interface Verdict {
   lines: string[];
@@ -96,8 +131,51 @@ export interface Verdict {
   missed: string[];
 }
 
+/** Provider relative to each reference: req/s ratio (the target) and CPU-efficiency ratio (the cross-check). */
+function ratioTable(servers: ServerSpec[], summaries: Summaries): Verdict {
+  const missed: string[] = [];
+  const rows: string[] = [];
+  for (const provider of servers.filter((server) => server.role === "provider")) {
+    for (const target of TARGETS) {
+      const reference = servers.find((server) => server.role === target.reference);
+      if (!reference) continue;
+      const pairs = CALL_NAMES.map((call) => [summaries.get(provider.id)?.get(call), summaries.get(reference.id)?.get(call)] as const);
+      const rateRatios = pairs.map(([mine, theirs]) => (mine && theirs ? mine.requestsPerSecond / theirs.requestsPerSecond : undefined));
+      const cpuRatios = pairs.map(([mine, theirs]) =>
+        mine?.cpuMicrosPerRequest && theirs?.cpuMicrosPerRequest ? theirs.cpuMicrosPerRequest / mine.cpuMicrosPerRequest : undefined,
+      );
+      let verdict = "-";
+      if (target.atLeast !== undefined) {
+        const misses = CALL_NAMES.filter((_, index) => {
+          const ratio = rateRatios[index];
+          if (ratio === undefined) return false;
+          return target.strictly ? ratio <= target.atLeast! : ratio < target.atLeast!;
+        });
+        for (const call of misses) {
+          missed.push(`${provider.id} / ${reference.id} ${call} ${percent(rateRatios[CALL_NAMES.indexOf(call)])} (target ${target.label})`);
+        }
+        verdict = misses.length === 0 ? "met" : "MISSED";
+      }
+      rows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
+    }
+  }
+  if (rows.length === 0) return { lines: [], missed };
+  return {
+    lines: [
+      "",
+      "Provider relative to each reference: req/s ratio (the target applies to it) and CPU-efficiency ratio",
+      "(reference CPU per request ÷ provider CPU per request; the same comparison, robust to a busy machine):",
+      "",
+      row(["ratio", ...CALL_NAMES.map((call) => `${call} req/s`), ...CALL_NAMES.map((call) => `${call} CPU`), "target (req/s)", "verdict"]),
+      row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:"]), "---", "---"]),
+      ...rows,
+    ],
+    missed,
+  };
+}
+
 export function formatReport(servers: ServerSpec[], results: Results, rounds: number): Verdict {
-  const summaries = new Map<string, Map<CallName, Summary>>();
+  const summaries: Summaries = new Map();
   for (const server of servers) {
     const perCall = new Map<CallName, Summary>();
     for (const call of CALL_NAMES) {
@@ -106,54 +184,16 @@ export function formatReport(servers: ServerSpec[], results: Results, rounds: nu
     }
     summaries.set(server.id, perCall);
   }
-
-  const spreadNote = rounds > 1 ? ` (median of ${rounds} rounds, ± half the spread)` : "";
+  const ratios = ratioTable(servers, summaries);
   const lines = [
-    `Requests per second and p99 latency${spreadNote}:`,
+    ...resultTable(servers, summaries, rounds),
+    ...ratios.lines,
     "",
-    row(["server", ...CALL_NAMES.flatMap((call) => [`${call} req/s`, `${call} p99 ms`])]),
-    row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:"])]),
+    "Measurement quality:",
+    ...qualityNotes(servers, results, summaries),
+    "",
+    "Servers:",
+    ...servers.map((server) => `- ${server.id}: ${server.description}`),
   ];
-  for (const server of servers) {
-    const cells = CALL_NAMES.flatMap((call) => {
-      const summary = summaries.get(server.id)?.get(call);
-      if (!summary) return ["-", "-"];
-      const rate = Math.round(summary.requestsPerSecond).toString();
-      return [rounds > 1 ? `${rate} ±${percent(summary.spread)}` : rate, summary.p99Ms.toFixed(1)];
-    });
-    lines.push(row([server.id, ...cells]));
-  }
-
-  const missed: string[] = [];
-  const ratioRows: string[] = [];
-  for (const provider of servers.filter((server) => server.role === "provider")) {
-    for (const target of TARGETS) {
-      const reference = servers.find((server) => server.role === target.reference);
-      if (!reference) continue;
-      const ratios = CALL_NAMES.map((call) => {
-        const mine = summaries.get(provider.id)?.get(call);
-        const theirs = summaries.get(reference.id)?.get(call);
-        return mine && theirs ? mine.requestsPerSecond / theirs.requestsPerSecond : undefined;
-      });
-      const verdicts = CALL_NAMES.map((call, index) => {
-        const ratio = ratios[index];
-        if (target.atLeast === undefined || ratio === undefined) return undefined;
-        const met = target.strictly ? ratio > target.atLeast : ratio >= target.atLeast;
-        if (!met) missed.push(`${provider.id} / ${reference.id} ${call} ${percent(ratio)} (target ${target.label})`);
-        return met;
-      });
-      const verdict = target.atLeast === undefined ? "-" : verdicts.every((met) => met !== false) ? "met" : "MISSED";
-      ratioRows.push(
-        row([`${provider.id} / ${reference.id}`, ...ratios.map((r) => (r === undefined ? "-" : percent(r))), target.label, verdict]),
-      );
-    }
-  }
-  if (ratioRows.length > 0) {
-    lines.push("", "Provider req/s relative to each reference:", "");
-    lines.push(row(["ratio", ...CALL_NAMES, "target", "verdict"]), row(["---", ...CALL_NAMES.map(() => "---:"), "---", "---"]));
-    lines.push(...ratioRows);
-  }
-  lines.push("", "Measurement quality:", ...qualityNotes(servers, results, summaries));
-  lines.push("", "Servers:", ...servers.map((server) => `- ${server.id}: ${server.description}`));
-  return { lines, missed };
+  return { lines, missed: ratios.missed };
 }

@@ -39,7 +39,7 @@ async function benchServer(server: ServerSpec, round: number, settings: Settings
   const logFile = server.role === "provider" ? join(tmpdir(), `provider-kit-bench-${process.pid}-${server.id}.log`) : undefined;
   const running = await startServer(server, {
     cpu: cpus.server,
-    profile: settings.profileDir ? { dir: settings.profileDir, name: `${server.id}-round${round}` } : undefined,
+    profileDir: settings.profileDir && join(settings.profileDir, `${server.id}-round${round}`),
     env: logFile ? { BENCH_LOG_FILE: logFile } : {},
   });
   let requests = 0;
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
   );
   console.log(["", ...facts, "", ...lines, ...(logLines.length ? ["", "Logging:", ...logLines] : []), ""].join("\n"));
   console.log(missed.length === 0 ? "Targets: all met." : `Targets MISSED:\n${missed.map((m) => `- ${m}`).join("\n")}`);
-  if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir} (summarize: npx tsx bench/profile.ts <file>)`);
+  if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir} (summarize: npx tsx bench/profile.ts <dir>/<server>-round<n>)`);
   return 0;
 }
 
