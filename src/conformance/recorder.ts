@@ -1,0 +1,89 @@
+/**
+ * Turns verdicts into check results: applies the level (a SHOULD that does not hold warns),
+ * skips a check whose dependencies did not pass, and keeps only the checks that were asked for.
+ */
+import { checkById, checksFor, levelIn } from "./checks.js";
+import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
+
+export type Verdict = { ok: true; note?: string } | { ok: false; problem: string } | { skip: string };
+
+export const ok = (note?: string): Verdict => ({ ok: true, note });
+export const problem = (text: string): Verdict => ({ ok: false, problem: text });
+export const skip = (reason: string): Verdict => ({ skip: reason });
+
+export class Recorder {
+  private readonly results = new Map<string, CheckResult>();
+  /** Checks to report. */
+  private readonly selected: Set<string>;
+  /** Checks to judge: the selected ones and everything they depend on. */
+  private readonly needed: Set<string>;
+
+  constructor(
+    private readonly variant: Variant,
+    groups: readonly CheckGroup[] | undefined,
+    private readonly onProgress?: (event: ProgressEvent) => void,
+  ) {
+    const applicable = checksFor(variant);
+    this.selected = new Set(applicable.filter((check) => !groups || groups.includes(check.group)).map((check) => check.id));
+    this.needed = new Set();
+    const add = (id: string) => {
+      if (this.needed.has(id)) return;
+      this.needed.add(id);
+      for (const dependency of checkById(id).dependsOn ?? []) add(dependency);
+    };
+    this.selected.forEach(add);
+  }
+
+  /** True when at least one of these checks is to be judged: the step that judges them must run. */
+  wants(...ids: string[]): boolean {
+    return ids.some((id) => this.needed.has(id));
+  }
+
+  passed(id: string): boolean {
+    return this.results.get(id)?.outcome === "pass";
+  }
+
+  /**
+   * Record the verdict on one check. `verdict` is a function so it is not evaluated when a
+   * dependency already decided to skip the check.
+   */
+  judge(id: string, verdict: () => Verdict, exchanges: Exchange[] = []): void {
+    if (!this.needed.has(id) || this.results.has(id)) return;
+    const check = checkById(id);
+    const level = levelIn(check, this.variant);
+    const blocker = (check.dependsOn ?? []).find((dependency) => !this.passed(dependency));
+    const decided = blocker ? skip(this.dependencyReason(blocker)) : verdict();
+    let outcome: Outcome;
+    let detail: string | undefined;
+    if ("skip" in decided) [outcome, detail] = ["skip", decided.skip];
+    else if (decided.ok) [outcome, detail] = ["pass", decided.note];
+    else [outcome, detail] = [level === "MUST" ? "fail" : "warn", decided.problem];
+    const result: CheckResult = {
+      id,
+      group: check.group,
+      level,
+      title: check.title,
+      cite: check.cite,
+      outcome,
+      ...(detail !== undefined ? { detail } : {}),
+      exchanges: outcome === "skip" ? [] : exchanges,
+    };
+    this.results.set(id, result);
+    if (this.selected.has(id)) this.onProgress?.({ type: "check", result });
+  }
+
+  /** The selected checks in catalog order; any the run never reached are skipped with `reason`. */
+  finish(reason: string): CheckResult[] {
+    for (const id of this.selected) this.judge(id, () => skip(reason));
+    return checksFor(this.variant)
+      .filter((check) => this.selected.has(check.id))
+      .map((check) => this.results.get(check.id))
+      .filter((result): result is CheckResult => result !== undefined);
+  }
+
+  private dependencyReason(blocker: string): string {
+    const outcome = this.results.get(blocker)?.outcome;
+    const what = { fail: "failed", warn: "did not hold", skip: "was skipped", pass: "passed" } as const;
+    return outcome ? `needs ${blocker}, which ${what[outcome]}` : `needs ${blocker}, which did not run`;
+  }
+}

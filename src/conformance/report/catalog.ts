@@ -1,0 +1,31 @@
+/** The check catalog as a Markdown table (docs/conformance-checks.md is this output). */
+import { CHECKS, formatCitation } from "../checks.js";
+import type { CheckDefinition } from "../types.js";
+
+export function formatCheckTable(): string {
+  const rows = CHECKS.map((check) =>
+    [
+      `\`${check.id}\``,
+      level(check),
+      check.variants.join(", "),
+      check.title,
+      formatCitation(check.cite),
+      (check.dependsOn ?? []).map((id) => `\`${id}\``).join(", "),
+    ]
+      .map((cell) => cell.replace(/\|/g, "\\|"))
+      .join(" | "),
+  );
+  return [
+    "| id | level | variants | what must hold | rule | skipped unless these pass |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((row) => `| ${row} |`),
+    "",
+  ].join("\n");
+}
+
+function level(check: CheckDefinition): string {
+  if (typeof check.level === "string") return check.level;
+  return Object.entries(check.level)
+    .map(([variant, level]) => `${level} (${variant})`)
+    .join(", ");
+}

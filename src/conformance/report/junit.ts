@@ -1,0 +1,54 @@
+/**
+ * JUnit XML for CI: one test suite per group, one test case per check. JUnit has no "warning":
+ * a SHOULD that does not hold is a passing case whose system-out says so.
+ */
+import { formatCitation } from "../checks.js";
+import type { CheckResult, ConformanceReport } from "../types.js";
+import { exchangeLines } from "./exchange.js";
+
+export function formatJunit(report: ConformanceReport): string {
+  const groups = new Map<string, CheckResult[]>();
+  for (const result of report.results) groups.set(result.group, [...(groups.get(result.group) ?? []), result]);
+  const suites = [...groups].map(([group, results]) => {
+    const count = (outcome: CheckResult["outcome"]) => results.filter((result) => result.outcome === outcome).length;
+    const cases = results.map(testCase).join("\n");
+    return `  <testsuite name="${attr(`conformance.${group}`)}" tests="${results.length}" failures="${count("fail")}" errors="0" skipped="${count("skip")}">\n${cases}\n  </testsuite>`;
+  });
+  const { fail, skip } = report.counts;
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites name="${attr(`provider-kit conformance (variant ${report.variant}, ${report.encoding})`)}" tests="${report.results.length}" failures="${fail}" errors="0" skipped="${skip}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+    ...suites,
+    `</testsuites>`,
+    "",
+  ].join("\n");
+}
+
+function testCase(result: CheckResult): string {
+  const open = `    <testcase name="${attr(`${result.id} [${result.level}]`)}" classname="${attr(`conformance.${result.group}`)}"`;
+  const evidence = [result.detail ?? "", `rule: ${formatCitation(result.cite)}`, ...result.exchanges.flatMap(exchangeLines)].join("\n");
+  switch (result.outcome) {
+    case "pass":
+      return `${open}/>`;
+    case "skip":
+      return `${open}>\n      <skipped message="${attr(result.detail ?? "skipped")}"/>\n    </testcase>`;
+    case "warn":
+      return `${open}>\n      <system-out>${text(`WARNING (SHOULD): ${evidence}`)}</system-out>\n    </testcase>`;
+    case "fail":
+      return `${open}>\n      <failure message="${attr(result.detail ?? result.title)}" type="${result.level}">${text(evidence)}</failure>\n    </testcase>`;
+  }
+}
+
+/** XML 1.0 has no way to carry most control characters: drop them. */
+function clean(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
+}
+
+function text(value: string): string {
+  return clean(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function attr(value: string): string {
+  return text(value).replace(/"/g, "&quot;").replace(/\n/g, "&#10;");
+}

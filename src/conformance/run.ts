@@ -1,0 +1,143 @@
+/**
+ * `runConformance`: plays the platform against one provider and reports every check.
+ * Whatever happens (a failed check, an exception, an abort) the instances the run created
+ * are destroyed before it returns.
+ */
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { platformCalls, runNames, type PlatformCalls } from "./calls.js";
+import { PlatformClient } from "./platform-client.js";
+import { Recorder } from "./recorder.js";
+import { Interrupted, runScenario } from "./scenario.js";
+import {
+  CHECK_GROUPS,
+  ENCODINGS,
+  VARIANTS,
+  type ConformanceOptions,
+  type ConformanceReport,
+  type Outcome,
+  type ProgressEvent,
+} from "./types.js";
+
+/** Instance names the platform accepts (contract-notes: Transport). */
+const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
+const CLEANUP_ATTEMPTS = 5;
+
+/** The options cannot describe a run (bad URL, unknown variant...). */
+export class ConformanceUsageError extends Error {
+  override name = "ConformanceUsageError";
+}
+
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  validate(options);
+  const started = Date.now();
+  const variant = options.variant ?? "current";
+  const encoding = options.encoding ?? "form";
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const names = runNames(options.instance ?? `pkc-${randomId()}`, `pkc-missing-${randomId()}`);
+  const client = new PlatformClient({
+    url: options.url,
+    username: options.username,
+    password: options.password,
+    encoding,
+    requestIdHeader: options.requestIdHeader ?? "X-Request-ID",
+    timeoutMs: requestTimeoutMs,
+  });
+  const recorder = new Recorder(variant, options.groups, options.onProgress);
+  const team = options.team ?? "pkc-team";
+  const callsFor = (plan: string | undefined) => platformCalls(names, variant, { plan, team });
+  const created = new Set<string>();
+
+  let interrupted = false;
+  let leftovers: string[] = [];
+  try {
+    await runScenario({
+      client,
+      recorder,
+      variant,
+      names,
+      callsFor,
+      plan: options.plan,
+      provisionTimeoutMs: options.provisionTimeoutMs ?? 120_000,
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      signal: options.signal,
+      onProgress: options.onProgress,
+      created,
+    });
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    interrupted = true;
+  } finally {
+    leftovers = await removeInstances(client, callsFor(options.plan), created, options.onProgress);
+  }
+
+  const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
+  const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
+  for (const result of results) counts[result.outcome] += 1;
+  return {
+    url: options.url,
+    variant,
+    encoding,
+    instance: names.instance,
+    passed: counts.fail === 0 && !interrupted,
+    counts,
+    results,
+    leftovers,
+    interrupted,
+    durationMs: Date.now() - started,
+  };
+}
+
+/** Destroy what the run created, retrying: 2xx or 404 (already gone) means removed. */
+async function removeInstances(
+  client: PlatformClient,
+  calls: PlatformCalls,
+  created: Set<string>,
+  onProgress: ((event: ProgressEvent) => void) | undefined,
+): Promise<string[]> {
+  const leftovers: string[] = [];
+  for (const instance of created) {
+    let removed = false;
+    for (let attempt = 1; attempt <= CLEANUP_ATTEMPTS && !removed; attempt++) {
+      if (attempt > 1) await sleep(250 * 2 ** attempt);
+      // Not tied to the run's signal: an interrupted run must still clean up.
+      const status = (await client.send(calls.destroy(instance))).answer?.status ?? 0;
+      removed = (status >= 200 && status < 300) || status === 404;
+    }
+    onProgress?.({ type: "cleanup", instance, removed });
+    if (!removed) leftovers.push(instance);
+  }
+  return leftovers;
+}
+
+function validate(options: ConformanceOptions): void {
+  const fail = (message: string): never => {
+    throw new ConformanceUsageError(message);
+  };
+  let url: URL | undefined;
+  try {
+    url = new URL(options.url);
+  } catch {
+    fail(`"${options.url}" is not a URL: give the provider's base URL, e.g. http://127.0.0.1:8080`);
+  }
+  if (url && url.protocol !== "http:" && url.protocol !== "https:") fail(`The provider URL must be http or https, not ${url.protocol}`);
+  if (options.variant && !VARIANTS.includes(options.variant)) fail(`Unknown variant "${options.variant}": use one of ${VARIANTS.join(", ")}.`);
+  if (options.encoding && !ENCODINGS.includes(options.encoding)) fail(`Unknown encoding "${options.encoding}": use one of ${ENCODINGS.join(", ")}.`);
+  for (const group of options.groups ?? []) {
+    if (!CHECK_GROUPS.includes(group)) fail(`Unknown check group "${group}": use some of ${CHECK_GROUPS.join(", ")}.`);
+  }
+  if (options.instance !== undefined && !INSTANCE_NAME.test(options.instance)) {
+    fail(`Instance name "${options.instance}" is not one the platform would send: it must match ${INSTANCE_NAME.source}.`);
+  }
+  for (const [name, value] of Object.entries({
+    provisionTimeoutMs: options.provisionTimeoutMs,
+    pollIntervalMs: options.pollIntervalMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+  })) {
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) fail(`${name} must be a positive number of milliseconds.`);
+  }
+}
+
+function randomId(): string {
+  return randomBytes(5).toString("hex");
+}

@@ -1,0 +1,155 @@
+/**
+ * Public types of the conformance kit: what a run is asked to do and what it reports.
+ * Nothing here depends on provider-kit's server code: the kit only speaks HTTP.
+ */
+
+/** `A` and `B` are the spec's variants; `current` is Variant A plus the calls today's platform makes. */
+export type Variant = "A" | "B" | "current";
+export const VARIANTS: readonly Variant[] = ["A", "B", "current"];
+
+/** How request bodies are sent: form encoded (default) or the platform 1.30+ camelCase JSON. */
+export type Encoding = "form" | "json";
+export const ENCODINGS: readonly Encoding[] = ["form", "json"];
+
+/** A MUST check that does not hold fails the run; a SHOULD check only warns. */
+export type Level = "MUST" | "SHOULD";
+
+export type Outcome = "pass" | "fail" | "warn" | "skip";
+
+export type CheckGroup =
+  | "auth"
+  | "plans"
+  | "create"
+  | "status"
+  | "bind-app"
+  | "bind-unit"
+  | "bind-job"
+  | "update"
+  | "info"
+  | "unbind-app"
+  | "destroy"
+  | "not-found"
+  | "errors"
+  | "transport";
+
+export const CHECK_GROUPS: readonly CheckGroup[] = [
+  "auth",
+  "plans",
+  "create",
+  "status",
+  "bind-app",
+  "bind-unit",
+  "bind-job",
+  "update",
+  "info",
+  "unbind-app",
+  "destroy",
+  "not-found",
+  "errors",
+  "transport",
+];
+
+/** The line of the contract a check enforces. */
+export interface Citation {
+  file: "provider-interface.md" | "contract-notes.md";
+  line: number;
+  /** The words of that line the check relies on. */
+  quote: string;
+}
+
+export interface CheckDefinition {
+  /** Stable id, `<group>.<rule>`: safe to assert on in tests and CI. */
+  id: string;
+  group: CheckGroup;
+  /** One level, or a level per variant where the variants disagree (e.g. unit binds). */
+  level: Level | Partial<Record<Variant, Level>>;
+  variants: readonly Variant[];
+  /** What must hold, in one sentence. */
+  title: string;
+  cite: Citation;
+  /** Checks that must pass first; when one did not, this check is skipped with the reason. */
+  dependsOn?: readonly string[];
+}
+
+/** One request the kit sent and what came back, with secrets already redacted. */
+export interface Exchange {
+  method: string;
+  path: string;
+  requestHeaders: Record<string, string | string[]>;
+  requestBody: string;
+  /** Absent when no answer came (connection refused, timeout...): see `error`. */
+  response?: {
+    status: number;
+    contentType?: string;
+    location?: string;
+    /** The body, trimmed; bind results have their values replaced by their types. */
+    body: string;
+  };
+  error?: string;
+}
+
+export interface CheckResult {
+  id: string;
+  group: CheckGroup;
+  level: Level;
+  title: string;
+  cite: Citation;
+  outcome: Outcome;
+  /** Why it failed, warned or was skipped; a short note on a pass. */
+  detail?: string;
+  /** The calls the verdict is based on (shown on failures and warnings). */
+  exchanges: Exchange[];
+}
+
+export interface ConformanceReport {
+  url: string;
+  variant: Variant;
+  encoding: Encoding;
+  /** The instance the run created. */
+  instance: string;
+  /** True when no MUST check failed. */
+  passed: boolean;
+  counts: Record<Outcome, number>;
+  results: CheckResult[];
+  /** Instances created by the run that could not be removed: remove them by hand. */
+  leftovers: string[];
+  /** True when the run was interrupted (its `signal` aborted) before every check ran. */
+  interrupted: boolean;
+  durationMs: number;
+}
+
+/** Reported while the run waits, so a terminal can show progress. */
+export type ProgressEvent =
+  | { type: "waiting"; instance: string; status: number; elapsedMs: number; timeoutMs: number }
+  | { type: "check"; result: CheckResult }
+  | { type: "cleanup"; instance: string; removed: boolean };
+
+export interface ConformanceOptions {
+  /** Base URL of the provider, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
+  url: string;
+  username: string;
+  password: string;
+  /** Default `current`. */
+  variant?: Variant;
+  /** Default `form`. */
+  encoding?: Encoding;
+  /** Plan to create the instance with. Default: the first plan the provider lists, else none. */
+  plan?: string;
+  /** Team sent on create and update. Default `pkc-team`. */
+  team?: string;
+  /** How long to wait for the instance to become ready. Default 120 000 ms. */
+  provisionTimeoutMs?: number;
+  /** Delay between status polls. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** Per-request timeout. Default 30 000 ms. */
+  requestTimeoutMs?: number;
+  /** Only run (and report) these groups; the steps they need still run. Default: all. */
+  groups?: readonly CheckGroup[];
+  /** Name of the request-id header the operator configured. Default `X-Request-ID`. */
+  requestIdHeader?: string;
+  /** Instance name to create. Default `pkc-<random>`, unique per run. */
+  instance?: string;
+  /** Abort the run: the instance is still removed before the promise resolves. */
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+}
