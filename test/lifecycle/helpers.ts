@@ -129,3 +129,49 @@ export async function rejection(promise: Promise<unknown>): Promise<Error & { st
   }
   throw new Error("expected the call to fail, but it succeeded");
 }
+
+export interface Served {
+  url: string;
+  /** One call to the provider, form-encoded like the platform's; resolves with status and body text. */
+  call(method: string, path: string, form?: Record<string, string | string[]>): Promise<{ status: number; body: string }>;
+  close(): Promise<void>;
+}
+
+/** Minimal view of a provider server: anything with `listen` (an Express app) and `close()`. */
+interface Listening {
+  listen(port: number, host: string, ready: () => void): import("node:http").Server;
+  close(): Promise<void>;
+}
+
+/** Serves a provider on a free loopback port. */
+export async function serve(provider: Listening): Promise<Served> {
+  const server = await new Promise<import("node:http").Server>((resolve) => {
+    const listening = provider.listen(0, "127.0.0.1", () => resolve(listening));
+  });
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("the provider is not listening");
+  return httpClient(`http://127.0.0.1:${address.port}`, async () => {
+    await provider.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+}
+
+/** Calls a provider at `url` the way the platform does (form bodies, also on DELETE). */
+export function httpClient(url: string, close: () => Promise<void> = async () => {}): Served {
+  return {
+    url,
+    close,
+    async call(method, path, form) {
+      const body = new URLSearchParams();
+      for (const [key, value] of Object.entries(form ?? {})) {
+        for (const item of Array.isArray(value) ? value : [value]) body.append(key, item);
+      }
+      const response = await fetch(`${url}${path}`, {
+        method,
+        body: form ? body : undefined,
+        headers: { accept: "application/json" },
+      });
+      return { status: response.status, body: await response.text() };
+    },
+  };
+}

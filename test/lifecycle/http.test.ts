@@ -1,0 +1,184 @@
+/**
+ * The registry seen the way the platform sees it: real HTTP calls to `createProvider`,
+ * on the in-memory store and on a real redis-server.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { ProviderError } from "../../src/errors.js";
+import type { RegistryOptions } from "../../src/lifecycle/registry.js";
+import { createProvider } from "../../src/provider.js";
+import type { ProviderHandlers } from "../../src/types.js";
+import { eventually, gate, serve, silent, STORE_KINDS, useStores, type Served } from "./helpers.js";
+
+describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
+  const stores = useStores();
+  let served: Served[] = [];
+  afterEach(async () => {
+    await Promise.all(served.map((provider) => provider.close()));
+    served = [];
+  });
+
+  async function start(handlers: ProviderHandlers, options: RegistryOptions = {}) {
+    const store = stores.fresh(kind);
+    const provider = createProvider(handlers, {
+      auth: false,
+      logger: silent,
+      registry: { stepRetryDelayMs: 10, pollIntervalMs: 50, ...options, store },
+    });
+    const server = await serve(provider);
+    served.push(server);
+    return { ...server, store };
+  }
+
+  it("async provisioning: 201 at once, status 202 and bind 412 until ready, then 204 and 201", async () => {
+    const finish = gate();
+    let bindCalls = 0;
+    let unbindCalls = 0;
+    const { call, store } = await start({
+      create: () => ({ pending: true }),
+      provision: async () => {
+        await finish.opened;
+        return { data: { password: "generated" } };
+      },
+      destroy: () => {},
+      bindApp: (_request, ctx) => {
+        bindCalls++;
+        return { REDIS_PASSWORD: String(ctx.record?.data.password), REBOUND: String(ctx.binding !== undefined) };
+      },
+      unbindApp: () => void unbindCalls++,
+    });
+
+    expect((await call("POST", "/resources", { name: "cache", team: "core", plan: "small" })).status).toBe(201);
+    expect((await call("GET", "/resources/cache/status")).status).toBe(202);
+    const early = await call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect(early.status).toBe(412);
+    expect(early.body).toBe('Instance "cache" is still being provisioned; try again in a moment.');
+    expect(bindCalls).toBe(0);
+
+    finish.open();
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 204 ? true : undefined));
+    const bound = await call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect(bound.status).toBe(201);
+    expect(JSON.parse(bound.body)).toEqual({ REDIS_PASSWORD: "generated", REBOUND: "false" });
+    const again = await call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect([again.status, JSON.parse(again.body)]).toEqual([201, { REDIS_PASSWORD: "generated", REBOUND: "true" }]);
+
+    expect((await call("DELETE", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" })).status).toBe(200);
+    expect((await call("DELETE", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" })).status).toBe(200);
+    expect(unbindCalls).toBe(1);
+    expect(await store.listBindings("cache")).toEqual([]);
+
+    expect((await call("DELETE", "/resources/cache")).status).toBe(200);
+    expect((await call("GET", "/resources/cache/status")).status).toBe(404);
+  });
+
+  it("answers 404 for an unknown instance on every instance route and 409 for an existing name", async () => {
+    const { call } = await start({
+      create: () => {},
+      destroy: () => {},
+      bindApp: () => ({}),
+      unbindApp: () => {},
+      update: () => {},
+      bindUnit: () => ({}),
+      unbindUnit: () => {},
+      bindJob: () => ({}),
+      unbindJob: () => {},
+      info: () => [],
+    });
+    const app = { "app-name": "web", "app-host": "web.example.com" };
+    const unit = { ...app, "unit-host": "10.0.0.1" };
+    const routes: Array<[string, string, Record<string, string>?]> = [
+      ["PUT", "/resources/ghost", { team: "core" }],
+      ["DELETE", "/resources/ghost"],
+      ["POST", "/resources/ghost/bind-app", app],
+      ["DELETE", "/resources/ghost/bind-app", app],
+      ["POST", "/resources/ghost/bind", unit],
+      ["DELETE", "/resources/ghost/bind", unit],
+      ["PUT", "/resources/ghost/binds/jobs/nightly"],
+      ["DELETE", "/resources/ghost/binds/jobs/nightly"],
+      ["GET", "/resources/ghost/status"],
+      ["GET", "/resources/ghost"],
+      ["POST", "/resources/ghost", { hostname: "web.example.com" }],
+      ["DELETE", "/resources/ghost/hostname/web.example.com"],
+    ];
+    for (const [method, path, form] of routes) {
+      const answer = await call(method, path, form);
+      expect([method, path, answer.status, answer.body]).toEqual([method, path, 404, 'Instance "ghost" not found.']);
+    }
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    const duplicate = await call("POST", "/resources", { name: "cache" });
+    expect([duplicate.status, duplicate.body]).toEqual([409, 'An instance named "cache" already exists.']);
+  });
+
+  it("reports a failed provisioning: status 500 with the reason, bind 500, destroy still works", async () => {
+    const { call } = await start(
+      {
+        create: () => ({ pending: true }),
+        provision: () => {
+          throw new ProviderError("No free port left on the host.");
+        },
+        destroy: () => {},
+        bindApp: () => ({}),
+        unbindApp: () => {},
+      },
+      { maxStepAttempts: 2 },
+    );
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    const reason = "Provisioning failed after 2 attempt(s): No free port left on the host.";
+    const status = await eventually(async () => {
+      const answer = await call("GET", "/resources/cache/status");
+      return answer.status === 500 ? answer : undefined;
+    });
+    expect(status.body).toBe(reason);
+    const bind = await call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect([bind.status, bind.body]).toEqual([500, `Instance "cache" failed: ${reason}. Remove it and create it again.`]);
+    expect((await call("DELETE", "/resources/cache")).status).toBe(200);
+    expect((await call("GET", "/resources/cache/status")).status).toBe(404);
+  });
+
+  it("binds and unbinds by hostname on Variant B routes", async () => {
+    const hosts: string[] = [];
+    const { call, store } = await start({
+      create: () => {},
+      destroy: () => {},
+      bindApp: (request) => ({ HOST: request.appHost ?? "" }),
+      unbindApp: (request) => void hosts.push(request.appHost ?? ""),
+    });
+    await call("POST", "/resources", { name: "cache" });
+    const bound = await call("POST", "/resources/cache", { hostname: "web.example.com" });
+    expect([bound.status, JSON.parse(bound.body)]).toEqual([201, { HOST: "web.example.com" }]);
+    expect(await store.getBinding("cache", "app", "web.example.com")).toBeDefined();
+    expect((await call("DELETE", "/resources/cache/hostname/web.example.com")).status).toBe(200);
+    expect((await call("DELETE", "/resources/cache/hostname/web.example.com")).status).toBe(200);
+    expect(hosts).toEqual(["web.example.com"]);
+  });
+
+  it("concurrent creates of one name: one 201, the rest 409", async () => {
+    const { call } = await start({
+      create: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+      destroy: () => {},
+      bindApp: () => ({}),
+      unbindApp: () => {},
+    });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => call("POST", "/resources", { name: "race" })));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, ...Array(9).fill(409)]);
+  });
+
+  it("concurrent binds of many apps to one instance: every one answered 201 and recorded", async () => {
+    const { call, store } = await start({
+      create: () => {},
+      destroy: () => {},
+      bindApp: (request) => ({ USER: request.appName ?? "" }),
+      unbindApp: () => {},
+    });
+    await call("POST", "/resources", { name: "cache" });
+    const apps = Array.from({ length: 25 }, (_, i) => `app-${i}`);
+    const answers = await Promise.all(
+      apps.map((app) => call("POST", "/resources/cache/bind-app", { "app-name": app, "app-host": `${app}.example.com` })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(apps.map(() => 201));
+    expect((await store.listBindings("cache")).map((binding) => binding.appName).sort()).toEqual([...apps].sort());
+  });
+});
