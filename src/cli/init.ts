@@ -41,13 +41,14 @@ interface OwnPackage {
   devDependencies?: Record<string, string>;
 }
 
-/** This package's root: found by walking up, since the depth differs between src/ and dist/src/. */
-function packageRoot(): string {
+/** This package's root and package.json: found by walking up, as the depth differs between src/ and dist/src/. */
+function ownPackage(): { root: string; pkg: OwnPackage } {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const file = path.join(dir, "package.json");
-    if (existsSync(file) && (JSON.parse(readFileSync(file, "utf8")) as { name?: string }).name === "provider-kit") {
-      return dir;
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as OwnPackage & { name?: string };
+      if (pkg.name === "provider-kit") return { root: dir, pkg };
     }
     const parent = path.dirname(dir);
     if (parent === dir) throw new Error("provider-kit's package.json not found: the installation is incomplete.");
@@ -123,9 +124,8 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   assertEndpoint(endpoint);
   await assertEmptyDirectory(dir);
 
-  const root = packageRoot();
-  const own = JSON.parse(await readFile(path.join(root, "package.json"), "utf8")) as OwnPackage;
-  const versionOf = versionLookup(own);
+  const { root, pkg } = ownPackage();
+  const versionOf = versionLookup(pkg);
   const manifest: ServiceManifest = { id: serviceId, username: serviceId, password: generatePassword(), endpoint };
   const values = { name, serviceId, port: String(DEFAULT_PORT) };
 

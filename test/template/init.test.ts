@@ -52,16 +52,43 @@ describe("provider-kit init", () => {
       ".env",
       "service.yaml",
       "README.md",
+      "tsconfig.build.json",
       "src/main.ts",
-      "src/provider.ts",
+      "src/handlers.ts",
+      "src/resource.ts",
+      "test/provider.test.ts",
+      "test/conformance.test.ts",
     ]) {
       expect(files).toContain(expected);
     }
-    expect(files.some((file) => file.startsWith("test/") && file.endsWith(".test.ts"))).toBe(true);
     expect(files.filter((file) => file.endsWith(".tmpl") || path.basename(file).startsWith("_"))).toEqual([]);
     for (const file of files) {
       expect(await readFile(path.join(dir, file), "utf8"), file).not.toMatch(/\{\{[^}]*\}\}/);
     }
+  });
+
+  it("puts every handler in place, and shows background provisioning in a comment", async () => {
+    const dir = await freshDir();
+    await initProject({ dir });
+    const handlers = await readFile(path.join(dir, "src", "handlers.ts"), "utf8");
+    for (const handler of [
+      "plans",
+      "create",
+      "update",
+      "destroy",
+      "bindApp",
+      "unbindApp",
+      "bindUnit",
+      "unbindUnit",
+      "bindJob",
+      "unbindJob",
+      "status",
+      "info",
+    ]) {
+      expect(handlers, handler).toMatch(new RegExp(`^    ${handler}[(:]`, "m"));
+    }
+    expect(handlers).toMatch(/^ +\* +provision: async/m);
+    expect(handlers).toContain("{ pending: true }");
   });
 
   it("makes package.json depend on this provider-kit version and the kit's own dev tool versions", async () => {

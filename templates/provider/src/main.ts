@@ -27,6 +27,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 const provider = createProvider(createHandlers(new InMemoryDatabases()), {
   auth: { usernames: [required("PROVIDER_USERNAME")], password: required("PROVIDER_PASSWORD") },
   logger: log,
+  // Instance state (the registry) lives in this process by default, so it is lost on restart
+  // and not shared between replicas. To keep and share it, put it in Redis:
+  //   registry: { store: new RedisStore({ url: "redis://redis.internal:6379" }) },
 });
 
 const server = provider.listen(port, () => {
