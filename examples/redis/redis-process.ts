@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, readFile, readlink, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -144,15 +144,25 @@ async function writeAclFile(spec: RedisServerSpec): Promise<void> {
 }
 
 async function spawnServer(spec: RedisServerSpec): Promise<ChildProcess> {
-  const child = spawn(spec.binary, ["redis.conf"], { cwd: spec.dir, detached: spec.detached, stdio: "ignore" });
-  await new Promise<void>((resolve, reject) => {
-    child.once("spawn", resolve);
-    child.once("error", (error: NodeJS.ErrnoException) =>
-      reject(error.code === "ENOENT" ? new RedisServerNotFoundError(spec.binary) : error),
-    );
-  });
-  if (spec.detached) child.unref();
-  return child;
+  // Output goes to the log file too: a config error is printed before Redis opens its log.
+  const log = await open(join(spec.dir, LOG_FILE), "a");
+  try {
+    const child = spawn(spec.binary, ["redis.conf"], {
+      cwd: spec.dir,
+      detached: spec.detached,
+      stdio: ["ignore", log.fd, log.fd],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (error: NodeJS.ErrnoException) =>
+        reject(error.code === "ENOENT" ? new RedisServerNotFoundError(spec.binary) : error),
+      );
+    });
+    if (spec.detached) child.unref();
+    return child;
+  } finally {
+    await log.close();
+  }
 }
 
 async function logTail(dir: string): Promise<string> {

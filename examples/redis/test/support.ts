@@ -1,0 +1,151 @@
+/**
+ * Test helpers for the Redis provider: the platform's side of the HTTP calls, an app's side
+ * of a binding, polling, and clean-up of every process a test's data directory holds.
+ */
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pino } from "pino";
+import { createClient } from "redis";
+import type { Config } from "../config.js";
+import { runningPid } from "../redis-process.js";
+import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
+
+export const PASSWORD = "platform-secret";
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
+
+export async function tempDir(name: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `redis-provider-${name}-`));
+}
+
+/**
+ * A `redis-server` that waits `seconds` before starting: a real server whose provisioning lasts
+ * long enough to be seen pending, or interrupted.
+ */
+export async function slowRedisServer(dir: string, seconds: number): Promise<string> {
+  const path = join(dir, "slow-redis-server");
+  await writeFile(path, `#!/bin/sh\nsleep ${seconds}\nexec ${REDIS_SERVER} "$@"\n`);
+  await chmod(path, 0o755);
+  return path;
+}
+
+export function testConfig(overrides: Partial<Config> & Pick<Config, "dataDir">): Config {
+  return {
+    port: 0,
+    host: "127.0.0.1",
+    username: "redis",
+    password: PASSWORD,
+    redisServer: REDIS_SERVER,
+    dedicatedMaxmemory: "64mb",
+    logLevel: "silent",
+    ...overrides,
+  };
+}
+
+/** Short leases and polls, so a takeover after a restart happens within a test's patience. */
+export function startTestProvider(config: Config, registry: StartOptions["registry"] = {}): Promise<RunningProvider> {
+  return startRedisProvider(config, {
+    logger: pino({ level: "silent" }),
+    registry: { leaseTtlMs: 1_000, pollIntervalMs: 200, stepRetryDelayMs: 200, ...registry },
+  });
+}
+
+export interface Answer {
+  status: number;
+  text: string;
+}
+
+/** The platform: form-encoded calls with Basic auth, as Tsuru sends them. */
+export function platform(baseUrl: string) {
+  const authorization = `Basic ${Buffer.from(`redis:${PASSWORD}`).toString("base64")}`;
+  const call = async (method: string, path: string, form: Record<string, string> = {}): Promise<Answer> => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization, accept: "application/json", "content-type": "application/x-www-form-urlencoded" },
+      body: method === "GET" ? undefined : new URLSearchParams(form).toString(),
+    });
+    return { status: response.status, text: await response.text() };
+  };
+  return {
+    plans: () => call("GET", "/resources/plans"),
+    create: (name: string, plan: string) => call("POST", "/resources", { name, plan, team: "team-a", user: "admin@example.com" }),
+    status: (name: string) => call("GET", `/resources/${name}/status`),
+    info: (name: string) => call("GET", `/resources/${name}`),
+    bindApp: (name: string, app: string) =>
+      call("POST", `/resources/${name}/bind-app`, { "app-name": app, "app-host": `${app}.apps.example.com` }),
+    unbindApp: (name: string, app: string) =>
+      call("DELETE", `/resources/${name}/bind-app`, { "app-name": app, "app-host": `${app}.apps.example.com` }),
+    bindUnit: (name: string, app: string, unitHost: string) =>
+      call("POST", `/resources/${name}/bind`, { "app-name": app, "app-host": `${app}.apps.example.com`, "unit-host": unitHost }),
+    unbindUnit: (name: string, app: string, unitHost: string) =>
+      call("DELETE", `/resources/${name}/bind`, { "app-name": app, "app-host": `${app}.apps.example.com`, "unit-host": unitHost }),
+    bindJob: (name: string, job: string) => call("PUT", `/resources/${name}/binds/jobs/${job}`, { "job-name": job }),
+    bindHostname: (name: string, hostname: string) => call("POST", `/resources/${name}`, { hostname }),
+    destroy: (name: string) => call("DELETE", `/resources/${name}`, { user: "admin@example.com" }),
+  };
+}
+
+/** The env of a successful bind, checked to hold strings only (the platform rejects anything else). */
+export function bindEnv(answer: Answer): Record<string, string> {
+  if (answer.status !== 201) throw new Error(`bind answered ${answer.status}: ${answer.text}`);
+  const env = JSON.parse(answer.text) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== "string") throw new Error(`${name} is not a string`);
+  }
+  return env as Record<string, string>;
+}
+
+/** An app connected with the env a bind returned, by its REDIS_URL as an app would. */
+export async function appClient(env: Record<string, string>) {
+  const client = createClient({ url: env.REDIS_URL, socket: { reconnectStrategy: false } });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+/** The error message a command fails with (or "OK:<reply>" when it does not fail). */
+export async function failure(command: Promise<unknown>): Promise<string> {
+  try {
+    return `OK:${String(await command)}`;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Polls `check` until it returns true, for up to `timeoutMs`. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${check.toString()}`);
+    await sleep(100);
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function pidIn(dir: string): Promise<number | undefined> {
+  const pid = Number.parseInt(await readFile(join(dir, "redis.pid"), "utf8").catch(() => ""), 10);
+  return Number.isInteger(pid) ? pid : undefined;
+}
+
+export function instanceDir(dataDir: string, instance: string): string {
+  return join(dataDir, "instances", instance);
+}
+
+/** Kills every redis-server recorded under `dataDir` (a failed test must not leave any behind). */
+export async function killServersUnder(dataDir: string): Promise<void> {
+  const dirs = [join(dataDir, "embedded"), ...(await readdir(join(dataDir, "instances")).catch(() => [])).map((name) => join(dataDir, "instances", name))];
+  for (const dir of dirs) {
+    const pid = await runningPid(dir);
+    if (pid !== undefined) process.kill(pid, "SIGKILL");
+  }
+  await rm(dataDir, { recursive: true, force: true });
+}
