@@ -1,0 +1,132 @@
+/**
+ * Two provider processes sharing one Redis store behave as one service: what one creates the
+ * other reports and binds, a background step runs on exactly one of them, and when the
+ * process running a step dies, the other finishes it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { createClient } from "redis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { eventually, httpClient, type Served } from "./helpers.js";
+
+const FIXTURE = fileURLToPath(new URL("./fixtures/replica.ts", import.meta.url));
+
+interface Replica extends Served {
+  process: ChildProcess;
+}
+
+describe("two provider processes on one Redis store", () => {
+  let redis: RedisServer;
+  let replicas: Replica[] = [];
+  let prefixes = 0;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    await Promise.all(replicas.map(({ process: child }) => stop(child, "SIGTERM")));
+    replicas = [];
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill(signal);
+    return exited;
+  }
+
+  /** Starts a replica process (node with the tsx loader) and waits for its port. */
+  async function startReplica(name: string, keyPrefix: string, hangOn = ""): Promise<Replica> {
+    const child = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
+      env: { ...process.env, REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, REPLICA: name, HANG_ON: hangOn },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once("exit", (code) => reject(new Error(`replica ${name} exited (${code}) before listening:\n${stderr}`)));
+      createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
+    });
+    const replica = { ...httpClient(`http://127.0.0.1:${port}`), process: child };
+    replicas.push(replica);
+    return replica;
+  }
+
+  async function runsOf(keyPrefix: string, instance: string): Promise<number> {
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      return Number(await client.get(`${keyPrefix}provision-runs:${instance}`));
+    } finally {
+      await client.close();
+    }
+  }
+
+  const app = (name: string) => ({ "app-name": name, "app-host": `${name}.example.com` });
+
+  it("create on one, status and bind on the other; the provision step runs exactly once", async () => {
+    const keyPrefix = `replicas${++prefixes}:`;
+    const [a, b] = await Promise.all([startReplica("a", keyPrefix), startReplica("b", keyPrefix)]);
+
+    expect((await a.call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    expect([202, 204]).toContain((await b.call("GET", "/resources/cache/status")).status);
+    await eventually(async () => ((await b.call("GET", "/resources/cache/status")).status === 204 ? true : undefined));
+
+    const bound = await b.call("POST", "/resources/cache/bind-app", app("web"));
+    expect(bound.status).toBe(201);
+    expect(JSON.parse(bound.body)).toMatchObject({ SERVED_BY: "b" });
+    // Let both replicas scan the pending steps a few more times: nobody may run the step again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await runsOf(keyPrefix, "cache")).toBe(1);
+  });
+
+  it("concurrent creates of one name on both: one 201, one 409; concurrent binds on both: all recorded", async () => {
+    const keyPrefix = `replicas${++prefixes}:`;
+    const [a, b] = await Promise.all([startReplica("a", keyPrefix), startReplica("b", keyPrefix)]);
+
+    for (let round = 0; round < 5; round++) {
+      const name = `race-${round}`;
+      const answers = await Promise.all([a.call("POST", "/resources", { name }), b.call("POST", "/resources", { name })]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    }
+
+    await eventually(async () => ((await a.call("GET", "/resources/race-0/status")).status === 204 ? true : undefined));
+    const apps = Array.from({ length: 20 }, (_, i) => `app-${i}`);
+    const answers = await Promise.all(
+      apps.map((name, i) => (i % 2 === 0 ? a : b).call("POST", "/resources/race-0/bind-app", app(name))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(apps.map(() => 201));
+    const store = new RedisStore({ url: redis.url, keyPrefix });
+    try {
+      expect((await store.listBindings("race-0")).map((binding) => binding.key).sort()).toEqual([...apps].sort());
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("when the process running a step dies, the other one takes it over and finishes it", async () => {
+    const keyPrefix = `replicas${++prefixes}:`;
+    const a = await startReplica("a", keyPrefix, "slow");
+    expect((await a.call("POST", "/resources", { name: "slow" })).status).toBe(201);
+    await eventually(async () => ((await runsOf(keyPrefix, "slow")) === 1 ? true : undefined));
+    await stop(a.process, "SIGKILL"); // dies mid-step, holding the lease
+
+    const b = await startReplica("b", keyPrefix);
+    await eventually(async () => ((await b.call("GET", "/resources/slow/status")).status === 204 ? true : undefined));
+    const bound = await b.call("POST", "/resources/slow/bind-app", app("web"));
+    expect(JSON.parse(bound.body)).toEqual({ SERVED_BY: "b", PROVISIONED_BY: "b" });
+    expect(await runsOf(keyPrefix, "slow")).toBe(2);
+    const store = new RedisStore({ url: redis.url, keyPrefix });
+    try {
+      expect((await store.getInstance("slow"))?.data).toMatchObject({ provisionedBy: "b", attempt: 2 });
+    } finally {
+      await store.close();
+    }
+  });
+});
