@@ -1,0 +1,174 @@
+/**
+ * `provider-kit check`: runs the conformance kit against a provider and prints the report.
+ * Exit codes: 0 every MUST check passed; 1 a MUST check failed; 2 bad usage or provider
+ * unreachable; 3 the kit itself broke; 130/143 interrupted (after removing the instance).
+ */
+import { writeFile } from "node:fs/promises";
+import { Command, InvalidArgumentError, Option } from "commander";
+import {
+  CHECK_GROUPS,
+  ConformanceUsageError,
+  ENCODINGS,
+  formatCheckTable,
+  formatJson,
+  formatJunit,
+  formatTree,
+  ProviderUnreachableError,
+  runConformance,
+  VARIANTS,
+  type CheckGroup,
+  type ConformanceReport,
+  type Encoding,
+  type ProgressEvent,
+  type Variant,
+} from "../conformance/index.js";
+
+const FORMATS = ["tree", "json", "junit"] as const;
+type Format = (typeof FORMATS)[number];
+
+interface CheckOptions {
+  url?: string;
+  username?: string;
+  password?: string;
+  variant: Variant;
+  encoding: Encoding;
+  plan?: string;
+  team?: string;
+  timeout: number;
+  groups?: CheckGroup[];
+  format: Format;
+  output?: string;
+  requestIdHeader?: string;
+  listChecks?: boolean;
+}
+
+const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
+/** Adds `provider-kit check` to the CLI. */
+export function registerCheck(program: Command): void {
+  program
+    .command("check")
+    .description("play the platform against a running provider and report, check by check, where it differs from the contract")
+    .option("--url <url>", "base URL of the provider, e.g. http://127.0.0.1:8080")
+    .option("--username <name>", "Basic auth user name (the service manifest's username, or the service id)")
+    .addOption(new Option("--password <password>", "Basic auth password (the manifest's password)").env("PROVIDER_KIT_PASSWORD"))
+    .addOption(new Option("--variant <variant>", "which platform to play").choices(VARIANTS).default("current"))
+    .addOption(new Option("--encoding <encoding>", "request body encoding").choices(ENCODINGS).default("form"))
+    .option("--plan <name>", "plan to create the instance with (default: the first plan listed)")
+    .option("--team <name>", "team sent on create and update (default: pkc-team)")
+    .option("--timeout <seconds>", "how long to wait for the instance to become ready", seconds, 120)
+    .option("--groups <list>", `comma-separated groups of checks to run: ${CHECK_GROUPS.join(", ")}`, groups)
+    .addOption(new Option("--format <format>", "report format").choices(FORMATS).default("tree"))
+    .option("--output <file>", "write the report to this file (the tree still goes to the terminal)")
+    .option("--request-id-header <name>", "request id header the platform is configured with (default: X-Request-ID)")
+    .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
+    .action(async (options: CheckOptions, command: Command) => {
+      if (options.listChecks) {
+        process.stdout.write(formatCheckTable());
+        return;
+      }
+      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: EXIT.usage, code: "provider-kit.usage" });
+      const { url, username, password } = options;
+      if (!url || !username || password === undefined) {
+        return usage("--url, --username and --password (or PROVIDER_KIT_PASSWORD) are required");
+      }
+      process.exitCode = await check({ ...options, url, username, password }, usage);
+    });
+}
+
+async function check(
+  options: CheckOptions & { url: string; username: string; password: string },
+  usage: (message: string) => never,
+): Promise<number> {
+  const controller = new AbortController();
+  let stoppedBy: string | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    stoppedBy = signal;
+    process.stderr.write(`\n${signal}: stopping, removing the instance first...\n`);
+    controller.abort();
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+
+  let report: ConformanceReport;
+  try {
+    report = await runConformance({
+      url: options.url,
+      username: options.username,
+      password: options.password,
+      variant: options.variant,
+      encoding: options.encoding,
+      plan: options.plan,
+      team: options.team,
+      provisionTimeoutMs: options.timeout * 1000,
+      groups: options.groups,
+      requestIdHeader: options.requestIdHeader,
+      signal: controller.signal,
+      onProgress: progress(),
+    });
+  } catch (error) {
+    if (error instanceof ConformanceUsageError) return usage(error.message);
+    if (error instanceof ProviderUnreachableError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    process.stderr.write(`error: the conformance kit itself failed; please report this:\n${(error as Error).stack}\n`);
+    return EXIT.broken;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+
+  const tree = formatTree(report, { color: process.stdout.isTTY === true && !options.output });
+  const formatted = { tree, json: formatJson(report), junit: formatJunit(report) }[options.format];
+  if (options.output) {
+    await writeFile(options.output, options.format === "tree" ? formatTree(report) : formatted);
+    process.stdout.write(tree);
+    process.stderr.write(`Report written to ${options.output}\n`);
+  } else {
+    process.stdout.write(formatted);
+  }
+  if (stoppedBy) return SIGNAL_EXIT[stoppedBy] ?? EXIT.failed;
+  return report.passed ? EXIT.passed : EXIT.failed;
+}
+
+/** Progress on stderr: the wait for provisioning (one line, rewritten on a terminal) and cleanup. */
+function progress(): (event: ProgressEvent) => void {
+  const terminal = process.stderr.isTTY === true;
+  let printedAt = -Infinity;
+  let lineOpen = false;
+  return (event) => {
+    if (event.type === "waiting") {
+      const line = `waiting for ${event.instance} to be ready: 202 (pending) after ${Math.round(event.elapsedMs / 1000)} s, timeout ${Math.round(event.timeoutMs / 1000)} s`;
+      if (terminal) {
+        process.stderr.write(`\r${line}`);
+        lineOpen = true;
+      } else if (event.elapsedMs - printedAt >= 5000) {
+        process.stderr.write(`${line}\n`);
+        printedAt = event.elapsedMs;
+      }
+      return;
+    }
+    if (lineOpen) process.stderr.write("\n");
+    lineOpen = false;
+    if (event.type === "cleanup") {
+      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: remove it by hand\n`);
+    }
+  };
+}
+
+function seconds(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError("give a positive number of seconds.");
+  return parsed;
+}
+
+function groups(value: string): CheckGroup[] {
+  const list = value.split(",").map((item) => item.trim()).filter(Boolean);
+  const unknown = list.filter((item) => !CHECK_GROUPS.includes(item as CheckGroup));
+  if (unknown.length > 0 || list.length === 0) {
+    throw new InvalidArgumentError(`unknown group ${unknown.join(", ") || "(none given)"}; groups are ${CHECK_GROUPS.join(", ")}.`);
+  }
+  return list as CheckGroup[];
+}
