@@ -87,9 +87,9 @@ export class RedisStore implements Store {
   }
 
   /** The full name of a key of this store (see the key layout above). */
-  key(kind: "instance" | "bindings" | "lock" | "lease", name: string): string;
-  key(kind: "pending"): string;
-  key(kind: string, name?: string): string {
+  private key(kind: "instance" | "bindings" | "lock" | "lease", name: string): string;
+  private key(kind: "pending"): string;
+  private key(kind: string, name?: string): string {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
   }
 

@@ -1,0 +1,140 @@
+/**
+ * What only the Redis store promises: its documented key layout under a prefix, state that
+ * outlives the process, locks and leases that expire when their holder dies and are never
+ * released by someone else, and a client of the caller's own.
+ */
+import { createClient } from "redis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { registryLifecycle } from "../../src/lifecycle/registry.js";
+import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import type { InstanceRecord } from "../../src/types.js";
+import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { bindAppRequest, context, createRequest, gate, rejection, silent } from "./helpers.js";
+
+const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
+  name,
+  tags: [],
+  parameters: {},
+  state: "ready",
+  data: {},
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  ...extra,
+});
+
+describe("RedisStore", () => {
+  let redis: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+  let opened: RedisStore[] = [];
+  const open = (keyPrefix: string, lockTtlMs?: number) => {
+    const store = new RedisStore({ url: redis.url, keyPrefix, lockTtlMs });
+    opened.push(store);
+    return store;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    raw = createClient({ url: redis.url });
+    await raw.connect();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.map((store) => store.close()));
+    opened = [];
+  });
+  afterAll(async () => {
+    await raw.close();
+    await redis.stop();
+  });
+
+  it("keeps its data under the documented keys, and only under its prefix", async () => {
+    await raw.set("unrelated", "kept");
+    const store = open("layout:");
+    const lifecycle = registryLifecycle(
+      { create: () => ({ data: { port: 1 } }), destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} },
+      { store },
+      silent,
+    );
+    await lifecycle.create(createRequest("cache"), context());
+    await lifecycle.bindApp(bindAppRequest("cache", "web"), context());
+    await store.saveInstance(record("pending-one", { step: { kind: "provision", attempts: 0, deadline: "2099-01-01T00:00:00.000Z" } }));
+    await lifecycle.close();
+
+    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:bindings:cache", "layout:instance:cache", "layout:instance:pending-one", "layout:pending"]);
+    expect(JSON.parse((await raw.get("layout:instance:cache")) ?? "")).toMatchObject({ name: "cache", state: "ready", data: { port: 1 } });
+    expect(JSON.parse((await raw.hGet("layout:bindings:cache", "app:web")) ?? "")).toMatchObject({ appName: "web" });
+    expect(await raw.sMembers("layout:pending")).toEqual(["pending-one"]);
+    expect(await raw.get("unrelated")).toBe("kept");
+
+    await store.deleteInstance("cache");
+    await store.saveInstance(record("pending-one"));
+    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:instance:pending-one"]);
+  });
+
+  it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
+    const handlers = { create: () => {}, destroy: () => {}, bindApp: () => ({ A: "1" }), unbindApp: () => {} };
+    const before = registryLifecycle(handlers, { store: open("restart:") }, silent);
+    await before.create(createRequest("cache", { plan: "small" }), context());
+    await before.bindApp(bindAppRequest("cache", "web"), context());
+    await before.close();
+
+    const unbound: string[] = [];
+    const after = registryLifecycle({ ...handlers, unbindApp: (request) => void unbound.push(request.appName ?? "") }, { store: open("restart:") }, silent);
+    expect(await after.status({ instance: "cache" }, context())).toBe("running");
+    expect((await rejection(after.create(createRequest("cache"), context()))).status).toBe(409);
+    await after.unbindApp({ instance: "cache", appName: "web", appHosts: [], placement: { clusterAddresses: [] } }, context());
+    expect(unbound).toEqual(["web"]);
+    await after.close();
+  });
+
+  it("keeps a lock past its ttl while the work runs, so a second process waits", async () => {
+    const holder = open("renew:", 300);
+    const other = open("renew:", 300);
+    const release = gate();
+    const held = holder.withLock("cache", 1_000, () => release.opened);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Well past the 300 ms ttl: only renewal keeps the lock.
+    const error = await rejection(other.withLock("cache", 1_000, async () => "got it"));
+    expect(error.status).toBe(503);
+    release.open();
+    await held;
+    expect(await other.withLock("cache", 1_000, async () => "got it")).toBe("got it");
+  });
+
+  it("lets a lock whose holder died expire, and never deletes a lock it no longer holds", async () => {
+    const store = open("expiry:", 300);
+    // A holder that died: its token stays until the ttl passes.
+    await raw.set("expiry:lock:cache", "dead-process-token", { expiration: { type: "PX", value: 300 } });
+    expect(await store.withLock("cache", 5_000, async () => "taken over")).toBe("taken over");
+    expect(await raw.exists("expiry:lock:cache")).toBe(0);
+
+    // Work outliving its lock (here: the key vanished and someone else took it) must not free the new holder's lock.
+    await store.withLock("cache", 1_000, async () => {
+      await raw.set("expiry:lock:cache", "someone-else");
+    });
+    expect(await raw.get("expiry:lock:cache")).toBe("someone-else");
+  });
+
+  it("grants a step lease to one owner at a time, renews it for that owner, and frees it after the ttl", async () => {
+    const store = open("lease:");
+    expect(await store.acquireLease("cache", "a", 300)).toBe(true);
+    expect(await store.acquireLease("cache", "b", 300)).toBe(false);
+    expect(await store.acquireLease("cache", "a", 300)).toBe(true);
+    await store.releaseLease("cache", "b"); // not b's to release
+    expect(await store.acquireLease("cache", "b", 300)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await store.acquireLease("cache", "b", 300)).toBe(true);
+    await store.releaseLease("cache", "b");
+    expect(await raw.exists("lease:lease:cache")).toBe(0);
+  });
+
+  it("works with a client of the caller's, and leaves it open on close", async () => {
+    const client = createClient({ url: redis.url });
+    const store = new RedisStore({ client, keyPrefix: "own:" });
+    expect(await store.insertInstance(record("cache"))).toBe(true);
+    expect(await store.insertInstance(record("cache"))).toBe(false);
+    await store.close();
+    expect(client.isOpen).toBe(true);
+    expect(await client.exists("own:instance:cache")).toBe(1);
+    await client.close();
+  });
+});
