@@ -48,6 +48,18 @@ function recordingHandlers(overrides: Partial<ProviderHandlers> = {}) {
   return { handlers, calls, callsOf };
 }
 
+describe("registry options", () => {
+  it.each([
+    [{ maxStepAttempts: 0 }, "registry.maxStepAttempts must be a positive number, got 0."],
+    [{ maxStepAttempts: 2.5 }, "registry.maxStepAttempts must be a whole number, got 2.5."],
+    [{ stepRetryBackoff: 0.5 }, "registry.stepRetryBackoff must be a number of at least 1, got 0.5."],
+    [{ lockTimeoutMs: -1 }, "registry.lockTimeoutMs must be a positive number, got -1."],
+  ])("refuses %o at start-up", (options, message) => {
+    const { handlers } = recordingHandlers();
+    expect(() => registryLifecycle(handlers, options, silent)).toThrow(message);
+  });
+});
+
 describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
   const stores = useStores();
   let lifecycles: Lifecycle[] = [];
