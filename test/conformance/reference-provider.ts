@@ -136,6 +136,7 @@ export const FAULTS = {
       },
     },
   },
+  "create-500": { routes: { create: () => (_req, res) => text(res, 500, "Could not create the instance: out of capacity.") } },
   "duplicate-500": {
     routes: {
       create: (ref) => (req, res) => {

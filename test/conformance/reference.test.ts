@@ -1,0 +1,98 @@
+/**
+ * The kit against a provider written with plain Express (no provider-kit code): a provider that
+ * follows the contract passes every check, in every variant and encoding, and the kit leaves
+ * nothing behind on it.
+ */
+import { describe, expect, it } from "vitest";
+import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
+import { CREDENTIALS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
+import { referenceProvider } from "./reference-provider.js";
+
+describe("a provider that follows the contract (plain Express)", () => {
+  const runs: Array<[Variant, Encoding]> = [
+    ["current", "form"],
+    ["current", "json"],
+    ["A", "form"],
+    ["B", "form"],
+  ];
+
+  it.each(runs)("passes every check of variant %s with %s bodies, and its instance is removed", async (variant, encoding) => {
+    const app = referenceProvider({ ...CREDENTIALS, provisionMs: 300 });
+    await serving(app, async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST, variant, encoding });
+      expect(ids(report, "fail")).toEqual([]);
+      expect(ids(report, "warn")).toEqual([]);
+      expect(report.passed).toBe(true);
+      expect(report.interrupted).toBe(false);
+      // Asynchronous provisioning: the bind sent while the status said 202 was refused with 412.
+      expect(resultOf(report, "bind-app.provisioning").outcome).toBe("pass");
+      expect(report.leftovers).toEqual([]);
+      expect(await statusOf(url, report.instance)).toBe(404);
+    });
+  });
+
+  it("runs only the variant's checks: Variant B has no auth, plans, job or update checks", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, variant: "B" });
+      const groups = new Set(report.results.map((result) => result.group));
+      expect([...groups]).not.toContain("auth");
+      expect([...groups]).not.toContain("plans");
+      expect([...groups]).not.toContain("bind-job");
+      expect([...groups]).not.toContain("update");
+      expect(report.results.map((result) => result.id)).toContain("not-found.unbind-hostname");
+    });
+  });
+
+  it("skips the 412 check, with the reason, when the provider provisions synchronously", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 0 }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+      expect(report.passed).toBe(true);
+      expect(resultOf(report, "bind-app.provisioning")).toMatchObject({
+        outcome: "skip",
+        detail: "the first status answer was not 202: the provider provisions synchronously",
+      });
+    });
+  });
+
+  it("runs only the asked groups, plus the steps they need", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, groups: ["unbind-app"] });
+      // unbind-app needs a bound app, so create, status and bind ran, but only unbind-app is reported.
+      expect(report.results.map((result) => result.id)).toEqual(["unbind-app.status", "unbind-app.repeat"]);
+      expect(ids(report, "pass")).toEqual(["unbind-app.status", "unbind-app.repeat"]);
+      expect(report.leftovers).toEqual([]);
+      expect(await statusOf(url, report.instance)).toBe(404);
+    });
+  });
+
+  it("removes the instance when the run is aborted while provisioning", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 60_000 }), async ({ url }) => {
+      const controller = new AbortController();
+      const report = await runConformance({
+        url,
+        ...CREDENTIALS,
+        ...FAST,
+        signal: controller.signal,
+        onProgress: (event) => {
+          if (event.type === "waiting") controller.abort();
+        },
+      });
+      expect(report.interrupted).toBe(true);
+      expect(report.passed).toBe(false);
+      expect(resultOf(report, "destroy.status")).toMatchObject({ outcome: "skip", detail: "the run was interrupted before this check" });
+      expect(report.leftovers).toEqual([]);
+      expect(await statusOf(url, report.instance)).toBe(404);
+    });
+  });
+
+  it("fails the wait for readiness after the provisioning timeout, and still removes the instance", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 60_000 }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, pollIntervalMs: 50, provisionTimeoutMs: 300 });
+      expect(resultOf(report, "status.ready")).toMatchObject({ outcome: "fail" });
+      expect(resultOf(report, "status.ready").detail).toMatch(/^still 202 \(pending\) after \d+ s; raise the provisioning timeout/);
+      expect(resultOf(report, "bind-app.status")).toMatchObject({ outcome: "skip", detail: "needs status.ready, which failed" });
+      expect(report.leftovers).toEqual([]);
+      expect(await statusOf(url, report.instance)).toBe(404);
+    });
+  });
+});
