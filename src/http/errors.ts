@@ -64,6 +64,8 @@ export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next)
   let answer: Answer | undefined;
   if (error instanceof ProviderError && isHttpStatus(error.status)) answer = { status: error.status, message: error.message };
   else if (isBodyParserError(error)) answer = bodyAnswer(error);
+  // The router could not percent-decode a path segment (`/resources/%ZZ`).
+  else if (error instanceof URIError) answer = { status: 400, message: "The request path is not valid percent-encoding." };
   answer ??= { status: 500, message: internalErrorMessage(scope.requestId) };
   if (answer.status >= 500) scope.error = error;
   sendText(res, answer.status, answer.message);
