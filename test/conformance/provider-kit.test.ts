@@ -1,0 +1,78 @@
+/**
+ * The kit against a provider built with provider-kit's own createProvider: a small in-memory
+ * resource, registry on, provisioning in the background (`pending: true` + `provision`).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { AddressInfo } from "node:net";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
+import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
+import { CREDENTIALS, FAST, ids, resultOf, statusOf } from "./helpers.js";
+
+/** The resource: a map of instances, each ready once its background provisioning ran. */
+function inMemoryHandlers(): ProviderHandlers {
+  const resources = new Map<string, { size: string }>();
+  return {
+    plans: () => [{ name: "small", description: "A small in-memory thing" }],
+    create: (request) => ({ pending: true, data: { size: request.plan ?? "small" } }),
+    provision: async (record) => {
+      await sleep(300);
+      resources.set(record.name, { size: String(record.data.size) });
+    },
+    update: () => {},
+    destroy: (request) => {
+      resources.delete(request.instance);
+    },
+    bindApp: (request) => ({ THING_URL: `mem://${request.instance}`, THING_APP: request.appName ?? request.appHost ?? "" }),
+    unbindApp: () => {},
+    bindUnit: () => {},
+    unbindUnit: () => {},
+    bindJob: (request) => ({ THING_URL: `mem://${request.instance}`, THING_JOB: request.jobName }),
+    unbindJob: () => {},
+    info: (request) => [{ label: "Size", value: resources.get(request.instance)?.size ?? "unknown" }],
+  };
+}
+
+let provider: Provider;
+let server: ReturnType<Provider["listen"]>;
+let url: string;
+
+beforeAll(async () => {
+  provider = createProvider(inMemoryHandlers(), {
+    auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+    logger: pino({ level: "silent" }),
+  });
+  server = provider.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await provider.close();
+});
+
+describe("a provider built with createProvider", () => {
+  const runs: Array<[Variant, Encoding]> = [
+    ["current", "form"],
+    ["current", "json"],
+    ["A", "form"],
+    ["B", "form"],
+  ];
+
+  it.each(runs)("passes every check of variant %s with %s bodies", async (variant, encoding) => {
+    const report = await runConformance({ url, ...CREDENTIALS, ...FAST, variant, encoding });
+    const problems = report.results
+      .filter((result) => result.outcome === "fail" || result.outcome === "warn")
+      .map((result) => `${result.id}: ${result.detail}`);
+    expect(problems).toEqual([]);
+    expect(report.passed).toBe(true);
+    // Provisioning runs in the background: the bind sent while pending was refused with 412.
+    expect(resultOf(report, "bind-app.provisioning").outcome).toBe("pass");
+    expect(ids(report, "skip")).toEqual(variant === "current" ? ["status.text-body"] : []);
+    expect(report.leftovers).toEqual([]);
+    expect(await statusOf(url, report.instance)).toBe(404);
+  });
+});
