@@ -53,6 +53,8 @@ async function adminServer(config: Config): Promise<{ address: Address; stop(): 
   // Same port as last time: apps bound to shared instances keep their REDIS_PORT across restarts.
   const port = (await portOfLastRun(dir)) ?? (await freePort());
   const password = generatePassword();
+  // A server still running here is a leftover of a run that crashed; it has that run's password.
+  await stopRedisServer(dir);
   await ensureRedisServer({ dir, port, password, detached: false, binary: config.redisServer });
   return { address: { host: "127.0.0.1", port, password }, stop: () => stopRedisServer(dir) };
 }

@@ -1,8 +1,9 @@
 /**
  * main.ts as a real program, the way `npm start` runs it: its own process, configured by the
  * environment, with an embedded redis-server, stopped by SIGTERM.
- * It is spawned through node_modules/.bin/tsx (what `npx tsx` runs) rather than through npx:
- * npm dies of the signal itself instead of reporting the program's exit code.
+ * It runs as `node --import tsx examples/redis/main.ts`, what `npx tsx` ends up running, minus
+ * the wrapper processes (npm, tsx's own parent): signals reach the program itself and its exit
+ * code is the one observed, and a SIGKILL leaves no orphan behind.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -11,7 +12,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { appClient, bindEnv, eventually, isAlive, killServersUnder, pidIn, platform, tempDir } from "./support.js";
 
-const TSX = join("node_modules", ".bin", "tsx");
 
 interface Program {
   child: ChildProcess;
@@ -20,7 +20,7 @@ interface Program {
 }
 
 function run(env: Record<string, string>): Program {
-  const child = spawn(TSX, ["examples/redis/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -98,5 +98,33 @@ describe("examples/redis/main.ts as a process", () => {
     // Secrets never reach the log.
     expect(program.output()).not.toContain("platform-secret");
     expect(program.output()).not.toContain(env.REDIS_PASSWORD);
+  });
+
+  it("loses nothing when it crashes and starts again on the same data directory", async () => {
+    const dataDir = await tempDir("main");
+    dirs.push(dataDir);
+    const env = { PROVIDER_PASSWORD: "platform-secret", PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir };
+    const start = async () => {
+      const program = run(env);
+      programs.push(program);
+      await eventually(() => listeningUrl(program.output()) !== undefined || program.child.exitCode !== null, 60_000);
+      const url = listeningUrl(program.output());
+      if (!url) throw new Error(`main.ts did not start:\n${program.output()}`);
+      return { program, api: platform(url) };
+    };
+
+    const first = await start();
+    await first.api.create("cache", "shared");
+    const appEnv = bindEnv(await first.api.bindApp("cache", "web"));
+    first.program.child.kill("SIGKILL"); // no clean-up at all; its embedded server is left running
+
+    const second = await start();
+    expect((await second.api.status("cache")).status).toBe(204);
+    // Same server port and the app's user survived: the app needs no new bind.
+    const app = await appClient(appEnv);
+    expect(await app.ping()).toBe("PONG");
+    app.destroy();
+    second.program.child.kill("SIGTERM");
+    expect(await second.program.exit).toBe(0);
   });
 });
