@@ -97,7 +97,7 @@ export function fakeResource(overrides: Partial<ProviderHandlers> = {}) {
     status: async (req, context) => {
       record("status", req, context);
       existing(req.instance);
-      return "running";
+      return "running" as const;
     },
     info: async (req, context) => {
       record("info", req, context);
