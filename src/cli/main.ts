@@ -5,6 +5,8 @@
  */
 import { Command, CommanderError } from "commander";
 import { registerCheck } from "./check.js";
+import { registerInit } from "./init.js";
+import { registerManifest } from "./manifest.js";
 
 const program = new Command("provider-kit")
   .description("Build, check and register provider services for the Tsuru platform.")
@@ -12,6 +14,8 @@ const program = new Command("provider-kit")
   .exitOverride();
 
 registerCheck(program);
+registerInit(program);
+registerManifest(program);
 
 /** Commander error codes that mean "the command line is wrong". */
 const USAGE_ERRORS = new Set([

@@ -1,0 +1,89 @@
+/**
+ * `provider-kit init` and `provider-kit manifest` as a user runs them: real processes of the
+ * CLI (from source, through tsx), their output and exit codes.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { initProject } from "../../src/cli/init.js";
+import { SERVICE_ID_RULE } from "../../src/cli/manifest.js";
+import { readManifestYaml } from "./manifest-yaml.js";
+import { run } from "./processes.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const tsx = path.join(root, "node_modules", ".bin", "tsx");
+const main = path.join(root, "src", "cli", "main.ts");
+const providerKit = (args: string[], cwd: string, env: Record<string, string> = {}) =>
+  run(tsx, [main, ...args], { cwd, env });
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), "provider-kit-cli-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("provider-kit init", () => {
+  it("writes the project and prints the next steps", async () => {
+    const result = await providerKit(["init", "billing", "--endpoint", "https://billing.example.com"], scratch);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Created provider "billing" in billing');
+    expect(result.stdout).toMatch(/npm install[\s\S]*npm test[\s\S]*npm start[\s\S]*tsuru service-create service.yaml/);
+    const manifest = readManifestYaml(await readFile(path.join(scratch, "billing", "service.yaml"), "utf8"));
+    expect(manifest).toMatchObject({ id: "billing", endpoint: { production: "https://billing.example.com" } });
+  });
+
+  it("refuses a non-empty directory with a clear message and a non-zero exit", async () => {
+    const dir = path.join(scratch, "taken");
+    await mkdir(dir);
+    await writeFile(path.join(dir, "keep.txt"), "mine");
+
+    const result = await providerKit(["init", "taken"], scratch);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`${dir} is not empty: refusing to overwrite it.`);
+    expect(await readdir(dir)).toEqual(["keep.txt"]);
+  });
+
+  it("rejects an invalid service id, saying the platform's rule", async () => {
+    const result = await providerKit(["init", "ok-dir", "--service-id", "Bad_Id"], scratch);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`Invalid service id "Bad_Id": use ${SERVICE_ID_RULE}`);
+  });
+});
+
+describe("provider-kit manifest", () => {
+  let project: string;
+  beforeAll(async () => {
+    project = (await initProject({ dir: path.join(scratch, "search"), serviceId: "search-svc" })).dir;
+  });
+
+  it("prints the manifest of the project it runs in, as YAML with every field", async () => {
+    const result = await providerKit(["manifest", "--endpoint", "https://search.example.com"], project);
+    expect(result.code, result.stderr).toBe(0);
+    const env = await readFile(path.join(project, ".env"), "utf8");
+    expect(readManifestYaml(result.stdout)).toEqual({
+      id: "search-svc",
+      username: "search-svc",
+      password: /^PROVIDER_PASSWORD=(.+)$/m.exec(env)?.[1],
+      endpoint: { production: "https://search.example.com" },
+    });
+  });
+
+  it("takes the password from PROVIDER_PASSWORD in the environment first", async () => {
+    const result = await providerKit(["manifest"], project, { PROVIDER_PASSWORD: "from-the-environment" });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readManifestYaml(result.stdout)).toMatchObject({ password: "from-the-environment" });
+  });
+
+  it("fails outside a project, saying what to do", async () => {
+    const empty = path.join(scratch, "empty");
+    await mkdir(empty);
+    const result = await providerKit(["manifest"], empty);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("No package.json in");
+    expect(result.stderr).toContain("provider-kit init");
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * Child processes for the template tests: one-shot commands with their output, and a
+ * long-running server that is waited on by polling its output and stopped as a process group.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+
+export interface Finished {
+  command: string;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface SpawnOptions {
+  cwd: string;
+  /** Added to the cleaned environment. */
+  env?: Record<string, string>;
+  /** Killed after this long. Default 280 s (under the slow tests' 300 s limit). */
+  timeoutMs?: number;
+}
+
+/**
+ * The environment of this test run, less what would leak into a child: vitest's own variables
+ * (a nested vitest would think it is a worker) and any PROVIDER_* settings of the developer.
+ */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_|NODE_OPTIONS$|NODE_ENV$|TEST$)/.test(key)),
+  );
+  return { ...env, ...extra };
+}
+
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
+export function run(command: string, args: string[], options: SpawnOptions): Promise<Finished> {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: childEnv(options.env),
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: options.timeoutMs ?? 280_000,
+  });
+  const output = collect(child);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) =>
+      resolve({ command: [command, ...args].join(" "), code, stdout: output.stdout(), stderr: output.stderr() }),
+    );
+  });
+}
+
+export interface LongRunning {
+  /** Resolves with the first output line matching `pattern`; throws if the process exits or time runs out first. */
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM to its whole process group (npm, the shell, tsx, node), then wait for it to end. */
+  stop(): Promise<void>;
+}
+
+const POLL_MS = 100;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function startLongRunning(command: string, args: string[], options: SpawnOptions): LongRunning {
+  // Its own process group, so stop() reaches the grandchildren npm starts.
+  const child = spawn(command, args, { cwd: options.cwd, env: childEnv(options.env), detached: true });
+  const output = collect(child);
+  const all = () => output.stdout() + output.stderr();
+  let exited = false;
+  const closed = new Promise<void>((resolve) =>
+    child.once("close", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+
+  return {
+    async waitForLine(pattern, timeoutMs) {
+      for (const started = Date.now(); Date.now() - started < timeoutMs; await sleep(POLL_MS)) {
+        const line = all()
+          .split("\n")
+          .find((candidate) => pattern.test(candidate));
+        if (line !== undefined) return line;
+        if (exited) break;
+      }
+      throw new Error(`${command} ${args.join(" ")}: no line matching ${pattern} (exited: ${exited}). Output:\n${all()}`);
+    },
+    output: all,
+    async stop() {
+      signalGroup("SIGTERM");
+      const forced = setTimeout(() => signalGroup("SIGKILL"), 30_000);
+      await closed;
+      clearTimeout(forced);
+    },
+  };
+}
