@@ -16,6 +16,6 @@ export type { RegistryOptions } from "./lifecycle/registry.js";
 export type { Store } from "./lifecycle/store.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
-export { RedisStore, type RedisStoreOptions } from "./lifecycle/redis-store.js";
+export { RedisStore, StoreUnavailableError, type RedisStoreOptions } from "./lifecycle/redis-store.js";
 export { LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

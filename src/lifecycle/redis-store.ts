@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { createClient, type RedisClientType } from "redis";
+import { ProviderError } from "../errors.js";
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import { LockTimeoutError, type Store } from "./store.js";
@@ -32,6 +33,8 @@ export type RedisStoreOptions = (
   keyPrefix?: string;
   /** Expiry of an instance lock, renewed every third of it while the call runs. Default 10 000 ms. */
   lockTtlMs?: number;
+  /** How long a call waits for Redis to be reachable before failing with 503. Default 5 000 ms. */
+  connectTimeoutMs?: number;
   /** Where connection errors of the store's own client go. Default: nowhere (the calls that fail report them). */
   log?: Logger;
 };
@@ -57,6 +60,13 @@ if holder == false or holder == ARGV[1] then
 end
 return 0`;
 
+/** 503: the store's Redis cannot be reached; the call changed nothing. */
+export class StoreUnavailableError extends ProviderError {
+  constructor() {
+    super("The provider cannot reach its state store (Redis) right now; try again in a moment.", 503);
+  }
+}
+
 /** First and longest pause between two tries to take a busy lock. */
 const LOCK_RETRY_MIN_MS = 10;
 const LOCK_RETRY_MAX_MS = 50;
@@ -69,11 +79,14 @@ export class RedisStore implements Store {
   private readonly prefix: string;
   private readonly lockTtlMs: number;
   private readonly localLocks = new KeyedMutex();
-  private connecting: Promise<void> | undefined;
+  private readonly connectTimeoutMs: number;
+  private readonly log: Logger | undefined;
 
   constructor(options: RedisStoreOptions) {
     this.prefix = options.keyPrefix ?? "provider-kit:";
     this.lockTtlMs = options.lockTtlMs ?? 10_000;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
+    this.log = options.log;
     if ("client" in options) {
       this.client = options.client;
       this.ownsClient = false;
@@ -81,8 +94,7 @@ export class RedisStore implements Store {
       // Fail calls at once while Redis is unreachable, rather than hold them until the platform gives up.
       this.client = createClient({ url: options.url, disableOfflineQueue: true });
       this.ownsClient = true;
-      const log = options.log;
-      this.client.on("error", (error: unknown) => log?.warn({ err: error }, "Redis store connection error"));
+      this.client.on("error", (error: unknown) => this.log?.warn({ err: error }, "Redis store connection error"));
     }
   }
 
@@ -93,9 +105,28 @@ export class RedisStore implements Store {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
   }
 
+  /**
+   * The client once it is ready. While Redis is unreachable the client keeps reconnecting and a
+   * call would hang until the platform gives up; it waits `connectTimeoutMs`, then fails clearly.
+   */
   private async redis(): Promise<RedisClientType> {
-    // One connect for all callers; `isOpen` turns true before the client is ready, so it cannot tell.
-    await (this.connecting ??= this.client.isOpen ? Promise.resolve() : this.client.connect().then(() => undefined));
+    if (!this.client.isOpen) {
+      // Its promise settles only once connected; `ready` below is what callers wait for.
+      this.client.connect().catch((error: unknown) => this.log?.warn({ err: error }, "Redis store could not connect"));
+    }
+    if (this.client.isReady) return this.client;
+    const becameReady = await new Promise<boolean>((resolve) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.client.off("ready", onReady);
+        resolve(false);
+      }, this.connectTimeoutMs);
+      this.client.once("ready", onReady);
+    });
+    if (!becameReady) throw new StoreUnavailableError();
     return this.client;
   }
 
@@ -203,6 +234,9 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.ownsClient && this.client.isOpen) await this.client.close();
+    if (!this.ownsClient || !this.client.isOpen) return;
+    // A client still trying to reach Redis has nothing to flush: stop its reconnecting at once.
+    if (this.client.isReady) await this.client.close();
+    else this.client.destroy();
   }
 }

@@ -237,8 +237,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       if (queued) runner.run(instance);
     },
 
-    bindApp: (request, context) => bind(request.instance, appTarget(request), context, (ctx) => handlers.bindApp(request, ctx)),
-    unbindApp: (request, context) =>
+    bindApp: async (request, context) => bind(request.instance, appTarget(request), context, (ctx) => handlers.bindApp(request, ctx)),
+    unbindApp: async (request, context) =>
       unbind(request.instance, appTarget(request), context, (ctx) => handlers.unbindApp(request, ctx)),
 
     async bindUnit(request, context) {

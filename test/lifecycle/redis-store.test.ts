@@ -9,7 +9,7 @@ import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import type { InstanceRecord } from "../../src/types.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { bindAppRequest, context, createRequest, gate, rejection, silent } from "./helpers.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent } from "./helpers.js";
 
 const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
   name,
@@ -125,6 +125,24 @@ describe("RedisStore", () => {
     expect(await store.acquireLease("cache", "b", 300)).toBe(true);
     await store.releaseLease("cache", "b");
     expect(await raw.exists("lease:lease:cache")).toBe(0);
+  });
+
+  it("fails calls with a clear 503 while Redis is unreachable, and works again once it is back", async () => {
+    const gone = await startRedisServer();
+    await gone.stop();
+    const store = new RedisStore({ url: gone.url, keyPrefix: "down:", connectTimeoutMs: 300 });
+    opened.push(store);
+    const error = await rejection(store.getInstance("cache"));
+    expect([error.status, error.message]).toEqual([503, "The provider cannot reach its state store (Redis) right now; try again in a moment."]);
+
+    const back = await startRedisServer({ port: gone.port });
+    try {
+      expect(await eventually(() => store.insertInstance(record("cache")))).toBe(true);
+      expect(await store.getInstance("cache")).toMatchObject({ name: "cache" });
+    } finally {
+      await store.close();
+      await back.stop();
+    }
   });
 
   it("works with a client of the caller's, and leaves it open on close", async () => {

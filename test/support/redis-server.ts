@@ -28,6 +28,8 @@ export interface RedisServer {
 export interface RedisServerOptions {
   /** Keep an append-only file in `dir`. Default false. */
   persistence?: boolean;
+  /** Listen on this port (e.g. to bring a stopped server back where clients expect it). Default: a free one. */
+  port?: number;
   /** Longest wait for the server to accept connections. Default 10 000 ms. */
   startTimeoutMs?: number;
 }
@@ -67,7 +69,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 async function launch(dir: string, options: RedisServerOptions): Promise<RedisServer | undefined> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const persistence = options.persistence ? ["--appendonly", "yes"] : ["--appendonly", "no"];
   const child = spawn(
     REDIS_SERVER,
@@ -86,7 +88,7 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       // Another process took the port between our check and the server's bind: try another.
-      if (/address already in use/i.test(output)) return undefined;
+      if (/address already in use/i.test(output) && options.port === undefined) return undefined;
       throw new Error(`redis-server exited with code ${child.exitCode}:\n${output}`);
     }
     if (await pong(port)) return { url: `redis://127.0.0.1:${port}`, port, dir, stop };
