@@ -1,0 +1,139 @@
+/**
+ * `provider-kit check` as a real process against providers on loopback: exit codes, the report
+ * formats and files, and the cleanup when it is interrupted.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConformanceReport } from "../../src/conformance/index.js";
+import { CREDENTIALS, serving, statusOf } from "./helpers.js";
+import { listen, referenceProvider } from "./reference-provider.js";
+import { parseXmlElements } from "./xml.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const LOGIN = ["--username", CREDENTIALS.username, "--password", CREDENTIALS.password];
+
+interface Cli {
+  /** Resolves when the process exits. */
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  stderr: () => string;
+  signal: (name: NodeJS.Signals) => void;
+}
+
+/** The CLI from source, in one process (so a signal reaches it directly), without the caller's PROVIDER_KIT_* settings. */
+function cli(args: string[]): Cli {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_KIT_|NODE_OPTIONS$)/.test(key)));
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
+  );
+  return { done, stderr: () => stderr, signal: (name) => child.kill(name) };
+}
+
+const check = (args: string[]) => cli(["check", ...args]).done;
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), "pkc-cli-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("provider-kit check", () => {
+  it("exits 0 and prints the tree when every MUST check passes", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 200 }), async ({ url }) => {
+      const { code, stdout } = await check(["--url", url, ...LOGIN]);
+      expect(stdout).toMatch(/PASSED: \d+ passed, 0 failed/);
+      expect(stdout).toContain("✓ pass  MUST   bind-app.provisioning");
+      expect(code).toBe(0);
+    });
+  });
+
+  it("exits 1 against a broken provider, and writes a well-formed JUnit file while the tree goes to the terminal", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "numeric-env" }), async ({ url }) => {
+      const file = path.join(scratch, "conformance.xml");
+      const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--format", "junit", "--output", file]);
+      expect(code).toBe(1);
+      expect(stdout).toContain("✗ FAIL  MUST   bind-app.env-strings");
+      expect(stderr).toContain(`Report written to ${file}`);
+      const xml = await readFile(file, "utf8");
+      const elements = parseXmlElements(xml);
+      expect(elements.filter((name) => name === "failure")).toHaveLength(1);
+      expect(xml).toContain('<testcase name="bind-app.env-strings [MUST]"');
+    });
+  });
+
+  it("prints the JSON report with --format json, for the variant and encoding asked", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const { code, stdout } = await check(["--url", url, ...LOGIN, "--format", "json", "--variant", "A", "--encoding", "json", "--groups", "create,destroy"]);
+      const report = JSON.parse(stdout) as ConformanceReport;
+      expect(report).toMatchObject({ variant: "A", encoding: "json", passed: true });
+      expect(report.results.map((result) => result.id)).toEqual(["create.status", "destroy.status"]);
+      expect(code).toBe(0);
+    });
+  });
+
+  it("takes the password from PROVIDER_KIT_PASSWORD too", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const env = { ...process.env, PROVIDER_KIT_PASSWORD: CREDENTIALS.password };
+      const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "check", "--url", url, "--username", CREDENTIALS.username, "--groups", "auth"], { cwd: ROOT, env, stdio: "ignore" });
+      const code = await new Promise((resolve) => child.on("close", resolve));
+      expect(code).toBe(0);
+    });
+  });
+
+  it("exits 2 with a clear message when the provider cannot be reached", async () => {
+    // A port that was just free: nothing listens on it any more.
+    const closed = await listen(referenceProvider(CREDENTIALS));
+    await closed.close();
+    const { code, stderr } = await check(["--url", closed.url, ...LOGIN]);
+    expect(stderr).toContain(`error: Cannot reach the provider at ${closed.url}: connect ECONNREFUSED`);
+    expect(code).toBe(2);
+  });
+
+  it.each([
+    ["--url, --username and --password (or PROVIDER_KIT_PASSWORD) are required", ["--url", "http://127.0.0.1:1", "--username", "u"]],
+    ["argument 'C' is invalid. Allowed choices are A, B, current.", ["--url", "http://127.0.0.1:1", ...LOGIN, "--variant", "C"]],
+    ["unknown group bogus", ["--url", "http://127.0.0.1:1", ...LOGIN, "--groups", "auth,bogus"]],
+    ["give a positive number of seconds.", ["--url", "http://127.0.0.1:1", ...LOGIN, "--timeout", "soon"]],
+    ['"not a url" is not a URL', ["--url", "not a url", ...LOGIN]],
+    ["unknown option '--frobnicate'", ["--url", "http://127.0.0.1:1", ...LOGIN, "--frobnicate"]],
+  ])("exits 2 on bad usage: %s", async (message, args) => {
+    const { code, stderr } = await check(args);
+    expect(stderr).toContain(message);
+    expect(code).toBe(2);
+  });
+
+  it("lists the checks as the table of docs/conformance-checks.md", async () => {
+    const { code, stdout } = await check(["--list-checks"]);
+    expect(code).toBe(0);
+    expect(await readFile(path.join(ROOT, "docs/conformance-checks.md"), "utf8")).toContain(stdout);
+  });
+
+  it("on SIGINT while waiting for provisioning, removes the instance, then exits 130", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 120_000 }), async ({ url }) => {
+      const run = cli(["check", "--url", url, ...LOGIN]);
+      // Wait (polling, generous limit) until the CLI reports it is waiting on the instance.
+      for (let waited = 0; !run.stderr().includes("waiting for") && waited < 25_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const instance = /waiting for (pkc-[0-9a-f]+)/.exec(run.stderr())?.[1];
+      expect(instance).toBeDefined();
+      expect(await statusOf(url, instance!)).toBe(202);
+      run.signal("SIGINT");
+      const { code, stdout, stderr } = await run.done;
+      expect(stderr).toContain(`removed ${instance}`);
+      expect(stdout).toMatch(/INTERRUPTED: /);
+      expect(code).toBe(130);
+      expect(await statusOf(url, instance!)).toBe(404);
+    });
+  });
+});
