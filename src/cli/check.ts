@@ -85,7 +85,7 @@ async function check(
   let stoppedBy: string | undefined;
   const stop = (signal: NodeJS.Signals) => {
     stoppedBy = signal;
-    process.stderr.write(`\n${signal}: stopping, removing the instance first...\n`);
+    process.stderr.write(`\n${signal}: stopping; removing the instance first (send it again to quit at once)...\n`);
     controller.abort();
   };
   process.once("SIGINT", stop);

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
+import { jsonType } from "./shapes.js";
 import type { Encoding, Exchange } from "./types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -217,12 +218,6 @@ export function redactBindResult(body: string): string {
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return `<${jsonType(parsed)}>`;
   const shape = Object.keys(parsed).map((key) => `${JSON.stringify(key)}:<${jsonType((parsed as Record<string, unknown>)[key])}>`);
   return trim(`{${shape.join(",")}}`);
-}
-
-export function jsonType(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
 }
 
 function describeNetworkError(error: unknown): string {

@@ -2,7 +2,13 @@
  * What the platform accepts as the body of each answer. Each function returns the problem
  * in words, or undefined when the body is fine. Messages never quote bind result values.
  */
-import { jsonType } from "./platform-client.js";
+
+/** The JSON name of a value's type, for messages: "string", "number", "array", "null"... */
+export function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
 
 type Parsed = { ok: true; value: unknown } | { ok: false; problem: string };
 
