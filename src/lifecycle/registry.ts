@@ -51,6 +51,15 @@ function alreadyExists(existing: InstanceRecord | undefined, instance: string): 
   return new AlreadyExistsError(`An instance named "${instance}" already exists.`);
 }
 
+/**
+ * A record as `create` keeps it while its handler runs: provisioning, no background step yet.
+ * Seen without the instance lock, that create may still be running; seen under the lock, its
+ * process died before answering.
+ */
+function createUnfinished(record: InstanceRecord): boolean {
+  return record.state === "provisioning" && record.step === undefined;
+}
+
 /** Bind and update need a working instance; say why this one is not. */
 function refuseUnlessReady(record: InstanceRecord): void {
   switch (record.state) {
@@ -165,10 +174,16 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       const instance = request.instance;
       // Fast answer for the common retry; the insert below is the atomic check.
       const taken = await store.getInstance(instance);
-      if (taken) throw alreadyExists(taken, instance);
+      if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
       const pending = await locked(instance, async () => {
         const record = newRecord(request);
-        if (!(await store.insertInstance(record))) throw alreadyExists(await store.getInstance(instance), instance);
+        if (!(await store.insertInstance(record))) {
+          const existing = await store.getInstance(instance);
+          // Under the lock, a create still at its first stage is one whose process died before
+          // answering: the platform got no instance, so this create takes its place.
+          if (!existing || !createUnfinished(existing)) throw alreadyExists(existing, instance);
+          await store.saveInstance(record);
+        }
         let result: LifecycleResult;
         try {
           result = await handlers.create(request, { ...context, record: structuredClone(record) });

@@ -57,7 +57,7 @@ export class StepRunner {
 
   constructor(
     private readonly store: Store,
-    private readonly work: Record<StepKind, StepWork>,
+    private readonly stepWork: Record<StepKind, StepWork>,
     private readonly options: ResolvedRegistryOptions,
     private readonly log: Logger,
   ) {}
@@ -157,7 +157,7 @@ export class StepRunner {
     const signal = AbortSignal.any([stop, timeLimit]);
     const log = this.log.child({ instance: record.name, step: step.kind, attempt: step.attempts });
     try {
-      const work = Promise.resolve().then(() => this.work[step.kind](structuredClone(record), { signal, log, attempt: step.attempts }));
+      const work = Promise.resolve().then(() => this.stepWork[step.kind](structuredClone(record), { signal, log, attempt: step.attempts }));
       const result = await untilAborted(work, signal);
       return { ok: true, data: result?.data };
     } catch (error) {
@@ -180,6 +180,7 @@ export class StepRunner {
         return 0;
       }
       if (outcome.ok) {
+        this.log.info({ instance, step: step.kind, attempts: record.step.attempts }, `${step.kind} finished`);
         if (step.kind === "deprovision") {
           await this.store.deleteInstance(instance);
           return 0;
@@ -205,6 +206,7 @@ export class StepRunner {
   }
 
   private async fail(record: InstanceRecord, reason: string): Promise<void> {
+    this.log.error({ instance: record.name, step: record.step?.kind, reason }, "background step failed for good");
     record.state = "failed";
     record.reason = reason;
     delete record.step;

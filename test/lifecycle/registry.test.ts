@@ -136,6 +136,17 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       expect((await store.getInstance("cache"))?.state).toBe("ready");
     });
 
+    it("replaces a create whose process died before answering (the platform got no instance)", async () => {
+      const { handlers, callsOf } = recordingHandlers();
+      const { lifecycle, store } = start(handlers);
+      const time = new Date().toISOString();
+      await store.insertInstance({ name: "cache", tags: [], parameters: {}, state: "provisioning", data: {}, createdAt: time, updatedAt: time });
+      expect(await lifecycle.status({ instance: "cache" }, ctx)).toBe("pending");
+      await lifecycle.create(createRequest("cache", { plan: "small" }), ctx);
+      expect(callsOf("create")).toHaveLength(1);
+      expect(await store.getInstance("cache")).toMatchObject({ plan: "small", state: "ready" });
+    });
+
     it("refuses a pending create when there is no provision handler, and keeps no record", async () => {
       const { handlers } = recordingHandlers({ create: () => ({ pending: true }) });
       const { lifecycle, store } = start(handlers);
