@@ -105,7 +105,7 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
       const spec = serverSpec(record.name, record.data);
       if (await answersPing(adminAddress(record.data))) return "running";
       if ((await runningPid(spec.dir)) !== undefined) {
-        return { down: `The Redis process of this instance runs but does not answer on port ${spec.port}.` };
+        return { down: `The Redis process of this instance does not answer on port ${spec.port} (it may still be starting).` };
       }
       ensureRedisServer(spec).catch((error: unknown) => log.error({ err: error, instance: record.name }, "restart failed"));
       return { down: "The Redis process of this instance was not running; it is being restarted. Check again in a few seconds." };

@@ -94,11 +94,9 @@ async function startOrAdopt(spec: RedisServerSpec, timeoutMs: number, signal?: A
   const address = { host: LOOPBACK, port: spec.port, password: spec.password };
   if (await answersPing(address)) return;
   let pid = await runningPid(spec.dir);
-  let child: ChildProcess | undefined;
   if (pid === undefined) {
     await writeServerFiles(spec);
-    child = await spawnServer(spec);
-    pid = child.pid!;
+    pid = (await spawnServer(spec)).pid!;
     await writeFile(join(spec.dir, PID_FILE), `${pid}\n`);
   }
   const deadline = Date.now() + timeoutMs;

@@ -71,6 +71,7 @@ export async function startRedisProvider(config: Config, options: StartOptions):
   const { address } = server;
   // Long-lived, so it reconnects; each plan call fails fast while the server is away.
   const admin = redisClient(address, { reconnect: true });
+  admin.on("error", (error: unknown) => log.warn({ err: error }, "connection to the administered Redis failed; reconnecting"));
   await admin.connect();
   if (!(await hasAclFile(admin))) {
     log.warn("The Redis server has no aclfile: the users of bound apps will be lost if that server restarts.");

@@ -3,7 +3,6 @@
  * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
  * prefix (keys and channels); a per-instance health user lets status connect as the instance.
  */
-import type { InfoItem, InstanceRecord } from "../../src/index.js";
 import {
   bindingUserName,
   connectionEnv,
@@ -14,7 +13,7 @@ import {
   setUser,
 } from "./acl.js";
 import { answersPing, type RedisClient } from "./connection.js";
-import { dataString, type BindingTarget, type RedisPlan } from "./plan.js";
+import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {
   /** Connection to the shared server as its administrator. */
@@ -54,12 +53,12 @@ const APP_COMMANDS = [
 /** The health user may only PING: its password sits in the registry. */
 const HEALTH_COMMANDS = ["+ping"];
 
-/** Keys scanned at most by `info`, which the platform calls for every instance of a listing. */
-const INFO_SCAN_LIMIT = 10_000;
+/** `info` is called for every instance of a listing: it scans at most this many SCAN pages of 1000. */
+const INFO_SCAN_PAGES = 10;
 /** Memory is summed key by key, so only for instances with at most this many keys. */
 const INFO_MEMORY_KEY_LIMIT = 1_000;
 
-export function keyPrefix(instance: string): string {
+function keyPrefix(instance: string): string {
   return `${instance}:`;
 }
 
@@ -77,7 +76,7 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
     async create(request) {
       const healthPassword = generatePassword();
       await setUser(admin, healthUserName(request.instance), healthPassword, HEALTH_COMMANDS);
-      return { data: { plan: "shared", keyPrefix: keyPrefix(request.instance), healthPassword } };
+      return { data: { plan: "shared", healthPassword } };
     },
 
     async bind(record, target) {
@@ -87,7 +86,7 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
       return { ...connectionEnv({ host, port, user, password }), REDIS_KEY_PREFIX: keyPrefix(record.name) };
     },
 
-    async unbind(record, target: BindingTarget) {
+    async unbind(record, target) {
       await deleteUser(admin, bindingUserName(record.name, target.kind, target.key));
     },
 
@@ -99,17 +98,16 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
 
     async info(record) {
       const { count, complete, memoryBytes } = await measure(admin, keyPrefix(record.name));
-      const items: InfoItem[] = [
+      return [
         { label: "Plan", value: "shared" },
         { label: "Address", value: `${host}:${port}` },
         { label: "Key prefix", value: keyPrefix(record.name) },
-        { label: "Keys", value: complete ? String(count) : `more than ${count}` },
+        { label: "Keys", value: complete ? String(count) : `at least ${count}` },
+        {
+          label: "Memory used",
+          value: memoryBytes === undefined ? `not measured (more than ${INFO_MEMORY_KEY_LIMIT} keys)` : formatBytes(memoryBytes),
+        },
       ];
-      items.push({
-        label: "Memory used",
-        value: memoryBytes === undefined ? `not measured (more than ${INFO_MEMORY_KEY_LIMIT} keys)` : formatBytes(memoryBytes),
-      });
-      return items;
     },
 
     async destroy(record) {
@@ -121,15 +119,14 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
   };
 }
 
-/** Counts the keys under `prefix`, scanning at most INFO_SCAN_LIMIT keys of the server. */
+/** Counts (and, when few, weighs) the keys under `prefix`, within INFO_SCAN_PAGES. */
 async function measure(admin: RedisClient, prefix: string) {
   const keys: string[] = [];
-  let scanned = 0;
+  let pages = 0;
   let complete = true;
-  for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
-    keys.push(...batch);
-    scanned += 1000;
-    if (scanned >= INFO_SCAN_LIMIT) {
+  for await (const page of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+    keys.push(...page);
+    if (++pages === INFO_SCAN_PAGES) {
       complete = false;
       break;
     }
@@ -142,7 +139,7 @@ async function measure(admin: RedisClient, prefix: string) {
   return { count: keys.length, complete, memoryBytes };
 }
 
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
