@@ -20,20 +20,25 @@ export interface Settings {
   pin: boolean;
   /** Seconds to wait, before each measurement, for other processes to leave the CPUs alone; 0: never wait. */
   quietWait: number;
+  /** Times a measurement is repeated when other processes competed for the CPUs during it. */
+  noisyRetries: number;
 }
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --duration <s>     seconds measured per server and call, per round   (BENCH_DURATION, default 5)
-  --warmup <s>       seconds of discarded load before each measurement (BENCH_WARMUP, default 2, at most --duration)
-  --connections <n>  concurrent connections, pipelining 1              (BENCH_CONNECTIONS, default 20)
-  --rounds <n>       interleaved rounds; the median round is reported  (BENCH_ROUNDS, default 3)
-  --servers <ids>    comma-separated server ids (BENCH_SERVERS, default: all default servers)
-  --profile <dir>    write a CPU profile of each server child into <dir> (BENCH_PROFILE)
-  --no-pin           do not pin harness and servers to separate CPUs    (BENCH_PIN=0)
-  --quiet-wait <s>   before each measurement, wait up to <s> seconds for other processes
-                     to use under 15% of a CPU                          (BENCH_QUIET_WAIT, default 60; 0: no wait)
-  --quick            smoke run: --duration 1 --warmup 0.5 --rounds 1
+  --duration <s>         seconds measured per server and call, per round    (BENCH_DURATION, default 5)
+  --warmup <s>           seconds of discarded load before each measurement  (BENCH_WARMUP, default 2, at most --duration)
+  --connections <n>      concurrent connections, pipelining 1               (BENCH_CONNECTIONS, default 20)
+  --rounds <n>           interleaved rounds; the median round is reported   (BENCH_ROUNDS, default 3)
+  --servers <ids>        comma-separated server ids, see bench/servers/catalog.ts
+                                                                            (BENCH_SERVERS, default: the five main servers)
+  --profile <dir>        write CPU profiles of each server child into <dir> (BENCH_PROFILE)
+  --no-pin               do not pin harness and servers to separate CPUs    (BENCH_PIN=0)
+  --quiet-wait <s>       before each measurement, wait up to <s> seconds for other
+                         processes to use under 15% of a CPU                (BENCH_QUIET_WAIT, default 60; 0: no wait)
+  --noisy-retries <n>    measure again, up to <n> times, when other processes
+                         used over 15% of a CPU during a measurement        (BENCH_NOISY_RETRIES, default 2)
+  --quick                smoke run: --duration 1 --warmup 0.5 --rounds 1 --quiet-wait 0 --noisy-retries 0
   --help`;
 
 const options = {
@@ -45,6 +50,7 @@ const options = {
   profile: { type: "string" },
   "no-pin": { type: "boolean" },
   "quiet-wait": { type: "string" },
+  "noisy-retries": { type: "string" },
   quick: { type: "boolean" },
   help: { type: "boolean" },
 } as const;
@@ -60,7 +66,7 @@ function numberSetting(name: string, raw: string | undefined, fallback: number, 
   const tooSmall = rule.zeroAllowed ? value < 0 : value <= 0;
   if (!Number.isFinite(value) || tooSmall || (rule.integer && !Number.isInteger(value))) {
     const expected = `${rule.zeroAllowed ? "a non-negative" : "a positive"} ${rule.integer ? "integer" : "number"}`;
-    const envName = `BENCH_${name.toUpperCase().replace("-", "_")}`;
+    const envName = `BENCH_${name.toUpperCase().replaceAll("-", "_")}`;
     throw new Error(`--${name} (or ${envName}) must be ${expected}, got "${raw}".`);
   }
   return value;
@@ -85,6 +91,10 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
     servers: serverList ? serverList.split(",").map((id) => id.trim()).filter(Boolean) : undefined,
     profileDir: values.profile ?? (env.BENCH_PROFILE || undefined),
     pin: values["no-pin"] !== true && env.BENCH_PIN !== "0",
+    noisyRetries: numberSetting("noisy-retries", values["noisy-retries"] ?? env.BENCH_NOISY_RETRIES, quick ? 0 : 2, {
+      integer: true,
+      zeroAllowed: true,
+    }),
     quietWait: numberSetting("quiet-wait", values["quiet-wait"] ?? env.BENCH_QUIET_WAIT, quick ? 0 : 60, { zeroAllowed: true }),
   };
 }
