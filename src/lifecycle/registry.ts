@@ -60,6 +60,11 @@ function createUnfinished(record: InstanceRecord): boolean {
   return record.state === "provisioning" && record.step === undefined;
 }
 
+/** What a handler gets: the call's context plus the registry's view. Getters (the lazy logger) stay lazy. */
+function handlerContext(context: RequestContext, registry: Pick<HandlerContext, "record" | "binding">): HandlerContext {
+  return Object.defineProperties({ ...registry }, Object.getOwnPropertyDescriptors(context)) as HandlerContext;
+}
+
 /** Bind and update need a working instance; say why this one is not. */
 function refuseUnlessReady(record: InstanceRecord): void {
   switch (record.state) {
@@ -135,7 +140,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       const record = await existing(instance);
       refuseUnlessReady(record);
       const binding = await store.getBinding(instance, target.kind, target.key);
-      const result = await call({ ...context, record, binding });
+      const result = await call(handlerContext(context, { record, binding }));
       const time = now();
       await store.saveBinding({
         ...binding,
@@ -162,7 +167,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       if (record.state === "deleting") return;
       const binding = await store.getBinding(instance, target.kind, target.key);
       if (!binding) return;
-      await call({ ...context, record, binding });
+      await call(handlerContext(context, { record, binding }));
       await store.deleteBinding(instance, target.kind, target.key);
     });
   }
@@ -186,7 +191,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         }
         let result: LifecycleResult;
         try {
-          result = await handlers.create(request, { ...context, record: structuredClone(record) });
+          result = await handlers.create(request, handlerContext(context, { record: structuredClone(record) }));
           if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
         } catch (error) {
           // The platform gets no instance, so neither does the registry.
@@ -211,7 +216,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         record.updatedAt = now();
         await store.saveInstance(record);
         try {
-          const result = await handler(request, { ...context, record: structuredClone(record) });
+          const result = await handler(request, handlerContext(context, { record: structuredClone(record) }));
           Object.assign(record.data, result?.data);
         } catch (error) {
           record.state = "ready";
@@ -238,7 +243,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
           await store.saveInstance(record);
           return true;
         }
-        const result = await handlers.destroy(request, { ...context, record: structuredClone(record) });
+        const result = await handlers.destroy(request, handlerContext(context, { record: structuredClone(record) }));
         if (!absorb(record, result)) {
           await store.deleteInstance(instance);
           return false;
@@ -294,7 +299,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         case "ready":
         case "updating":
           // With a status handler the resource itself is checked; otherwise the registry's word is enough.
-          return handlers.status ? handlers.status(request, { ...context, record }) : "running";
+          return handlers.status ? handlers.status(request, handlerContext(context, { record })) : "running";
       }
     },
 
@@ -302,7 +307,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       const handler = handlerFor(handlers, "info");
       const record = await existing(request.instance);
       if (record.state === "deleting") throw notFound(request.instance);
-      return handler(request, { ...context, record });
+      return handler(request, handlerContext(context, { record }));
     },
 
     async close() {

@@ -362,6 +362,29 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
     });
   });
 
+  it("hands handlers the call's context (request id, signal, logger) without building the lazy logger", async () => {
+    let loggerBuilt = 0;
+    const signal = new AbortController().signal;
+    const lazy = {
+      requestId: "req-42",
+      user: "alice",
+      signal,
+      get log() {
+        loggerBuilt++;
+        return silent;
+      },
+    };
+    const seen: HandlerContext[] = [];
+    const { handlers } = recordingHandlers({ bindApp: (_request, c) => void seen.push(c) });
+    const { lifecycle } = start(handlers);
+    await lifecycle.create(createRequest("cache"), ctx);
+    await lifecycle.bindApp(bindAppRequest("cache", "web"), lazy);
+    expect(loggerBuilt).toBe(0);
+    expect(seen[0]).toMatchObject({ requestId: "req-42", user: "alice", signal, record: { name: "cache" } });
+    expect(seen[0]?.log).toBe(silent);
+    expect(loggerBuilt).toBe(1);
+  });
+
   describe("status and info", () => {
     it("calls the status handler for a ready instance so it can report the resource's own state", async () => {
       const { handlers } = recordingHandlers({
