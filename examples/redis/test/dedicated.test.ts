@@ -119,6 +119,17 @@ describe("plan dedicated over HTTP", () => {
     expect((await api.status("gone")).status).toBe(404);
   });
 
+  it("removes an instance destroyed while it was still provisioning", async () => {
+    expect((await api.create("hasty", "dedicated")).status).toBe(201);
+    const dir = instanceDir(dataDir, "hasty");
+    await eventually(async () => (await pidIn(dir)) !== undefined); // spawned, still starting
+    const pid = (await pidIn(dir))!;
+    expect((await api.destroy("hasty")).status).toBe(200);
+    await eventually(async () => (await api.status("hasty")).status === 404);
+    expect(isAlive(pid)).toBe(false);
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
+  });
+
   it("finishes a provisioning that a provider restart interrupted", async () => {
     expect((await api.create("takeover", "dedicated")).status).toBe(201);
     const dir = instanceDir(dataDir, "takeover");

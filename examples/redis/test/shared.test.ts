@@ -163,6 +163,8 @@ describe("plan shared over HTTP", () => {
     expect((await api.unbindUnit("jobs", "web", "10.0.0.7:8080")).status).toBe(200);
     expect(await failure(appClient(unit))).toMatch(/WRONGPASS/);
     expect(await (await connect(job)).ping()).toBe("PONG");
+    expect((await api.unbindHostname("jobs", "legacy.example.com")).status).toBe(200);
+    expect(await failure(appClient(legacy))).toMatch(/WRONGPASS/);
     await api.destroy("jobs");
     expect(await usersOf("jobs")).toEqual([]);
   });

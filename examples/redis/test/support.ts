@@ -82,6 +82,7 @@ export function platform(baseUrl: string) {
       call("DELETE", `/resources/${name}/bind`, { "app-name": app, "app-host": `${app}.apps.example.com`, "unit-host": unitHost }),
     bindJob: (name: string, job: string) => call("PUT", `/resources/${name}/binds/jobs/${job}`, { "job-name": job }),
     bindHostname: (name: string, hostname: string) => call("POST", `/resources/${name}`, { hostname }),
+    unbindHostname: (name: string, hostname: string) => call("DELETE", `/resources/${name}/hostname/${hostname}`),
     destroy: (name: string) => call("DELETE", `/resources/${name}`, { user: "admin@example.com" }),
   };
 }
