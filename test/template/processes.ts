@@ -21,13 +21,16 @@ interface SpawnOptions {
 
 /**
  * The environment of this test run, less what would leak into a child: vitest's own variables
- * (a nested vitest would think it is a worker) and any PROVIDER_* settings of the developer.
+ * (a nested vitest would think it is a worker), forced colours (output is matched as text) and
+ * any PROVIDER_* settings of the developer.
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_|NODE_OPTIONS$|NODE_ENV$|TEST$)/.test(key)),
+    Object.entries(process.env).filter(
+      ([key]) => !/^(VITEST|PROVIDER_|FORCE_COLOR$|NODE_OPTIONS$|NODE_ENV$|TEST$)/.test(key),
+    ),
   );
-  return { ...env, ...extra };
+  return { ...env, NO_COLOR: "1", ...extra };
 }
 
 function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
