@@ -77,8 +77,12 @@ export class PlatformClient {
     this.base = new URL(options.url);
   }
 
+  /** The provider URL for reports and messages: credentials in it (`http://user:pass@host`) removed. */
   get url(): string {
-    return this.options.url;
+    const shown = new URL(this.options.url);
+    shown.username = "";
+    shown.password = "";
+    return shown.toString().replace(/\/$/, "");
   }
 
   /** For the auth probes, which derive wrong passwords from the right one. */

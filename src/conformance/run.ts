@@ -75,7 +75,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
   for (const result of results) counts[result.outcome] += 1;
   return {
-    url: options.url,
+    url: client.url,
     variant,
     encoding,
     instance: names.instance,

@@ -54,7 +54,7 @@ const statusOf = (result: CallResult | undefined) => result?.answer?.status;
 const succeeded = (result: CallResult | undefined) => is2xx(statusOf(result) ?? 0);
 
 export async function runScenario(context: ScenarioContext): Promise<void> {
-  const { recorder: judge, variant, names } = context;
+  const { recorder: checks, variant, names } = context;
   const send = async (call: Call): Promise<CallResult> => {
     const result = await context.client.send(call, context.signal);
     if (context.signal?.aborted) throw new Interrupted();
@@ -68,29 +68,22 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   await notFoundStep(context, send, calls);
 
   const instance = names.instance;
-  const lifecycle = judge.wants(
-    "create.status",
-    "create.duplicate",
-    "status.ready",
-    "status.text-body",
-    "bind-app.provisioning",
-    "destroy.status",
-  );
-  if (lifecycle) {
+  // Every check on the instance needs create.status, so this is "any instance check asked for".
+  if (checks.wants("create.status")) {
     context.created.add(instance);
     const create = await send(calls.create(instance));
-    judge.judge("create.status", () => expectStatus(create, is2xx, "2xx"), [create.exchange]);
+    checks.judge("create.status", () => expectStatus(create, is2xx, "2xx"), [create.exchange]);
   }
-  if (judge.passed("create.status")) {
+  if (checks.passed("create.status")) {
     const bindEarly = await awaitReady(context, send, calls);
-    if (judge.wants("create.duplicate")) {
+    if (checks.wants("create.duplicate")) {
       const duplicate = await send(calls.create(instance));
-      judge.judge("create.duplicate", () => expectStatus(duplicate, only(409), "409 (already exists)"), [duplicate.exchange]);
+      checks.judge("create.duplicate", () => expectStatus(duplicate, only(409), "409 (already exists)"), [duplicate.exchange]);
     }
-    if (judge.passed("status.ready")) await boundSteps(context, send, calls, bindEarly);
-    if (judge.wants("destroy.status")) {
+    if (checks.passed("status.ready")) await boundSteps(context, send, calls, bindEarly);
+    if (checks.wants("destroy.status")) {
       const destroy = await send(calls.destroy(instance));
-      judge.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
+      checks.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
       if (succeeded(destroy)) context.created.delete(instance);
     }
   }
@@ -102,13 +95,13 @@ type Send = (call: Call) => Promise<CallResult>;
 
 /** Lists the plans (first call of the run: it also tells whether the provider is there at all). */
 async function planStep(context: ScenarioContext, send: Send): Promise<string | undefined> {
-  const { recorder: judge, variant } = context;
+  const { recorder: checks, variant } = context;
   const first = variant === "B" ? context.callsFor(undefined).status(context.names.missing) : context.callsFor(undefined).plans();
   const result = await send(first);
   if (!result.answer) throw new ProviderUnreachableError(context.client.url, result.error ?? "no answer");
   if (variant === "B") return context.plan;
-  judge.judge("plans.status", () => expectStatus(result, only(200), "200"), [result.exchange]);
-  judge.judge("plans.shape", () => {
+  checks.judge("plans.status", () => expectStatus(result, only(200), "200"), [result.exchange]);
+  checks.judge("plans.shape", () => {
     const wrong = plansProblem(bodyOf(result));
     return wrong ? problem(wrong) : ok();
   }, [result.exchange]);
@@ -117,7 +110,7 @@ async function planStep(context: ScenarioContext, send: Send): Promise<string | 
 
 /** Calls without credentials, with a wrong password, and with the password plus a colon suffix. */
 async function authStep(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
-  const { recorder: judge, client, names } = context;
+  const { recorder: checks, client, names } = context;
   const probes = (): Call[] => [calls.plans(), calls.bindApp(names.missing), calls.destroy(names.missing)];
   const cases = [
     { id: "auth.no-credentials", credentials: "none" as const, what: "without credentials" },
@@ -125,11 +118,11 @@ async function authStep(context: ScenarioContext, send: Send, calls: PlatformCal
     { id: "auth.password-colon", credentials: { password: `${client.password}:x` }, what: "with the password followed by ':x'" },
   ];
   for (const { id, credentials, what } of cases) {
-    if (!judge.wants(id)) continue;
+    if (!checks.wants(id)) continue;
     const results: CallResult[] = [];
     for (const call of probes()) results.push(await send({ ...call, credentials }));
     const accepted = results.filter((result) => statusOf(result) !== 401);
-    judge.judge(id, () =>
+    checks.judge(id, () =>
       accepted.length === 0
         ? ok()
         : problem(accepted.map((result) => `${describe(result)} ${what} answered ${statusOf(result) ?? result.error}`).join("; ") + ", expected 401"),
@@ -140,7 +133,7 @@ async function authStep(context: ScenarioContext, send: Send, calls: PlatformCal
 
 /** Every instance route of the variant, for an instance that does not exist. */
 async function notFoundStep(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
-  const { recorder: judge, names } = context;
+  const { recorder: checks, names } = context;
   const routes: Array<[string, (instance: string) => Call]> = [
     ["not-found.bind-app", calls.bindApp],
     ["not-found.unbind-app", calls.unbindApp],
@@ -156,9 +149,9 @@ async function notFoundStep(context: ScenarioContext, send: Send, calls: Platfor
     ["not-found.status", calls.status],
   ];
   for (const [id, call] of routes) {
-    if (!judge.wants(id)) continue;
+    if (!checks.wants(id)) continue;
     const result = await send(call(names.missing));
-    judge.judge(id, () => expectStatus(result, only(404), "404"), [result.exchange]);
+    checks.judge(id, () => expectStatus(result, only(404), "404"), [result.exchange]);
   }
 }
 
@@ -168,7 +161,7 @@ async function notFoundStep(context: ScenarioContext, send: Send, calls: Platfor
  * Returns that early bind's result (a sync provider, or a lost race, may have bound the app).
  */
 async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<CallResult | undefined> {
-  const { recorder: judge, names, variant } = context;
+  const { recorder: checks, names, variant } = context;
   const started = Date.now();
   const answers: CallResult[] = [];
   let early: CallResult | undefined;
@@ -180,7 +173,7 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
     const status = statusOf(result);
     if (early && earlyWhilePending === undefined) earlyWhilePending = status === 202;
     if (status === 202) {
-      if (!early && judge.wants("bind-app.provisioning")) {
+      if (!early && checks.wants("bind-app.provisioning")) {
         early = await send(calls.bindApp(names.instance));
         continue;
       }
@@ -205,9 +198,9 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
   }
   const ready = verdict;
   const last = answers[answers.length - 1];
-  judge.judge("status.ready", () => ready, last ? [last.exchange] : []);
+  checks.judge("status.ready", () => ready, last ? [last.exchange] : []);
 
-  judge.judge("bind-app.provisioning", () => {
+  checks.judge("bind-app.provisioning", () => {
     if (!early) return skip("the first status answer was not 202: the provider provisions synchronously");
     if (statusOf(early) === 412) return ok();
     if (earlyWhilePending) return problem(`${describe(early)} answered ${statusOf(early) ?? early.error} while the status still answered 202, expected 412`);
@@ -215,7 +208,7 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
   }, early ? [early.exchange] : []);
 
   const emptyTexts = answers.filter((result) => statusOf(result) === 200 && bodyOf(result).trim() === "");
-  judge.judge("status.text-body", () => {
+  checks.judge("status.text-body", () => {
     if (!answers.some((result) => statusOf(result) === 200)) return skip("the status call never answered 200");
     return emptyTexts.length === 0 ? ok() : problem(`${describe(emptyTexts[0]!)} answered 200 with an empty body: answer 204 when ready, or 200 with the status text`);
   }, emptyTexts.slice(0, 1).map((result) => result.exchange));
@@ -224,7 +217,7 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
 
 /** Everything done to a ready instance: binds, update, info, unbinds. */
 async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, early: CallResult | undefined): Promise<void> {
-  const { recorder: judge, names } = context;
+  const { recorder: checks, names } = context;
   const instance = names.instance;
   const bindResult = (result: CallResult, stringsOnly: boolean) => () => {
     const wrong = bindResultProblem(bodyOf(result), stringsOnly);
@@ -232,15 +225,15 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
   };
 
   let bound = succeeded(early);
-  if (judge.wants("bind-app.status", "unbind-app.status")) {
+  if (checks.wants("bind-app.status")) {
     const bind = await send(calls.bindApp(instance));
     bound ||= succeeded(bind);
-    judge.judge("bind-app.status", () => expectStatus(bind, is2xx, "2xx"), [bind.exchange]);
-    judge.judge("bind-app.json", bindResult(bind, false), [bind.exchange]);
-    judge.judge("bind-app.env-strings", bindResult(bind, true), [bind.exchange]);
-    if (judge.wants("bind-app.rebind") && judge.passed("bind-app.json")) {
+    checks.judge("bind-app.status", () => expectStatus(bind, is2xx, "2xx"), [bind.exchange]);
+    checks.judge("bind-app.json", bindResult(bind, false), [bind.exchange]);
+    checks.judge("bind-app.env-strings", bindResult(bind, true), [bind.exchange]);
+    if (checks.wants("bind-app.rebind") && checks.passed("bind-app.json")) {
       const again = await send(calls.bindApp(instance));
-      judge.judge(
+      checks.judge(
         "bind-app.rebind",
         () => (succeeded(again) ? bindResult(again, false)() : expectStatus(again, is2xx, "2xx")),
         [again.exchange],
@@ -248,48 +241,48 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     }
   }
 
-  if (judge.wants("bind-unit.status")) {
+  if (checks.wants("bind-unit.status")) {
     const bindUnit = await send(calls.bindUnit(instance));
-    judge.judge("bind-unit.status", () => expectStatus(bindUnit, is2xx, "2xx"), [bindUnit.exchange]);
+    checks.judge("bind-unit.status", () => expectStatus(bindUnit, is2xx, "2xx"), [bindUnit.exchange]);
     if (succeeded(bindUnit)) {
       const unbindUnit = await send(calls.unbindUnit(instance));
-      judge.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
+      checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
     }
   }
 
-  if (judge.wants("bind-job.status")) {
+  if (checks.wants("bind-job.status")) {
     const bindJob = await send(calls.bindJob(instance));
-    judge.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
-    judge.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
-    judge.judge("bind-job.result", bindResult(bindJob, true), [bindJob.exchange]);
+    checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
+    checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
+    checks.judge("bind-job.result", bindResult(bindJob, true), [bindJob.exchange]);
     if (succeeded(bindJob)) {
       const unbindJob = await send(calls.unbindJob(instance));
-      judge.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
+      checks.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
     }
   }
 
-  if (judge.wants("update.status")) {
+  if (checks.wants("update.status")) {
     const update = await send(calls.update(instance));
-    judge.judge("update.status", () => expectStatus(update, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [update.exchange]);
-    judge.judge("update.supported", () => (statusOf(update) === 404 ? problem("updates answer 404 (not supported)") : ok()), [update.exchange]);
+    checks.judge("update.status", () => expectStatus(update, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [update.exchange]);
+    checks.judge("update.supported", () => (statusOf(update) === 404 ? problem("updates answer 404 (not supported)") : ok()), [update.exchange]);
   }
 
-  if (judge.wants("info.status")) {
+  if (checks.wants("info.status")) {
     const info = await send(calls.info(instance));
-    judge.judge("info.status", () => expectStatus(info, (status) => status === 200 || status === 404, "200, or 404 when there is no extra info"), [info.exchange]);
-    judge.judge("info.supported", () => (statusOf(info) === 404 ? problem("the info call answers 404 (no extra info)") : ok()), [info.exchange]);
-    judge.judge("info.shape", () => {
+    checks.judge("info.status", () => expectStatus(info, (status) => status === 200 || status === 404, "200, or 404 when there is no extra info"), [info.exchange]);
+    checks.judge("info.supported", () => (statusOf(info) === 404 ? problem("the info call answers 404 (no extra info)") : ok()), [info.exchange]);
+    checks.judge("info.shape", () => {
       const wrong = infoProblem(bodyOf(info));
       return wrong ? problem(wrong) : ok();
     }, [info.exchange]);
   }
 
-  if (bound && judge.wants("unbind-app.status")) {
+  if (bound && checks.wants("unbind-app.status")) {
     const unbind = await send(calls.unbindApp(instance));
-    judge.judge("unbind-app.status", () => expectStatus(unbind, is2xx, "2xx"), [unbind.exchange]);
-    if (judge.wants("unbind-app.repeat")) {
+    checks.judge("unbind-app.status", () => expectStatus(unbind, is2xx, "2xx"), [unbind.exchange]);
+    if (checks.wants("unbind-app.repeat")) {
       const again = await send(calls.unbindApp(instance));
-      judge.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
+      checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
     }
   }
 }
@@ -298,10 +291,10 @@ const MAX_EVIDENCE = 5;
 
 /** Checks over every answer of the run: error bodies, 405s, redirects. */
 function judgeWholeRun(context: ScenarioContext): void {
-  const { recorder: judge, client } = context;
+  const { recorder: checks, client } = context;
   const answered = client.log.filter((result) => result.answer !== undefined);
   const over = (id: string, offending: CallResult[], what: (result: CallResult) => string, fix: string) =>
-    judge.judge(id, () =>
+    checks.judge(id, () =>
       offending.length === 0
         ? ok(`${answered.length} answers looked at`)
         : problem(`${offending.slice(0, MAX_EVIDENCE).map(what).join("; ")}${offending.length > MAX_EVIDENCE ? ` and ${offending.length - MAX_EVIDENCE} more` : ""}: ${fix}`),
