@@ -7,7 +7,7 @@
  * in this repository). Every other file is copied as it is.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
@@ -20,7 +20,7 @@ export interface InitOptions {
   name?: string;
   /** The platform's service id. Default: the project name. */
   serviceId?: string;
-  /** Where the platform will reach the provider. Default: http://localhost:8080. */
+  /** Where the platform will reach the provider. Default: `DEFAULT_ENDPOINT`. */
   endpoint?: string;
 }
 
@@ -32,6 +32,7 @@ export interface InitResult {
 }
 
 const DEFAULT_PORT = 8080;
+const DEFAULT_ENDPOINT = `http://localhost:${DEFAULT_PORT}`;
 /** npm's rule for package names (unscoped or scoped), which package.json's `name` must follow. */
 const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
 
@@ -111,8 +112,8 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   const name = options.name ?? path.basename(dir);
   if (!NPM_NAME.test(name)) {
     throw new Error(
-      `Invalid project name "${name}": npm package names use lower-case letters, digits, ".", "_" and "-". ` +
-        (options.name === undefined ? "Pass --name <name> (the directory name is the default)." : ""),
+      `Invalid project name "${name}": npm package names use lower-case letters, digits, ".", "_" and "-".` +
+        (options.name === undefined ? " Pass --name <name> (the directory name is the default)." : ""),
     );
   }
   const serviceId = options.serviceId ?? name;
@@ -120,7 +121,7 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     serviceId,
     options.serviceId === undefined ? "It defaults to the project name; pass --service-id <id>." : "",
   );
-  const endpoint = options.endpoint ?? `http://localhost:${DEFAULT_PORT}`;
+  const endpoint = options.endpoint ?? DEFAULT_ENDPOINT;
   assertEndpoint(endpoint);
   await assertEmptyDirectory(dir);
 
@@ -136,20 +137,18 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     .sort();
 
   const files: string[] = [];
-  const write = async (relative: string, content: string) => {
+  const write = async (relative: string, content: string, mode?: number) => {
     await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
-    await writeFile(path.join(dir, relative), content);
+    await writeFile(path.join(dir, relative), content, { mode });
     files.push(relative);
   };
   for (const template of templates) {
     const content = await readFile(path.join(templateDir, template), "utf8");
     await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
   }
-  // The two files holding the password: readable by their owner only.
-  for (const [file, content] of [[".env", envFile(manifest)], ["service.yaml", renderManifest(manifest)]] as const) {
-    await write(file, content);
-    await chmod(path.join(dir, file), 0o600);
-  }
+  // The two files holding the password: readable by their owner only, from the moment they exist.
+  await write(".env", envFile(manifest), 0o600);
+  await write("service.yaml", renderManifest(manifest), 0o600);
   return { dir, manifest, files };
 }
 
@@ -161,7 +160,7 @@ export function registerInit(program: Command): void {
     .argument("<dir>", "directory of the new project")
     .option("--name <name>", "project name (default: the directory's name)")
     .option("--service-id <id>", "the platform's service id (default: the project name)")
-    .option("--endpoint <url>", `address at which the platform reaches the provider (default: http://localhost:${DEFAULT_PORT})`)
+    .option("--endpoint <url>", `address at which the platform reaches the provider (default: ${DEFAULT_ENDPOINT})`)
     .action(async (dir: string, options: Omit<InitOptions, "dir">, command: Command) => {
       let result: InitResult;
       try {
