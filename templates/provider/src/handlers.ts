@@ -64,7 +64,7 @@ export function createHandlers(databases: InMemoryDatabases): ProviderHandlers {
      * record (`context.record.data` in later calls).
      *
      * Slow to create? The platform gives up after a while, so answer at once and finish in the
-     * background: return `{ pending: true }` here and do the work in `provision` below. Until
+     * background: return `{ pending: true }` here and do the work in `provision`, like this. Until
      * `provision` succeeds, status answers 202 and binds 412; a throw from `provision` is retried.
      *
      *   create: (request) => { checkPlan(request.plan); return { pending: true }; },
