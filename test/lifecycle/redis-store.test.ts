@@ -90,8 +90,12 @@ describe("RedisStore", () => {
     const holder = open("renew:", 300);
     const other = open("renew:", 300);
     const release = gate();
-    const held = holder.withLock("cache", 1_000, () => release.opened);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const entered = gate();
+    const held = holder.withLock("cache", 1_000, async () => {
+      entered.open();
+      await release.opened;
+    });
+    await entered.opened;
     // Well past the 300 ms ttl: only renewal keeps the lock.
     const error = await rejection(other.withLock("cache", 1_000, async () => "got it"));
     expect(error.status).toBe(503);
@@ -121,8 +125,8 @@ describe("RedisStore", () => {
     expect(await store.acquireLease("cache", "a", 300)).toBe(true);
     await store.releaseLease("cache", "b"); // not b's to release
     expect(await store.acquireLease("cache", "b", 300)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await store.acquireLease("cache", "b", 300)).toBe(true);
+    // a stops renewing: once the ttl has passed, b gets it.
+    expect(await eventually(async () => (await store.acquireLease("cache", "b", 300)) || undefined)).toBe(true);
     await store.releaseLease("cache", "b");
     expect(await raw.exists("lease:lease:cache")).toBe(0);
   });

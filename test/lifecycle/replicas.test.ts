@@ -81,9 +81,14 @@ describe("two provider processes on one Redis store", () => {
     const bound = await b.call("POST", "/resources/cache/bind-app", app("web"));
     expect(bound.status).toBe(201);
     expect(JSON.parse(bound.body)).toMatchObject({ SERVED_BY: "b" });
-    // Let both replicas scan the pending steps a few more times: nobody may run the step again.
-    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await runsOf(keyPrefix, "cache")).toBe(1);
+    // And it can never run again: no step is left pending for either replica's scan to find.
+    const store = new RedisStore({ url: redis.url, keyPrefix });
+    try {
+      expect(await store.listPendingSteps()).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("concurrent creates of one name on both: one 201, one 409; concurrent binds on both: all recorded", async () => {
