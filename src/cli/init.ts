@@ -7,7 +7,7 @@
  * in this repository). Every other file is copied as it is.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
@@ -87,10 +87,10 @@ function outputPath(templatePath: string): string {
 
 async function assertEmptyDirectory(dir: string): Promise<void> {
   if (!existsSync(dir)) return;
-  const entries = await readdir(dir).catch(() => {
+  if (!(await stat(dir)).isDirectory()) {
     throw new Error(`${dir} exists and is not a directory: choose another path for the new project.`);
-  });
-  if (entries.length > 0) {
+  }
+  if ((await readdir(dir)).length > 0) {
     throw new Error(`${dir} is not empty: refusing to overwrite it. Choose a new directory, or empty this one first.`);
   }
 }
