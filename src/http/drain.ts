@@ -1,12 +1,15 @@
 /**
  * Graceful shutdown: once `close()` is called new requests answer 503, and `close()` resolves
- * when the requests already in flight have answered.
+ * when the requests already in flight have answered. `requestScope` admits and releases requests.
  */
-import type { RequestHandler } from "express";
+import type { Response } from "express";
 import { sendText } from "./answer.js";
 
 export interface Drain {
-  middleware: RequestHandler;
+  /** Count a new request in; false once closing (answer it with `refuse`). */
+  admit(): boolean;
+  release(): void;
+  refuse(res: Response): void;
   close(): Promise<void>;
 }
 
@@ -15,21 +18,19 @@ export function createDrain(): Drain {
   let closing = false;
   let idle: (() => void) | undefined;
 
-  const finished = () => {
-    inFlight -= 1;
-    if (inFlight === 0) idle?.();
-  };
-
   return {
-    middleware(_req, res, next) {
-      if (closing) {
-        res.setHeader("Connection", "close");
-        sendText(res, 503, "The provider is shutting down; try again in a moment.");
-        return;
-      }
+    admit() {
+      if (closing) return false;
       inFlight += 1;
-      res.once("close", finished);
-      next();
+      return true;
+    },
+    release() {
+      inFlight -= 1;
+      if (inFlight === 0) idle?.();
+    },
+    refuse(res) {
+      res.setHeader("Connection", "close");
+      sendText(res, 503, "The provider is shutting down; try again in a moment.");
     },
     close() {
       closing = true;

@@ -9,7 +9,7 @@ import type { z } from "zod";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { Fields } from "./fields.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { withTimeout } from "./timeout.js";
+import { LazyAbort, withTimeout } from "./timeout.js";
 import { validate } from "./validate.js";
 
 export interface Endpoint<Req, Res> {
@@ -68,13 +68,16 @@ function identifyCaller(req: Request, scope: RequestScope): void {
   scope.eventId = textOrUndefined(req.headers["x-tsuru-eventid"]) ?? textOrUndefined(scope.fields.eventId);
 }
 
-function contextFor(scope: RequestScope, signal: AbortSignal, logger: Logger): RequestContext {
+/** Own getters, not a class: the registry copies the context's property descriptors. */
+function contextFor(scope: RequestScope, abort: LazyAbort, logger: Logger): RequestContext {
   let log: Logger | undefined;
   return {
     requestId: scope.requestId,
     user: scope.user,
     eventId: scope.eventId,
-    signal,
+    get signal() {
+      return abort.signal;
+    },
     // Built on first use: most handlers never log, and the hot path stays cheap.
     get log() {
       return (log ??= logger.child({ requestId: scope.requestId, instance: scope.instance }));
@@ -89,9 +92,9 @@ export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req,
     scope.instance = textOrUndefined(req.params.instance) ?? textOrUndefined(scope.fields.name);
     identifyCaller(req, scope);
     const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
-    const controller = new AbortController();
-    const context = contextFor(scope, controller.signal, deps.logger);
-    const result = await withTimeout(deps.handlerTimeoutMs, controller, scope.requestId, () =>
+    const abort = new LazyAbort();
+    const context = contextFor(scope, abort, deps.logger);
+    const result = await withTimeout(deps.handlerTimeoutMs, abort, scope.requestId, () =>
       definition.run(deps.lifecycle, request, context),
     );
     definition.answer(res, result);

@@ -13,43 +13,6 @@ interface Answer {
   message: string;
 }
 
-/** Errors body-parser raises (http-errors objects), keyed by their `type`. */
-interface BodyParserError {
-  type: string;
-  status: number;
-  limit?: number;
-}
-
-function isBodyParserError(error: unknown): error is BodyParserError {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    typeof (error as BodyParserError).type === "string" &&
-    typeof (error as BodyParserError).status === "number"
-  );
-}
-
-function bodyAnswer(error: BodyParserError): Answer | undefined {
-  switch (error.type) {
-    case "entity.too.large":
-      return { status: 413, message: `The request body is larger than this provider's limit of ${error.limit} bytes.` };
-    case "parameters.too.many":
-      return { status: 413, message: "The request body has too many form fields." };
-    case "entity.parse.failed":
-      return { status: 400, message: "The request body is not valid JSON (expected a JSON object of fields)." };
-    case "querystring.parse.rangeError":
-      return { status: 400, message: "The form body nests fields too deeply; send flat keys such as parameters.a.b=value." };
-    case "charset.unsupported":
-    case "encoding.unsupported":
-      return { status: 415, message: "The request body's charset or Content-Encoding is not supported; send UTF-8." };
-    case "request.aborted":
-    case "request.size.invalid":
-      return { status: 400, message: "The request body was incomplete." };
-    default:
-      return undefined;
-  }
-}
-
 function isHttpStatus(status: number): boolean {
   return Number.isInteger(status) && status >= 400 && status <= 599;
 }
@@ -63,7 +26,6 @@ export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next)
   const scope = scopeOf(req);
   let answer: Answer | undefined;
   if (error instanceof ProviderError && isHttpStatus(error.status)) answer = { status: error.status, message: error.message };
-  else if (isBodyParserError(error)) answer = bodyAnswer(error);
   // The router could not percent-decode a path segment (`/resources/%ZZ`).
   else if (error instanceof URIError) answer = { status: 400, message: "The request path is not valid percent-encoding." };
   answer ??= { status: 500, message: internalErrorMessage(scope.requestId) };

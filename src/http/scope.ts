@@ -1,6 +1,7 @@
 /**
  * Per-request bookkeeping: the request id (read from the configured header, generated when
- * absent, echoed in the answer) and the ONE log line written when the answer is done.
+ * absent, echoed in the answer), the in-flight count `close()` waits on, and the ONE log line
+ * written when the answer is done.
  * The line holds who/what/how long, never headers, bodies or bind results (secrets live there).
  */
 import { randomUUID } from "node:crypto";
@@ -8,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
+import type { Drain } from "./drain.js";
 import type { Encoding, Fields } from "./fields.js";
 
 export interface RequestScope {
@@ -62,7 +64,7 @@ function logLine(logger: Logger, req: Request, res: Response, scope: RequestScop
   else logger.info(line, "request");
 }
 
-export function requestScope(logger: Logger, requestIdHeader: string): RequestHandler {
+export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain): RequestHandler {
   return (req, res, next) => {
     const scope: RequestScope = {
       requestId: requestIdOf(req, requestIdHeader),
@@ -72,7 +74,12 @@ export function requestScope(logger: Logger, requestIdHeader: string): RequestHa
     };
     (req as ScopedRequest)[SCOPE] = scope;
     res.setHeader(requestIdHeader, scope.requestId);
-    res.once("close", () => logLine(logger, req, res, scope));
-    next();
+    const admitted = drain.admit();
+    res.once("close", () => {
+      if (admitted) drain.release();
+      logLine(logger, req, res, scope);
+    });
+    if (admitted) next();
+    else drain.refuse(res);
   };
 }

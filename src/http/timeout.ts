@@ -4,12 +4,28 @@
  */
 import { ProviderError } from "../errors.js";
 
-export async function withTimeout<T>(
-  timeoutMs: number,
-  controller: AbortController,
-  requestId: string,
-  work: () => Promise<T>,
-): Promise<T> {
+/** The handler's AbortSignal, created only if the handler reads it (most never do). */
+export class LazyAbort {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+export async function withTimeout<T>(timeoutMs: number, abort: LazyAbort, requestId: string, work: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -18,7 +34,7 @@ export async function withTimeout<T>(
           "Try again later; if it keeps happening, check the provider's log.",
         500,
       );
-      controller.abort(error);
+      abort.abort(error);
       reject(error);
     }, timeoutMs);
   });
