@@ -99,7 +99,7 @@ async function removeInstances(
   for (const instance of created) {
     let removed = false;
     for (let attempt = 1; attempt <= CLEANUP_ATTEMPTS && !removed; attempt++) {
-      if (attempt > 1) await sleep(250 * 2 ** attempt);
+      if (attempt > 1) await sleep(250 * 2 ** (attempt - 1));
       // Not tied to the run's signal: an interrupted run must still clean up.
       const status = (await client.send(calls.destroy(instance))).answer?.status ?? 0;
       removed = (status >= 200 && status < 300) || status === 404;

@@ -4,7 +4,7 @@
  * step are skipped with the reason, every other check still passes.
  */
 import { describe, expect, it } from "vitest";
-import { runConformance } from "../../src/conformance/index.js";
+import { formatTree, runConformance } from "../../src/conformance/index.js";
 import { CREDENTIALS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
 
@@ -69,6 +69,28 @@ describe("a broken provider (plain Express, one fault each)", () => {
       expect(report.passed).toBe(false);
       expect(report.leftovers).toEqual([]);
       expect(await statusOf(url, report.instance, credentials)).toBe(404);
+    });
+  });
+
+  it("an instance the provider will not remove is retried, then named in the report as left over", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+      expect(ids(report, "fail")).toEqual(["destroy.status"]);
+      expect(report.leftovers).toEqual([report.instance]);
+      expect(formatTree(report)).toContain(`Could not remove ${report.instance}: remove it by hand.`);
+      expect(await statusOf(url, report.instance)).toBe(204);
+    });
+  });
+
+  it("an unknown instance the provider wrongly creates on a bind is removed too", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "bind-creates-unknown-instance" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+      // Once created, the later probes find it too: what matters here is that it does not stay.
+      expect(ids(report, "fail")).toContain("not-found.bind-app");
+      const missing = /\/resources\/(pkc-missing-[0-9a-f]+)\//.exec(resultOf(report, "not-found.bind-app").exchanges[0]!.path)?.[1];
+      expect(missing).toBeDefined();
+      expect(report.leftovers).toEqual([]);
+      expect(await statusOf(url, missing!)).toBe(404);
     });
   });
 

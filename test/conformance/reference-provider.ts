@@ -27,7 +27,7 @@ export interface ReferenceOptions {
 }
 
 /** The routes a fault can replace, by name. */
-type RouteName = "plans" | "create" | "update" | "status" | "info" | "bindApp" | "unbindApp";
+type RouteName = "plans" | "create" | "update" | "destroy" | "status" | "info" | "bindApp" | "unbindApp";
 
 /** Splits Basic credentials; the `password-split-all` fault swaps in the classic `split(":")` bug. */
 type CredentialsParser = (decoded: string) => [string, string];
@@ -72,6 +72,12 @@ class Reference {
         jobs: new Set(),
       });
       res.status(201).end();
+    },
+    destroy: (req, res) => {
+      if (this.find(req, res)) {
+        this.instances.delete(String(req.params.name));
+        res.status(200).end();
+      }
     },
     update: (req, res) => {
       if (this.find(req, res)) res.status(200).end();
@@ -145,6 +151,22 @@ export const FAULTS = {
       },
     },
   },
+  "destroy-500": {
+    routes: {
+      destroy: (ref) => (req, res) => {
+        if (ref.find(req, res)) text(res, 500, "Could not remove the instance: its disk is busy.");
+      },
+    },
+  },
+  "bind-creates-unknown-instance": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const name = String(req.params.name);
+        if (!ref.instances.has(name)) ref.instances.set(name, { readyAt: 0, apps: new Set(), units: new Set(), jobs: new Set() });
+        ref.routes.bindApp(req, res);
+      },
+    },
+  },
   "plans-text": { routes: { plans: () => (_req, res) => text(res, 200, "small: One small thing") } },
   "unbind-gone-404": {
     routes: {
@@ -184,12 +206,7 @@ export function referenceProvider(options: ReferenceOptions): Express {
   app.get("/resources/plans", route("plans"));
   app.post("/resources", route("create"));
   app.put("/resources/:name", route("update"));
-  app.delete("/resources/:name", (req, res) => {
-    if (reference.find(req, res)) {
-      reference.instances.delete(String(req.params.name));
-      res.status(200).end();
-    }
-  });
+  app.delete("/resources/:name", route("destroy"));
   app.get("/resources/:name/status", route("status"));
   app.get("/resources/:name", route("info"));
   app.post("/resources/:name/bind-app", route("bindApp"));
