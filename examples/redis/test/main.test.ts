@@ -53,7 +53,9 @@ describe("examples/redis/main.ts as a process", () => {
   });
 
   it("refuses to start without PROVIDER_PASSWORD and says what to set", async () => {
-    const program = run({ DATA_DIR: await tempDir("main") });
+    const dataDir = await tempDir("main");
+    dirs.push(dataDir);
+    const program = run({ DATA_DIR: dataDir });
     programs.push(program);
     expect(await program.exit).toBe(1);
     expect(program.output()).toMatch(/PROVIDER_PASSWORD is required/);
