@@ -1,7 +1,8 @@
 /**
  * `provider-kit check`: runs the conformance kit against a provider and prints the report.
  * Exit codes: 0 every MUST check passed; 1 a MUST check failed; 2 bad usage or provider
- * unreachable; 3 the kit itself broke; 130/143 interrupted (after removing the instance).
+ * unreachable (or the report file cannot be written); 3 the kit itself broke; 130/143
+ * interrupted (after removing the instance).
  */
 import { writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -25,6 +26,11 @@ import {
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];
+const FORMATTERS: Record<Format, (report: ConformanceReport) => string> = {
+  tree: (report) => formatTree(report),
+  json: formatJson,
+  junit: formatJunit,
+};
 
 interface CheckOptions {
   url?: string;
@@ -120,14 +126,19 @@ async function check(
     process.off("SIGTERM", stop);
   }
 
-  const tree = formatTree(report, { color: process.stdout.isTTY === true && !options.output });
-  const formatted = { tree, json: formatJson(report), junit: formatJunit(report) }[options.format];
-  if (options.output) {
-    await writeFile(options.output, options.format === "tree" ? formatTree(report) : formatted);
-    process.stdout.write(tree);
-    process.stderr.write(`Report written to ${options.output}\n`);
+  const forTerminal = formatTree(report, { color: process.stdout.isTTY === true });
+  if (!options.output) {
+    process.stdout.write(options.format === "tree" ? forTerminal : FORMATTERS[options.format](report));
   } else {
-    process.stdout.write(formatted);
+    // The tree first: a report file that cannot be written must not cost the run's results.
+    process.stdout.write(forTerminal);
+    try {
+      await writeFile(options.output, FORMATTERS[options.format](report));
+      process.stderr.write(`Report written to ${options.output}\n`);
+    } catch (error) {
+      process.stderr.write(`error: cannot write the report to ${options.output}: ${(error as Error).message}\n`);
+      return EXIT.usage;
+    }
   }
   if (stoppedBy) return SIGNAL_EXIT[stoppedBy] ?? EXIT.failed;
   return report.passed ? EXIT.passed : EXIT.failed;

@@ -71,6 +71,16 @@ describe("provider-kit check", () => {
     });
   });
 
+  it("exits 2 when the report file cannot be written, after printing the tree", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const file = path.join(scratch, "no-such-dir", "report.xml");
+      const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "create", "--format", "junit", "--output", file]);
+      expect(stdout).toMatch(/PASSED: 2 passed/);
+      expect(stderr).toContain(`error: cannot write the report to ${file}: ENOENT`);
+      expect(code).toBe(2);
+    });
+  });
+
   it("prints the JSON report with --format json, for the variant and encoding asked", async () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const { code, stdout } = await check(["--url", url, ...LOGIN, "--format", "json", "--variant", "A", "--encoding", "json", "--groups", "create,destroy"]);
