@@ -18,17 +18,22 @@ interface Replica extends Served {
   process: ChildProcess;
 }
 
-describe("two provider processes on one Redis store", () => {
+// Each test starts real Node processes: give a loaded CI machine room.
+const PROCESS_TEST_TIMEOUT_MS = 90_000;
+const WAIT_MS = 45_000;
+
+describe("two provider processes on one Redis store", { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   let redis: RedisServer;
-  let replicas: Replica[] = [];
+  /** Every process started, stopped after each test even when it never got to listen. */
+  let children: ChildProcess[] = [];
   let prefixes = 0;
 
   beforeAll(async () => {
     redis = await startRedisServer();
   });
   afterEach(async () => {
-    await Promise.all(replicas.map(({ process: child }) => stop(child, "SIGTERM")));
-    replicas = [];
+    await Promise.all(children.map((child) => stop(child, "SIGTERM")));
+    children = [];
   });
   afterAll(async () => {
     await redis.stop();
@@ -38,7 +43,9 @@ describe("two provider processes on one Redis store", () => {
     if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     child.kill(signal);
-    return exited;
+    // A replica that does not stop cleanly in time is killed: the test must not leave it behind.
+    const force = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    return exited.finally(() => clearTimeout(force));
   }
 
   /** Starts a replica process (node with the tsx loader) and waits for its port. */
@@ -47,15 +54,14 @@ describe("two provider processes on one Redis store", () => {
       env: { ...process.env, REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, REPLICA: name, HANG_ON: hangOn },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    children.push(child);
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const port = await new Promise<number>((resolve, reject) => {
       child.once("exit", (code) => reject(new Error(`replica ${name} exited (${code}) before listening:\n${stderr}`)));
       createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
     });
-    const replica = { ...httpClient(`http://127.0.0.1:${port}`), process: child };
-    replicas.push(replica);
-    return replica;
+    return { ...httpClient(`http://127.0.0.1:${port}`), process: child };
   }
 
   async function runsOf(keyPrefix: string, instance: string): Promise<number> {
@@ -76,7 +82,7 @@ describe("two provider processes on one Redis store", () => {
 
     expect((await a.call("POST", "/resources", { name: "cache" })).status).toBe(201);
     expect([202, 204]).toContain((await b.call("GET", "/resources/cache/status")).status);
-    await eventually(async () => ((await b.call("GET", "/resources/cache/status")).status === 204 ? true : undefined));
+    await eventually(async () => ((await b.call("GET", "/resources/cache/status")).status === 204 ? true : undefined), WAIT_MS);
 
     const bound = await b.call("POST", "/resources/cache/bind-app", app("web"));
     expect(bound.status).toBe(201);
@@ -101,7 +107,7 @@ describe("two provider processes on one Redis store", () => {
       expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
     }
 
-    await eventually(async () => ((await a.call("GET", "/resources/race-0/status")).status === 204 ? true : undefined));
+    await eventually(async () => ((await a.call("GET", "/resources/race-0/status")).status === 204 ? true : undefined), WAIT_MS);
     const apps = Array.from({ length: 20 }, (_, i) => `app-${i}`);
     const answers = await Promise.all(
       apps.map((name, i) => (i % 2 === 0 ? a : b).call("POST", "/resources/race-0/bind-app", app(name))),
@@ -119,11 +125,11 @@ describe("two provider processes on one Redis store", () => {
     const keyPrefix = `replicas${++prefixes}:`;
     const a = await startReplica("a", keyPrefix, "slow");
     expect((await a.call("POST", "/resources", { name: "slow" })).status).toBe(201);
-    await eventually(async () => ((await runsOf(keyPrefix, "slow")) === 1 ? true : undefined));
+    await eventually(async () => ((await runsOf(keyPrefix, "slow")) === 1 ? true : undefined), WAIT_MS);
     await stop(a.process, "SIGKILL"); // dies mid-step, holding the lease
 
     const b = await startReplica("b", keyPrefix);
-    await eventually(async () => ((await b.call("GET", "/resources/slow/status")).status === 204 ? true : undefined));
+    await eventually(async () => ((await b.call("GET", "/resources/slow/status")).status === 204 ? true : undefined), WAIT_MS);
     const bound = await b.call("POST", "/resources/slow/bind-app", app("web"));
     expect(JSON.parse(bound.body)).toEqual({ SERVED_BY: "b", PROVISIONED_BY: "b" });
     expect(await runsOf(keyPrefix, "slow")).toBe(2);
