@@ -18,13 +18,14 @@ import { unbindHostname } from "./endpoints/unbind-hostname.js";
 import { unbindJob } from "./endpoints/unbind-job.js";
 import { unbindUnit } from "./endpoints/unbind-unit.js";
 import { update } from "./endpoints/update.js";
-import { sendText } from "./http/answer.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
 import { mountEndpoint, type Endpoint } from "./http/endpoint.js";
 import { errorAnswer, notFound } from "./http/errors.js";
-import { requestScope, scopeOf } from "./http/scope.js";
+import { healthcheck } from "./http/healthcheck.js";
+import { pipeline } from "./http/pipeline.js";
+import { requestScope } from "./http/scope.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
 import { ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
@@ -94,13 +95,14 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   app.disable("x-powered-by");
   app.set("query parser", false);
 
-  app.use(requestScope(config.logger, config.requestIdHeader, drain));
-  app.get("/healthcheck", (req, res) => {
-    scopeOf(req).route = "/healthcheck";
-    sendText(res, 200, "WORKING");
-  });
-  if (config.auth !== false) app.use(authentication(config.auth));
-  app.use(bodyParsing(config.bodyLimitBytes));
+  app.use(
+    pipeline(
+      requestScope(config.logger, config.requestIdHeader, drain), // request id, in-flight count, the log line
+      healthcheck, // answered before auth
+      ...(config.auth === false ? [] : [authentication(config.auth)]),
+      bodyParsing(config.bodyLimitBytes),
+    ),
+  );
   // One router layer per path, its methods inside: fewer layers to try per request.
   const paths = new Map<string, ReturnType<typeof app.route>>();
   for (const { method, path, endpoint, variants } of ROUTES) {

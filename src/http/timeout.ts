@@ -25,10 +25,9 @@ export class LazyAbort {
   }
 }
 
-export async function withTimeout<T>(timeoutMs: number, abort: LazyAbort, requestId: string, work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+export function withTimeout<T>(timeoutMs: number, abort: LazyAbort, requestId: string, work: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
       const error = new ProviderError(
         `The provider did not finish this call within ${timeoutMs / 1000} s and gave up (request id ${requestId}). ` +
           "Try again later; if it keeps happening, check the provider's log.",
@@ -37,10 +36,15 @@ export async function withTimeout<T>(timeoutMs: number, abort: LazyAbort, reques
       abort.abort(error);
       reject(error);
     }, timeoutMs);
+    work().then(
+      (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  try {
-    return await Promise.race([work(), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -276,7 +276,7 @@ describe("routing", () => {
     const expected: Array<[string, number]> = [
       ["/resources/cache1/status/", 204],
       ["/resources/plans/", 200],
-      ["/healthcheck/", 200],
+      ["/healthcheck/", 404],
       ["/resources/", 404],
     ];
     for (const [path, status] of expected) {
