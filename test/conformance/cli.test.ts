@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../src/conformance/index.js";
-import { CREDENTIALS, serving, statusOf } from "./helpers.js";
+import { CREDENTIALS, PROVISION_MS, serving, statusOf } from "./helpers.js";
 import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 
@@ -49,7 +49,7 @@ afterAll(async () => {
 
 describe("provider-kit check", () => {
   it("exits 0 and prints the tree when every MUST check passes", async () => {
-    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 200 }), async ({ url }) => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS }), async ({ url }) => {
       const { code, stdout } = await check(["--url", url, ...LOGIN]);
       expect(stdout).toMatch(/PASSED: \d+ passed, 0 failed/);
       expect(stdout).toContain("✓ pass  MUST   bind-app.provisioning");

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { formatTree, runConformance } from "../../src/conformance/index.js";
-import { CREDENTIALS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
+import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
 
 interface Case {
@@ -55,7 +55,7 @@ const cases: Case[] = [
 describe("a broken provider (plain Express, one fault each)", () => {
   it.each(cases)("$fault: fails exactly $fails", async ({ fault, fails, skips = {}, password = CREDENTIALS.password }) => {
     const credentials = { ...CREDENTIALS, password };
-    await serving(referenceProvider({ ...credentials, provisionMs: 300, fault }), async ({ url }) => {
+    await serving(referenceProvider({ ...credentials, provisionMs: PROVISION_MS, fault }), async ({ url }) => {
       const report = await runConformance({ url, ...credentials, ...FAST });
       expect(ids(report, "fail").sort()).toEqual([...fails].sort());
       expect(ids(report, "warn")).toEqual([]);

@@ -6,7 +6,13 @@ import { listen, type Listening } from "./reference-provider.js";
 /** The password has colons on purpose: the kit must send it whole (split on the first colon). */
 export const CREDENTIALS = { username: "pkc-service", password: "s3cret:with:colons" };
 
-/** Fast polling: the test providers provision in a fraction of a second. */
+/**
+ * How long the test providers take to provision: long enough that the kit's first status call
+ * and its bind both land while provisioning, even on a slow, busy CI machine.
+ */
+export const PROVISION_MS = 800;
+
+/** Fast polling: the test providers provision in under a second. */
 export const FAST: Partial<ConformanceOptions> = { pollIntervalMs: 50, provisionTimeoutMs: 20_000 };
 
 export function ids(report: ConformanceReport, outcome: Outcome): string[] {

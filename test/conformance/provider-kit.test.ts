@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
-import { CREDENTIALS, FAST, ids, resultOf, statusOf } from "./helpers.js";
+import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, statusOf } from "./helpers.js";
 
 /** The resource: a map of instances, each ready once its background provisioning ran. */
 function inMemoryHandlers(): ProviderHandlers {
@@ -17,7 +17,7 @@ function inMemoryHandlers(): ProviderHandlers {
     plans: () => [{ name: "small", description: "A small in-memory thing" }],
     create: (request) => ({ pending: true, data: { size: request.plan ?? "small" } }),
     provision: async (record) => {
-      await sleep(300);
+      await sleep(PROVISION_MS);
       resources.set(record.name, { size: String(record.data.size) });
     },
     update: () => {},

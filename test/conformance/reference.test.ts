@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
-import { CREDENTIALS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
+import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider } from "./reference-provider.js";
 
 describe("a provider that follows the contract (plain Express)", () => {
@@ -17,7 +17,7 @@ describe("a provider that follows the contract (plain Express)", () => {
   ];
 
   it.each(runs)("passes every check of variant %s with %s bodies, and its instance is removed", async (variant, encoding) => {
-    const app = referenceProvider({ ...CREDENTIALS, provisionMs: 300 });
+    const app = referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS });
     await serving(app, async ({ url }) => {
       const report = await runConformance({ url, ...CREDENTIALS, ...FAST, variant, encoding });
       expect(ids(report, "fail")).toEqual([]);
