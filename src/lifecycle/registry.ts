@@ -109,7 +109,15 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
   const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }));
   runner.start();
 
-  const locked = <T>(instance: string, work: () => Promise<T>) => store.withLock(instance, settings.lockTimeoutMs, work);
+  /**
+   * Run `work` holding the instance lock. A call whose caller gave up while it waited (the
+   * handler timeout aborted its signal) does nothing: the platform already has its answer.
+   */
+  const locked = <T>(instance: string, context: RequestContext, work: () => Promise<T>) =>
+    store.withLock(instance, settings.lockTimeoutMs, async () => {
+      context.signal.throwIfAborted();
+      return work();
+    });
 
   async function existing(instance: string): Promise<InstanceRecord> {
     const record = await store.getInstance(instance);
@@ -136,7 +144,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     context: RequestContext,
     call: (context: HandlerContext) => BindResult | Promise<BindResult>,
   ): Promise<BindResult> {
-    return locked(instance, async () => {
+    return locked(instance, context, async () => {
       const record = await existing(instance);
       refuseUnlessReady(record);
       const binding = await store.getBinding(instance, target.kind, target.key);
@@ -162,7 +170,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     context: RequestContext,
     call: (context: HandlerContext) => void | Promise<void>,
   ): Promise<void> {
-    await locked(instance, async () => {
+    await locked(instance, context, async () => {
       const record = await existing(instance);
       if (record.state === "deleting") return;
       const binding = await store.getBinding(instance, target.kind, target.key);
@@ -180,7 +188,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       // Fast answer for the common retry; the insert below is the atomic check.
       const taken = await store.getInstance(instance);
       if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-      const pending = await locked(instance, async () => {
+      const pending = await locked(instance, context, async () => {
         const record = newRecord(request);
         if (!(await store.insertInstance(record))) {
           const existing = await store.getInstance(instance);
@@ -209,7 +217,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async update(request, context) {
       const handler = handlerFor(handlers, "update");
-      await locked(request.instance, async () => {
+      await locked(request.instance, context, async () => {
         const record = await existing(request.instance);
         refuseUnlessReady(record);
         record.state = "updating";
@@ -231,7 +239,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async destroy(request, context) {
       const instance = request.instance;
-      const queued = await locked(instance, async () => {
+      const queued = await locked(instance, context, async () => {
         const record = await existing(instance);
         if (record.state === "deleting") return false; // already on its way out
         if (record.step?.kind === "provision") {

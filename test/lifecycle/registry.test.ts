@@ -385,6 +385,32 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
     expect(loggerBuilt).toBe(1);
   });
 
+  it("drops a call whose caller gave up while it waited for the lock", async () => {
+    const held = gate();
+    const entered = gate();
+    const bound: string[] = [];
+    const { handlers } = recordingHandlers({
+      bindApp: async (request) => {
+        bound.push(request.appName ?? "");
+        entered.open();
+        await held.opened;
+        return {};
+      },
+    });
+    const { lifecycle, store } = start(handlers);
+    await lifecycle.create(createRequest("cache"), ctx);
+    const first = lifecycle.bindApp(bindAppRequest("cache", "first"), ctx);
+    await entered.opened;
+    const caller = new AbortController();
+    const late = lifecycle.bindApp(bindAppRequest("cache", "late"), { ...ctx, signal: caller.signal });
+    caller.abort(new Error("handler timeout"));
+    held.open();
+    await first;
+    expect((await rejection(late)).message).toBe("handler timeout");
+    expect(bound).toEqual(["first"]);
+    expect((await store.listBindings("cache")).map((binding) => binding.key)).toEqual(["first"]);
+  });
+
   describe("status and info", () => {
     it("calls the status handler for a ready instance so it can report the resource's own state", async () => {
       const { handlers } = recordingHandlers({
