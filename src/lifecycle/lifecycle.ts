@@ -3,7 +3,8 @@
  * it decides what the handlers see and which answers the framework gives by itself.
  *
  * `statelessLifecycle` passes calls straight to the handlers (`registry: false`);
- * the registry-backed lifecycle wraps it with state, locking and background steps.
+ * the registry-backed lifecycle (`registry.ts`) adds state, locking and background steps,
+ * and shares `handlerFor` with it, so both answer a missing optional handler the same way.
  */
 import { ProviderError } from "../errors.js";
 import type {
