@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { InstanceData, InstanceRecord, Store } from "../../src/index.js";
+import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "../../src/index.js";
 import { bindingUserName, connectionEnv, deleteUser, generatePassword, setUser } from "./acl.js";
 import { answersPing, withConnection, type Address, type RedisClient } from "./connection.js";
 import { dataNumber, dataString, type RedisPlan } from "./plan.js";
@@ -48,7 +48,7 @@ export interface DedicatedPlan extends RedisPlan {
 export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
   const instanceDir = (name: string) => {
     // The framework validates names; checked again because this one becomes a path.
-    if (!/^[A-Za-z][-a-zA-Z0-9_]+$/.test(name)) throw new Error(`Refusing instance name "${name}" as a directory.`);
+    if (!NAME_PATTERN.test(name)) throw new Error(`Refusing instance name "${name}" as a directory.`);
     return join(options.dir, name);
   };
   const serverSpec = (name: string, data: InstanceData): RedisServerSpec => ({
@@ -112,15 +112,17 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     },
 
     async info(record) {
-      return asAdmin(record, async (client) => {
-        const memory = parseInfo(await client.info("memory"));
-        return [
-          { label: "Plan", value: "dedicated" },
-          { label: "Address", value: `${HOST}:${dataNumber(record.data, "port")}` },
-          { label: "Keys", value: String(await client.dbSize()) },
-          { label: "Memory used", value: `${memory.used_memory_human ?? "?"} of ${dataString(record.data, "maxmemory")}` },
-        ];
-      });
+      const maxmemory = dataString(record.data, "maxmemory");
+      // Still starting, or down: the listing that calls info still gets what is known.
+      const usage = await asAdmin(record, async (client) => [
+        { label: "Keys", value: String(await client.dbSize()) },
+        { label: "Memory used", value: `${parseInfo(await client.info("memory")).used_memory_human ?? "?"} of ${maxmemory}` },
+      ]).catch(() => [{ label: "Memory used", value: `unknown (the server does not answer) of ${maxmemory}` }]);
+      return [
+        { label: "Plan", value: "dedicated" },
+        { label: "Address", value: `${HOST}:${dataNumber(record.data, "port")}` },
+        ...usage,
+      ];
     },
 
     async destroy(record) {

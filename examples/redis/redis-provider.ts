@@ -19,8 +19,8 @@ import { ensureRedisServer, freePort, stopRedisServer } from "./redis-process.js
 import { sharedPlan } from "./shared.js";
 
 /**
- * Registry keys start with `_`, which no instance name can (names match ^[A-Za-z]...), so no
- * instance's key prefix `<name>:` — and so no app's ACL key pattern — ever covers them.
+ * Registry keys start with `_`, which no instance name can (see NAME_PATTERN), so no instance's
+ * key prefix `<name>:`, and so no app's ACL key pattern, ever covers them.
  */
 export const REGISTRY_KEY_PREFIX = "_provider-kit:";
 

@@ -1,6 +1,6 @@
 /**
  * Plan `dedicated` through HTTP: a real provider starting real redis-server processes.
- * The servers start through a wrapper that waits a second first, so the pending phase
+ * The servers start through a wrapper that waits two seconds first, so the pending phase
  * (202 on status, 412 on bind) is observable and a provider restart can land in the middle of it.
  */
 import { stat } from "node:fs/promises";
@@ -48,7 +48,7 @@ describe("plan dedicated over HTTP", () => {
   beforeAll(async () => {
     redis = await startRedisServer();
     dataDir = await tempDir("dedicated");
-    config = testConfig({ dataDir, redisUrl: redis.url, redisServer: await slowRedisServer(dataDir, 1) });
+    config = testConfig({ dataDir, redisUrl: redis.url, redisServer: await slowRedisServer(dataDir, 2) });
     provider = await startTestProvider(config);
     api = platform(provider.url);
   });
@@ -65,6 +65,9 @@ describe("plan dedicated over HTTP", () => {
     expect((await api.status("db")).status).toBe(202);
     const early = await api.bindApp("db", "web");
     expect(early.status).toBe(412);
+    const pendingInfo = await api.info("db");
+    expect(pendingInfo.status).toBe(200);
+    expect(pendingInfo.text).toContain('"unknown (the server does not answer) of 64mb"');
     await ready("db");
 
     const env = bindEnv(await api.bindApp("db", "web"));
