@@ -3,7 +3,7 @@
  * which rules depend on which. The scenario (`scenario.ts`) produces the verdicts; this file
  * is the single place that says what a check id means (reports and docs are generated from it).
  */
-import type { CheckDefinition, Citation, Level, Variant } from "./types.js";
+import type { CheckDefinition, CheckGroup, Citation, Level, Variant } from "./types.js";
 
 const ALL: readonly Variant[] = ["A", "B", "current"];
 const A_AND_CURRENT: readonly Variant[] = ["A", "current"];
@@ -356,6 +356,9 @@ function notFoundChecks(): CheckDefinition[] {
     route("status", "GET /resources/<instance>/status", ALL, notes(44, "404 = \"not implemented\""), "SHOULD"),
   ];
 }
+
+/** Groups whose checks look over every answer of the run: asking for them runs every step. */
+export const WHOLE_RUN_GROUPS: readonly CheckGroup[] = ["errors", "transport"];
 
 const byId = new Map(CHECKS.map((check) => [check.id, check]));
 

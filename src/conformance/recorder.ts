@@ -2,7 +2,7 @@
  * Turns verdicts into check results: applies the level (a SHOULD that does not hold warns),
  * skips a check whose dependencies did not pass, and keeps only the checks that were asked for.
  */
-import { checkById, checksFor, levelIn } from "./checks.js";
+import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
 export type Verdict = { ok: true; note?: string } | { ok: false; problem: string } | { skip: string };
@@ -15,7 +15,7 @@ export class Recorder {
   private readonly results = new Map<string, CheckResult>();
   /** Checks to report. */
   private readonly selected: Set<string>;
-  /** Checks to judge: the selected ones and everything they depend on. */
+  /** Checks to judge: the selected ones and everything they depend on (everything, for whole-run checks). */
   private readonly needed: Set<string>;
 
   constructor(
@@ -31,7 +31,8 @@ export class Recorder {
       this.needed.add(id);
       for (const dependency of checkById(id).dependsOn ?? []) add(dependency);
     };
-    this.selected.forEach(add);
+    const wholeRun = applicable.some((check) => this.selected.has(check.id) && WHOLE_RUN_GROUPS.includes(check.group));
+    (wholeRun ? applicable.map((check) => check.id) : [...this.selected]).forEach(add);
   }
 
   /** True when at least one of these checks is to be judged: the step that judges them must run. */

@@ -65,6 +65,15 @@ describe("a provider that follows the contract (plain Express)", () => {
     });
   });
 
+  it("runs every step when a whole-run group is asked for, and reports only that group", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "update-405" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, groups: ["transport"] });
+      expect(report.results.map((result) => result.id)).toEqual(["transport.no-405", "transport.no-redirect"]);
+      expect(ids(report, "fail")).toEqual(["transport.no-405"]);
+      expect(resultOf(report, "transport.no-405").detail).toContain("PUT /resources/pkc-");
+    });
+  });
+
   it("removes the instance when the run is aborted while provisioning", async () => {
     await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 60_000 }), async ({ url }) => {
       const controller = new AbortController();
