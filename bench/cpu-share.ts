@@ -39,7 +39,8 @@ function processTicks(pid: number): number {
   return Number(rest[11]) + Number(rest[12]);
 }
 
-function take(serverPid: number): Sample | undefined {
+/** `serverPids`: the processes counted as "the server" (the rest of the machine is "others"). */
+function take(serverPids: readonly number[]): Sample | undefined {
   try {
     const machine = machineTicks();
     const harness = process.cpuUsage();
@@ -47,7 +48,7 @@ function take(serverPid: number): Sample | undefined {
       wallMs: performance.now(),
       busyTicks: machine.busy,
       stealTicks: machine.steal,
-      serverTicks: processTicks(serverPid),
+      serverTicks: serverPids.reduce((sum, pid) => sum + processTicks(pid), 0),
       harnessTicks: ((harness.user + harness.system) / 1e6) * TICKS_PER_SECOND,
     };
   } catch {
@@ -69,9 +70,9 @@ function shareBetween(before: Sample, after: Sample): CpuShare {
 
 /** Run `work`, and say how the CPU was shared meanwhile (undefined off Linux). */
 export async function withCpuShare<T>(serverPid: number, work: () => Promise<T>): Promise<[T, CpuShare | undefined]> {
-  const before = take(serverPid);
+  const before = take([serverPid]);
   const result = await work();
-  const after = take(serverPid);
+  const after = take([serverPid]);
   return [result, before && after ? shareBetween(before, after) : undefined];
 }
 
@@ -80,15 +81,15 @@ export const NOISY_OTHERS_PERCENT = 15;
 const QUIET_PROBE_MS = 1000;
 
 /**
- * Wait, at most `maxWaitSeconds`, until other processes use less than NOISY_OTHERS_PERCENT
- * of a CPU over a one-second probe. Resolves with what the last probe saw.
+ * Wait, at most `maxWaitSeconds`, until processes other than the harness and `ownPids` use less
+ * than NOISY_OTHERS_PERCENT of a CPU over a one-second probe. Resolves with what the last probe saw.
  */
-export async function waitForQuiet(serverPid: number, maxWaitSeconds: number, onBusy: (othersPercent: number) => void): Promise<number | undefined> {
+export async function waitForQuiet(ownPids: readonly number[], maxWaitSeconds: number, onBusy: (othersPercent: number) => void): Promise<number | undefined> {
   const giveUpAt = performance.now() + maxWaitSeconds * 1000;
   for (;;) {
-    const before = take(serverPid);
+    const before = take(ownPids);
     await new Promise((resolve) => setTimeout(resolve, QUIET_PROBE_MS));
-    const after = take(serverPid);
+    const after = take(ownPids);
     if (!before || !after) return undefined;
     const { others } = shareBetween(before, after);
     if (others < NOISY_OTHERS_PERCENT || performance.now() >= giveUpAt) return others;

@@ -1,7 +1,7 @@
 /** Machine and run facts printed above the results, so a pasted table says where it came from. */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import type { Settings } from "./settings.js";
+import { plannedSweeps, type Settings } from "./settings.js";
 
 function cpuModel(): string {
   try {
@@ -18,8 +18,8 @@ export function describeRun(settings: Settings, pinning: string): string[] {
   return [
     `date: ${new Date().toISOString()}`,
     `machine: ${cpus().length} CPUs (${cpuModel()}), node ${process.version}, ${process.platform}/${process.arch}`,
-    `settings: ${settings.duration} s measured after ${settings.warmup} s warm-up per server and call, ` +
-      `${settings.connections} connections, pipelining 1, keep-alive, ${settings.rounds} interleaved round(s)`,
+    `settings: per server and call ${settings.warmup} s warm-up, then ${plannedSweeps(settings)} interleaved sweeps of ` +
+      `${settings.slice} s (${settings.duration} s measured); ${settings.connections} connections, pipelining 1, keep-alive`,
     `cpus: ${pinning}`,
   ];
 }

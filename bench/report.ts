@@ -1,85 +1,69 @@
 /**
- * Turn the measurements into the printed tables: server × call (median round), then the
- * provider's ratios to the reference servers with the targets and whether each is met.
- * Besides req/s, each cell shows the server's CPU time per request: on a machine where other
- * processes compete for the CPUs, that number moves much less than req/s does.
+ * Turn the sweeps into the printed tables: server × call, then the provider's ratios to the
+ * reference servers with the targets and whether each is met.
+ *
+ * A ratio is taken inside each sweep (the provider and the reference measured seconds apart,
+ * under the same machine conditions), then the median over sweeps is reported. Besides req/s,
+ * each cell shows the server's CPU time per request, the cost of one call however fast the load
+ * generator asks.
  */
 import { CALL_NAMES, type CallName } from "./calls.js";
 import { NOISY_OTHERS_PERCENT, type CpuShare } from "./cpu-share.js";
 import type { Measurement } from "./load.js";
 import type { ServerRole, ServerSpec } from "./servers/catalog.js";
 
-/** One measurement and how the CPU was shared during it. */
+/** One slice of one server and how the CPU was shared during it. */
 export type Measured = Measurement & { cpu?: CpuShare };
 
-/** Every round's measurement, per server id and call. */
-export type Results = Map<string, Map<CallName, Measured[]>>;
-
-export function record(results: Results, serverId: string, call: CallName, measurement: Measured): void {
-  const perCall = results.get(serverId) ?? new Map<CallName, Measured[]>();
-  results.set(serverId, perCall);
-  perCall.set(call, [...(perCall.get(call) ?? []), measurement]);
+/** Every server measured for one slice, back to back. */
+export interface Sweep {
+  measured: Map<string, Measured>;
+  /** Other processes competed for the CPUs during at least one slice. */
+  noisy: boolean;
 }
+
+export type Results = Map<CallName, Sweep[]>;
+
+/** Which sweeps the numbers come from: the clean ones, unless too few were clean. */
+export function usableSweeps(sweeps: Sweep[], planned: number): { sweeps: Sweep[]; clean: boolean } {
+  const clean = sweeps.filter((sweep) => !sweep.noisy);
+  return clean.length >= Math.ceil(planned / 2) ? { sweeps: clean, clean: true } : { sweeps, clean: false };
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * q;
+  const low = Math.floor(position);
+  const high = Math.ceil(position);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
+}
+
+const median = (values: number[]) => quantile(values, 0.5);
+const medianOrUndefined = (values: number[]) => (values.length > 0 ? median(values) : undefined);
+
+const cpuMicrosPerRequest = (m: Measured) => (m.cpu && m.requests > 0 ? (m.cpu.serverSeconds * 1e6) / m.requests : undefined);
+const defined = <T>(values: (T | undefined)[]) => values.filter((value): value is T => value !== undefined);
 
 interface Summary {
   requestsPerSecond: number;
-  p99Ms: number;
-  /** Half the spread of req/s across rounds, relative to the median. */
+  /** Half the interquartile range of req/s across sweeps, relative to the median. */
   spread: number;
-  /** Median share of one CPU the server used; undefined off Linux. */
-  serverCpu?: number;
-  /** Median server CPU time per request, in microseconds; undefined off Linux. */
+  p99Ms: number;
   cpuMicrosPerRequest?: number;
+  /** Median share of one CPU the server used. */
+  serverCpu?: number;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-const medianOrUndefined = (values: number[]) => (values.length > 0 ? median(values) : undefined);
-
-function summarize(rounds: Measured[]): Summary {
-  const rates = rounds.map((m) => m.requestsPerSecond);
+function summarize(slices: Measured[]): Summary {
+  const rates = slices.map((m) => m.requestsPerSecond);
   const rate = median(rates);
-  const withCpu = rounds.flatMap((m) => (m.cpu ? [{ cpu: m.cpu, requests: m.requests }] : []));
   return {
     requestsPerSecond: rate,
-    p99Ms: median(rounds.map((m) => m.p99Ms)),
-    spread: (Math.max(...rates) - Math.min(...rates)) / 2 / rate,
-    serverCpu: medianOrUndefined(withCpu.map(({ cpu }) => cpu.server)),
-    cpuMicrosPerRequest: medianOrUndefined(withCpu.map(({ cpu, requests }) => (cpu.serverSeconds * 1e6) / requests)),
+    spread: (quantile(rates, 0.75) - quantile(rates, 0.25)) / 2 / rate,
+    p99Ms: median(slices.map((m) => m.p99Ms)),
+    cpuMicrosPerRequest: medianOrUndefined(defined(slices.map(cpuMicrosPerRequest))),
+    serverCpu: medianOrUndefined(defined(slices.map((m) => m.cpu?.server))),
   };
-}
-
-/** Below this share of its CPU, a server was not the bottleneck of its own measurement. */
-const SATURATED_CPU = 85;
-
-/** How far the numbers can be trusted: unsaturated servers and a busy machine. */
-function qualityNotes(servers: ServerSpec[], results: Results, summaries: Summaries): string[] {
-  const notes: string[] = [];
-  for (const server of servers) {
-    for (const call of CALL_NAMES) {
-      const cpu = summaries.get(server.id)?.get(call)?.serverCpu;
-      if (cpu !== undefined && cpu < SATURATED_CPU) {
-        notes.push(
-          `- ${server.id} ${call}: the server used only ${cpu.toFixed(0)}% of its CPU: the load generator ` +
-            "(or other processes on its CPU) was the limit, so its req/s is a lower bound.",
-        );
-      }
-    }
-  }
-  const shares = [...results.values()].flatMap((perCall) => [...perCall.values()].flat()).flatMap((m) => (m.cpu ? [m.cpu] : []));
-  if (shares.length > 0) {
-    const others = Math.max(...shares.map((share) => share.others));
-    const steal = Math.max(...shares.map((share) => share.steal));
-    const noisy = others > NOISY_OTHERS_PERCENT ? " (noisy: other processes competed for the CPUs; trust the CPU/request ratios more than req/s, or re-run on a quiet machine)" : "";
-    notes.push(`- other processes used at most ${others.toFixed(0)}% of a CPU during a measurement, hypervisor steal at most ${steal.toFixed(0)}%${noisy}.`);
-  } else {
-    notes.push("- no CPU accounting (needs Linux /proc).");
-  }
-  return notes;
 }
 
 interface Target {
@@ -96,104 +80,140 @@ const TARGETS: Target[] = [
   { reference: "node-http", label: "context" },
 ];
 
-type Summaries = Map<string, Map<CallName, Summary>>;
+/** Below this share of its CPU, a server was not the bottleneck of its own measurement. */
+const SATURATED_CPU = 85;
 
 const percent = (ratio: number | undefined) => (ratio === undefined ? "-" : `${(ratio * 100).toFixed(0)}%`);
 const row = (cells: string[]) => `| ${cells.join(" | ")} |`;
 
-function resultTable(servers: ServerSpec[], summaries: Summaries, rounds: number): string[] {
-  const spreadNote = rounds > 1 ? ` Median of ${rounds} rounds; ± is half the spread of req/s across rounds.` : "";
+/** Median over sweeps of a per-sweep ratio between two servers. */
+function sweepRatio(sweeps: Sweep[], ratio: (mine: Measured, theirs: Measured) => number | undefined, mineId: string, theirsId: string) {
+  return medianOrUndefined(
+    defined(
+      sweeps.map((sweep) => {
+        const mine = sweep.measured.get(mineId);
+        const theirs = sweep.measured.get(theirsId);
+        return mine && theirs ? ratio(mine, theirs) : undefined;
+      }),
+    ),
+  );
+}
+
+export interface Verdict {
+  lines: string[];
+  /** Too few undisturbed sweeps for some call: the verdicts are not to be trusted. */
+  noisy: boolean;
+  /** Targets checked and missed, e.g. "provider / express-bare bind-app 84% (target ≥ 90%)". */
+  missed: string[];
+}
+
+export function formatReport(servers: ServerSpec[], results: Results, planned: number): Verdict {
+  const used = new Map(CALL_NAMES.map((call) => [call, usableSweeps(results.get(call) ?? [], planned)] as const));
+  const summary = (serverId: string, call: CallName) => {
+    const slices = defined((used.get(call)?.sweeps ?? []).map((sweep) => sweep.measured.get(serverId)));
+    return slices.length > 0 ? summarize(slices) : undefined;
+  };
+
   const lines = [
-    `Requests per second, p99 latency, and server CPU time per request.${spreadNote}`,
+    "Requests per second, p99 latency and server CPU time per request: median over sweeps (± is half the interquartile range of req/s).",
     "",
     row(["server", ...CALL_NAMES.flatMap((call) => [`${call} req/s`, `${call} p99 ms`, `${call} CPU µs/req`])]),
     row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:", "---:"])]),
   ];
   for (const server of servers) {
     const cells = CALL_NAMES.flatMap((call) => {
-      const summary = summaries.get(server.id)?.get(call);
-      if (!summary) return ["-", "-", "-"];
-      const rate = Math.round(summary.requestsPerSecond).toString();
+      const s = summary(server.id, call);
+      if (!s) return ["-", "-", "-"];
       return [
-        rounds > 1 ? `${rate} ±${percent(summary.spread)}` : rate,
-        summary.p99Ms.toFixed(1),
-        summary.cpuMicrosPerRequest === undefined ? "-" : summary.cpuMicrosPerRequest.toFixed(0),
+        `${Math.round(s.requestsPerSecond)} ±${percent(s.spread)}`,
+        s.p99Ms.toFixed(1),
+        s.cpuMicrosPerRequest === undefined ? "-" : s.cpuMicrosPerRequest.toFixed(0),
       ];
     });
     lines.push(row([server.id, ...cells]));
   }
-  return lines;
-}
 
-export interface Verdict {
-  lines: string[];
-  /** Targets checked and missed, e.g. "provider / express-bare bind-app 84% (target ≥ 90%)". */
-  missed: string[];
-}
-
-/** Provider relative to each reference: req/s ratio (the target) and CPU-efficiency ratio (the cross-check). */
-function ratioTable(servers: ServerSpec[], summaries: Summaries): Verdict {
   const missed: string[] = [];
-  const rows: string[] = [];
+  const ratioRows: string[] = [];
   for (const provider of servers.filter((server) => server.role === "provider")) {
     for (const target of TARGETS) {
       const reference = servers.find((server) => server.role === target.reference);
       if (!reference) continue;
-      const pairs = CALL_NAMES.map((call) => [summaries.get(provider.id)?.get(call), summaries.get(reference.id)?.get(call)] as const);
-      const rateRatios = pairs.map(([mine, theirs]) => (mine && theirs ? mine.requestsPerSecond / theirs.requestsPerSecond : undefined));
-      const cpuRatios = pairs.map(([mine, theirs]) =>
-        mine?.cpuMicrosPerRequest && theirs?.cpuMicrosPerRequest ? theirs.cpuMicrosPerRequest / mine.cpuMicrosPerRequest : undefined,
+      const rateRatios = CALL_NAMES.map((call) =>
+        sweepRatio(used.get(call)!.sweeps, (mine, theirs) => mine.requestsPerSecond / theirs.requestsPerSecond, provider.id, reference.id),
+      );
+      const cpuRatios = CALL_NAMES.map((call) =>
+        sweepRatio(
+          used.get(call)!.sweeps,
+          (mine, theirs) => {
+            const [m, t] = [cpuMicrosPerRequest(mine), cpuMicrosPerRequest(theirs)];
+            return m && t ? t / m : undefined;
+          },
+          provider.id,
+          reference.id,
+        ),
       );
       let verdict = "-";
       if (target.atLeast !== undefined) {
+        const atLeast = target.atLeast;
         const misses = CALL_NAMES.filter((_, index) => {
           const ratio = rateRatios[index];
-          if (ratio === undefined) return false;
-          return target.strictly ? ratio <= target.atLeast! : ratio < target.atLeast!;
+          return ratio !== undefined && (target.strictly ? ratio <= atLeast : ratio < atLeast);
         });
         for (const call of misses) {
-          missed.push(`${provider.id} / ${reference.id} ${call} ${percent(rateRatios[CALL_NAMES.indexOf(call)])} (target ${target.label})`);
+          missed.push(`${provider.id} / ${reference.id} ${call}: ${percent(rateRatios[CALL_NAMES.indexOf(call)])} (target ${target.label})`);
         }
         verdict = misses.length === 0 ? "met" : "MISSED";
       }
-      rows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
+      ratioRows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
     }
   }
-  if (rows.length === 0) return { lines: [], missed };
-  return {
-    lines: [
+  if (ratioRows.length > 0) {
+    lines.push(
       "",
-      "Provider relative to each reference: req/s ratio (the target applies to it) and CPU-efficiency ratio",
-      "(reference CPU per request ÷ provider CPU per request; the same comparison, robust to a busy machine):",
+      "Provider relative to each reference, median of the per-sweep ratios: req/s (the targets apply to it),",
+      "and CPU efficiency (reference CPU per request ÷ provider CPU per request):",
       "",
       row(["ratio", ...CALL_NAMES.map((call) => `${call} req/s`), ...CALL_NAMES.map((call) => `${call} CPU`), "target (req/s)", "verdict"]),
       row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:"]), "---", "---"]),
-      ...rows,
-    ],
-    missed,
-  };
-}
-
-export function formatReport(servers: ServerSpec[], results: Results, rounds: number): Verdict {
-  const summaries: Summaries = new Map();
-  for (const server of servers) {
-    const perCall = new Map<CallName, Summary>();
-    for (const call of CALL_NAMES) {
-      const measured = results.get(server.id)?.get(call);
-      if (measured?.length) perCall.set(call, summarize(measured));
-    }
-    summaries.set(server.id, perCall);
+      ...ratioRows,
+    );
   }
-  const ratios = ratioTable(servers, summaries);
-  const lines = [
-    ...resultTable(servers, summaries, rounds),
-    ...ratios.lines,
-    "",
-    "Measurement quality:",
-    ...qualityNotes(servers, results, summaries),
-    "",
-    "Servers:",
-    ...servers.map((server) => `- ${server.id}: ${server.description}`),
-  ];
-  return { lines, missed: ratios.missed };
+
+  lines.push("", "Measurement quality:");
+  for (const call of CALL_NAMES) {
+    const all = results.get(call) ?? [];
+    const { sweeps, clean } = used.get(call)!;
+    const cleanCount = all.filter((sweep) => !sweep.noisy).length;
+    lines.push(
+      clean
+        ? `- ${call}: ${sweeps.length} clean sweeps used (${all.length - cleanCount} disturbed by other processes, set aside).`
+        : `- ${call}: NOISY: only ${cleanCount} of ${all.length} sweeps ran with other processes under ${NOISY_OTHERS_PERCENT}% of a CPU; ` +
+            "all sweeps used. Re-run on a quieter machine before trusting these numbers.",
+    );
+    const unsaturated = defined(
+      servers.map((server) => {
+        const cpu = summary(server.id, call)?.serverCpu;
+        return cpu !== undefined && cpu < SATURATED_CPU ? `${server.id} ${cpu.toFixed(0)}%` : undefined;
+      }),
+    );
+    if (unsaturated.length > 0) {
+      lines.push(
+        `- ${call}: servers that used under ${SATURATED_CPU}% of their CPU (the load generator, or other processes ` +
+          `on that CPU, was the limit: their req/s is a lower bound): ${unsaturated.join(", ")}.`,
+      );
+    }
+  }
+  const shares = [...used.values()].flatMap(({ sweeps }) => sweeps.flatMap((sweep) => defined([...sweep.measured.values()].map((m) => m.cpu))));
+  if (shares.length > 0) {
+    lines.push(
+      `- in the sweeps used, other processes took at most ${Math.max(...shares.map((s) => s.others)).toFixed(0)}% of a CPU, ` +
+        `hypervisor steal at most ${Math.max(...shares.map((s) => s.steal)).toFixed(0)}%.`,
+    );
+  } else {
+    lines.push("- no CPU accounting (needs Linux /proc): noise could not be checked.");
+  }
+  lines.push("", "Servers:", ...servers.map((server) => `- ${server.id}: ${server.description}`));
+  const noisy = [...used.values()].some((use) => !use.clean);
+  return { lines, missed, noisy };
 }

@@ -3,110 +3,126 @@
  * provider and three reference servers, each server in its own child process, side by side in
  * one run. Exits non-zero only when the run is broken (a wrong answer, a non-2xx, an error);
  * missed speed targets are reported, not failed.
+ *
+ * All servers run at once (idle but one); per call, each is warmed up, then measured in short
+ * interleaved sweeps (A B C D E, B C D E A, …), so slow spells of a shared machine hit every
+ * server alike and sweeps disturbed by other processes can be set aside.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CALLS, CALL_NAMES, type CallName } from "./calls.js";
-import { startServer } from "./child.js";
+import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
-import { pinCpus, type CpuPlan } from "./cpus.js";
+import { pinCpus } from "./cpus.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
-import { formatReport, record, type Measured, type Results } from "./report.js";
+import { formatReport, type Measured, type Results, type Sweep } from "./report.js";
 import { selectServers, type ServerSpec } from "./servers/catalog.js";
-import { readSettings, type Settings } from "./settings.js";
+import { plannedSweeps, readSettings, type Settings } from "./settings.js";
 import { verifyAnswer } from "./verify.js";
 
-/** What the provider's logger wrote, to show logging really ran and what it cost in bytes. */
-interface LogTally {
-  bytes: number;
-  lines: number;
+/** A started server and what it has answered so far. */
+interface Member {
+  spec: ServerSpec;
+  running: RunningServer;
+  /** The provider's log file (the provider alone logs; to a real file, as in production). */
+  logFile?: string;
   requests: number;
 }
 
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 
-interface Cell {
-  server: ServerSpec;
-  call: CallName;
-  round: number;
-  baseUrl: string;
-  pid: number;
+async function startFleet(servers: ServerSpec[], settings: Settings, serverCpu: number | undefined): Promise<Member[]> {
+  const members: Member[] = [];
+  try {
+    for (const spec of servers) {
+      const logFile = spec.role === "provider" ? join(tmpdir(), `provider-kit-bench-${process.pid}-${spec.id}.log`) : undefined;
+      const running = await startServer(spec, {
+        cpu: serverCpu,
+        profileDir: settings.profileDir && join(settings.profileDir, spec.id),
+        env: logFile ? { BENCH_LOG_FILE: logFile } : {},
+      });
+      members.push({ spec, running, logFile, requests: 0 });
+    }
+  } catch (error) {
+    await stopFleet(members);
+    throw error;
+  }
+  return members;
 }
 
-async function loadOrFail(cell: Cell, seconds: number, settings: Settings, phase: string): Promise<Measurement> {
-  const measurement = await load(cell.baseUrl, CALLS[cell.call], seconds, settings.connections);
+async function stopFleet(members: Member[]): Promise<void> {
+  const stopped = await Promise.allSettled(members.map((member) => member.running.stop()));
+  const failed = stopped.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+async function loadOrFail(member: Member, call: CallName, seconds: number, settings: Settings, phase: string): Promise<Measurement> {
+  const measurement = await load(member.running.baseUrl, CALLS[call], seconds, settings.connections);
   const broken = brokenBecause(measurement);
-  if (broken) throw new Error(`Server "${cell.server.id}", ${cell.call}, ${phase}: ${broken}.`);
+  if (broken) throw new Error(`Server "${member.spec.id}", ${call}, ${phase}: ${broken}.`);
+  member.requests += measurement.requests;
   return measurement;
 }
 
-function describe(cell: Cell, settings: Settings, measured: Measured): string {
-  const { cpu } = measured;
-  const cpuNote = cpu ? `  cpu: server ${cpu.server.toFixed(0)}%, others ${cpu.others.toFixed(0)}%, steal ${cpu.steal.toFixed(0)}%` : "";
-  return (
-    `round ${cell.round}/${settings.rounds}  ${cell.server.id.padEnd(20)} ${cell.call.padEnd(9)} ` +
-    `${Math.round(measured.requestsPerSecond).toString().padStart(6)} req/s  p99 ${measured.p99Ms.toFixed(1).padStart(5)} ms${cpuNote}`
-  );
+async function verifyAll(members: Member[], call: CallName): Promise<void> {
+  for (const member of members) {
+    await verifyAnswer(member.spec.id, member.running.baseUrl, CALLS[call]);
+    member.requests += 1;
+  }
 }
 
 /**
- * Warm up, then measure one server × call. On a shared machine, wait for other processes to
- * calm down first, and measure again when they competed anyway (the last attempt is kept).
- * Resolves with the measurement and the number of requests the server answered.
+ * Measure every server for one slice per sweep, rotating the order, until enough sweeps ran
+ * undisturbed by other processes (or the extra sweeps allowed are spent).
  */
-async function measureCell(cell: Cell, settings: Settings): Promise<[Measured, number]> {
-  let requests = 0;
-  for (let attempt = 0; ; attempt++) {
+async function measureSweeps(members: Member[], call: CallName, settings: Settings): Promise<Sweep[]> {
+  const planned = plannedSweeps(settings);
+  const ownPids = members.map((member) => member.running.pid);
+  const sweeps: Sweep[] = [];
+  const cleanCount = () => sweeps.filter((sweep) => !sweep.noisy).length;
+  while (cleanCount() < planned && sweeps.length < planned + settings.extraSweeps) {
     if (settings.quietWait > 0) {
-      await waitForQuiet(cell.pid, settings.quietWait, (others) =>
-        progress(`waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`),
+      await waitForQuiet(ownPids, settings.quietWait, (others) =>
+        progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`),
       );
     }
-    if (settings.warmup > 0) requests += (await loadOrFail(cell, settings.warmup, settings, "warm-up")).requests;
-    const [measurement, cpu] = await withCpuShare(cell.pid, () => loadOrFail(cell, settings.duration, settings, "measurement"));
-    const measured: Measured = { ...measurement, cpu };
-    requests += measurement.requests;
-    progress(describe(cell, settings, measured));
-    const noisy = cpu !== undefined && cpu.others > NOISY_OTHERS_PERCENT;
-    if (!noisy || attempt >= settings.noisyRetries) return [measured, requests];
-    progress(`  other processes competed for the CPUs; measuring again (${attempt + 1}/${settings.noisyRetries})`);
+    const sweep: Sweep = { measured: new Map(), noisy: false };
+    const start = sweeps.length % members.length;
+    for (const member of [...members.slice(start), ...members.slice(0, start)]) {
+      const [measurement, cpu] = await withCpuShare(member.running.pid, () => loadOrFail(member, call, settings.slice, settings, "measurement"));
+      sweep.measured.set(member.spec.id, { ...measurement, cpu });
+      if (cpu && cpu.others > NOISY_OTHERS_PERCENT) sweep.noisy = true;
+    }
+    sweeps.push(sweep);
+    progress(describeSweep(call, sweeps.length, sweep, members));
   }
+  return sweeps;
 }
 
-async function benchServer(server: ServerSpec, round: number, settings: Settings, cpus: CpuPlan, results: Results, logs: Map<string, LogTally>): Promise<void> {
-  // Only the provider logs; its log goes to a real file, as in production.
-  const logFile = server.role === "provider" ? join(tmpdir(), `provider-kit-bench-${process.pid}-${server.id}.log`) : undefined;
-  const running = await startServer(server, {
-    cpu: cpus.server,
-    profileDir: settings.profileDir && join(settings.profileDir, `${server.id}-round${round}`),
-    env: logFile ? { BENCH_LOG_FILE: logFile } : {},
+function describeSweep(call: CallName, index: number, sweep: Sweep, members: Member[]): string {
+  const cells = members.map((member) => {
+    const measured: Measured | undefined = sweep.measured.get(member.spec.id);
+    return measured ? `${member.spec.id} ${Math.round(measured.requestsPerSecond)}` : "";
   });
-  let requests = 0;
-  try {
-    for (const call of CALL_NAMES) {
-      const cell: Cell = { server, call, round, baseUrl: running.baseUrl, pid: running.pid };
-      await verifyAnswer(server.id, running.baseUrl, CALLS[call]);
-      const [measured, answered] = await measureCell(cell, settings);
-      await verifyAnswer(server.id, running.baseUrl, CALLS[call]);
-      requests += answered + 2;
-      record(results, server.id, call, measured);
-    }
-  } finally {
-    await running.stop();
-  }
-  if (logFile) {
+  const others = Math.max(...[...sweep.measured.values()].map((m) => m.cpu?.others ?? 0));
+  return `${call} sweep ${index}: ${cells.join(", ")} req/s${sweep.noisy ? `  (disturbed: others up to ${others.toFixed(0)}% of a CPU)` : ""}`;
+}
+
+/** Lines per request and bytes per request the provider logged: shows logging really ran. */
+function logVolume(members: Member[]): string[] {
+  return members.flatMap((member) => {
+    if (!member.logFile) return [];
     // A variant with logging off never opens the file.
-    const text = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
-    rmSync(logFile, { force: true });
-    const tally = logs.get(server.id) ?? { bytes: 0, lines: 0, requests: 0 };
-    logs.set(server.id, {
-      bytes: tally.bytes + Buffer.byteLength(text),
-      lines: tally.lines + text.split("\n").filter(Boolean).length,
-      requests: tally.requests + requests,
-    });
-  }
+    const text = existsSync(member.logFile) ? readFileSync(member.logFile, "utf8") : "";
+    rmSync(member.logFile, { force: true });
+    const lines = text.split("\n").filter(Boolean).length;
+    return [
+      `- ${member.spec.id} logged ${(lines / member.requests).toFixed(2)} lines, ` +
+        `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (pino, synchronous writes to a file)`,
+    ];
+  });
 }
 
 async function main(): Promise<number> {
@@ -121,21 +137,28 @@ async function main(): Promise<number> {
   const facts = describeRun(settings, cpus.note);
   progress(facts.join("\n"));
 
+  const members = await startFleet(servers, settings, cpus.server);
   const results: Results = new Map();
-  const logs = new Map<string, LogTally>();
-  // Rounds interleave the servers, so a slow spell of the machine hits all of them alike.
-  for (let round = 1; round <= settings.rounds; round++) {
-    for (const server of servers) await benchServer(server, round, settings, cpus, results, logs);
+  let logging: string[] = [];
+  try {
+    for (const call of CALL_NAMES) {
+      await verifyAll(members, call);
+      if (settings.warmup > 0) {
+        for (const member of members) await loadOrFail(member, call, settings.warmup, settings, "warm-up");
+      }
+      results.set(call, await measureSweeps(members, call, settings));
+      await verifyAll(members, call);
+    }
+  } finally {
+    await stopFleet(members);
+    logging = logVolume(members);
   }
 
-  const { lines, missed } = formatReport(servers, results, settings.rounds);
-  const logLines = [...logs].map(
-    ([id, tally]) =>
-      `- ${id} logged ${(tally.lines / tally.requests).toFixed(2)} lines, ${Math.round(tally.bytes / tally.requests)} bytes per request (pino to a file)`,
-  );
-  console.log(["", ...facts, "", ...lines, ...(logLines.length ? ["", "Logging:", ...logLines] : []), ""].join("\n"));
-  console.log(missed.length === 0 ? "Targets: all met." : `Targets MISSED:\n${missed.map((m) => `- ${m}`).join("\n")}`);
-  if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir} (summarize: npx tsx bench/profile.ts <dir>/<server>-round<n>)`);
+  const { lines, missed, noisy } = formatReport(servers, results, plannedSweeps(settings));
+  console.log(["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ""].join("\n"));
+  const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
+  console.log(missed.length === 0 ? `Targets: all met${caveat}.` : `Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
+  if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir}/<server id> (summarize: npx tsx bench/profile.ts <that dir>)`);
   return 0;
 }
 

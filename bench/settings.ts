@@ -5,52 +5,52 @@
 import { parseArgs } from "node:util";
 
 export interface Settings {
-  /** Seconds measured per server and call, per round. */
+  /** Seconds measured per server and call, in total over the sweeps. */
   duration: number;
-  /** Seconds of load sent, and thrown away, before each measurement. */
+  /** Seconds of one measurement slice; a sweep measures every server for one slice. */
+  slice: number;
+  /** Seconds of load sent, and thrown away, to each server before its first slice of a call. */
   warmup: number;
   connections: number;
-  /** Every server is measured this many times, interleaved; the median round is reported. */
-  rounds: number;
-  /** Server ids to run, in order (see servers/catalog.ts). */
+  /** Server ids to run (see servers/catalog.ts). */
   servers: string[] | undefined;
   /** Directory for `node --cpu-prof` profiles of the server children; absent: no profiling. */
   profileDir: string | undefined;
   /** Pin the harness and the servers to different CPUs with taskset (when there are two or more). */
   pin: boolean;
-  /** Seconds to wait, before each measurement, for other processes to leave the CPUs alone; 0: never wait. */
+  /** Seconds to wait, before each sweep, for other processes to leave the CPUs alone; 0: never wait. */
   quietWait: number;
-  /** Times a measurement is repeated when other processes competed for the CPUs during it. */
-  noisyRetries: number;
+  /** Sweeps added, at most, to replace sweeps disturbed by other processes. */
+  extraSweeps: number;
 }
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --duration <s>         seconds measured per server and call, per round    (BENCH_DURATION, default 5)
-  --warmup <s>           seconds of discarded load before each measurement  (BENCH_WARMUP, default 2, at most --duration)
-  --connections <n>      concurrent connections, pipelining 1               (BENCH_CONNECTIONS, default 20)
-  --rounds <n>           interleaved rounds; the median round is reported   (BENCH_ROUNDS, default 3)
-  --servers <ids>        comma-separated server ids, see bench/servers/catalog.ts
-                                                                            (BENCH_SERVERS, default: the five main servers)
-  --profile <dir>        write CPU profiles of each server child into <dir> (BENCH_PROFILE)
-  --no-pin               do not pin harness and servers to separate CPUs    (BENCH_PIN=0)
-  --quiet-wait <s>       before each measurement, wait up to <s> seconds for other
-                         processes to use under 15% of a CPU                (BENCH_QUIET_WAIT, default 60; 0: no wait)
-  --noisy-retries <n>    measure again, up to <n> times, when other processes
-                         used over 15% of a CPU during a measurement        (BENCH_NOISY_RETRIES, default 2)
-  --quick                smoke run: --duration 1 --warmup 0.5 --rounds 1 --quiet-wait 0 --noisy-retries 0
+  --duration <s>       seconds measured per server and call, over all sweeps (BENCH_DURATION, default 10)
+  --slice <s>          seconds per server per sweep; sweeps = duration / slice (BENCH_SLICE, default 1)
+  --warmup <s>         seconds of discarded load per server and call          (BENCH_WARMUP, default 3)
+  --connections <n>    concurrent connections, pipelining 1                   (BENCH_CONNECTIONS, default 20)
+  --servers <ids>      comma-separated server ids, see bench/servers/catalog.ts
+                                                      (BENCH_SERVERS, default: the five main servers)
+  --profile <dir>      write CPU profiles of each server child into <dir>/<id> (BENCH_PROFILE)
+  --no-pin             do not pin harness and servers to separate CPUs        (BENCH_PIN=0)
+  --quiet-wait <s>     before each sweep, wait up to <s> seconds for other processes
+                       to use under 15% of a CPU                              (BENCH_QUIET_WAIT, default 20; 0: no wait)
+  --extra-sweeps <n>   sweeps added, at most, to replace sweeps during which other
+                       processes used over 15% of a CPU                       (BENCH_EXTRA_SWEEPS, default 10)
+  --quick              smoke run: --duration 1 --warmup 0.5 --quiet-wait 0 --extra-sweeps 0
   --help`;
 
 const options = {
   duration: { type: "string" },
+  slice: { type: "string" },
   warmup: { type: "string" },
   connections: { type: "string" },
-  rounds: { type: "string" },
   servers: { type: "string" },
   profile: { type: "string" },
   "no-pin": { type: "boolean" },
   "quiet-wait": { type: "string" },
-  "noisy-retries": { type: "string" },
+  "extra-sweeps": { type: "string" },
   quick: { type: "boolean" },
   help: { type: "boolean" },
 } as const;
@@ -80,21 +80,25 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
     return undefined;
   }
   const quick = values.quick === true || env.BENCH_QUICK === "1";
-  const duration = numberSetting("duration", values.duration ?? env.BENCH_DURATION, quick ? 1 : 5);
-  const warmup = Math.min(duration, numberSetting("warmup", values.warmup ?? env.BENCH_WARMUP, quick ? 0.5 : 2, { zeroAllowed: true }));
+  const duration = numberSetting("duration", values.duration ?? env.BENCH_DURATION, quick ? 1 : 10);
   const serverList = values.servers ?? env.BENCH_SERVERS;
   return {
     duration,
-    warmup,
+    slice: Math.min(duration, numberSetting("slice", values.slice ?? env.BENCH_SLICE, 1)),
+    warmup: numberSetting("warmup", values.warmup ?? env.BENCH_WARMUP, quick ? 0.5 : 3, { zeroAllowed: true }),
     connections: numberSetting("connections", values.connections ?? env.BENCH_CONNECTIONS, 20, { integer: true }),
-    rounds: numberSetting("rounds", values.rounds ?? env.BENCH_ROUNDS, quick ? 1 : 3, { integer: true }),
     servers: serverList ? serverList.split(",").map((id) => id.trim()).filter(Boolean) : undefined,
     profileDir: values.profile ?? (env.BENCH_PROFILE || undefined),
     pin: values["no-pin"] !== true && env.BENCH_PIN !== "0",
-    noisyRetries: numberSetting("noisy-retries", values["noisy-retries"] ?? env.BENCH_NOISY_RETRIES, quick ? 0 : 2, {
+    quietWait: numberSetting("quiet-wait", values["quiet-wait"] ?? env.BENCH_QUIET_WAIT, quick ? 0 : 20, { zeroAllowed: true }),
+    extraSweeps: numberSetting("extra-sweeps", values["extra-sweeps"] ?? env.BENCH_EXTRA_SWEEPS, quick ? 0 : 10, {
       integer: true,
       zeroAllowed: true,
     }),
-    quietWait: numberSetting("quiet-wait", values["quiet-wait"] ?? env.BENCH_QUIET_WAIT, quick ? 0 : 60, { zeroAllowed: true }),
   };
+}
+
+/** Sweeps planned: every server gets `duration` seconds per call, one slice per sweep. */
+export function plannedSweeps(settings: Settings): number {
+  return Math.max(1, Math.round(settings.duration / settings.slice));
 }
