@@ -8,8 +8,7 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
-import { createProvider, type RegistryOptions, type Store } from "../../src/index.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { createProvider, RedisStore, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
 import { redisClient, type Address } from "./connection.js";
@@ -38,7 +37,12 @@ export interface StartOptions {
 }
 
 /** The server the provider administers: the configured one, or an embedded one it starts and stops. */
-async function adminServer(config: Config): Promise<{ address: Address; stop(): Promise<void> }> {
+interface AdminServer {
+  address: Address;
+  stop(): Promise<void>;
+}
+
+async function adminServer(config: Config): Promise<AdminServer> {
   if (config.redisUrl) {
     const url = new URL(config.redisUrl);
     const address = {
@@ -66,8 +70,17 @@ async function portOfLastRun(dir: string): Promise<number | undefined> {
 }
 
 export async function startRedisProvider(config: Config, options: StartOptions): Promise<RunningProvider> {
-  const log = options.logger;
   const server = await adminServer(config);
+  try {
+    return await serve(config, options, server);
+  } catch (error) {
+    await server.stop(); // an embedded server must not outlive a failed start
+    throw error;
+  }
+}
+
+async function serve(config: Config, options: StartOptions, server: AdminServer): Promise<RunningProvider> {
+  const log = options.logger;
   const { address } = server;
   // Long-lived, so it reconnects; each plan call fails fast while the server is away.
   const admin = redisClient(address, { reconnect: true });

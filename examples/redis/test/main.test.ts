@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readdir } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { appClient, bindEnv, eventually, isAlive, killServersUnder, pidIn, platform, tempDir } from "./support.js";
@@ -68,6 +69,24 @@ describe("examples/redis/main.ts as a process", () => {
     programs.push(program);
     expect(await program.exit).toBe(1);
     expect(program.output()).toMatch(/apt-get install redis-server.*brew install redis/);
+  });
+
+  it("stops its embedded Redis when it cannot listen", async () => {
+    const dataDir = await tempDir("main");
+    dirs.push(dataDir);
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const program = run({ PROVIDER_PASSWORD: "pw", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir });
+      programs.push(program);
+      expect(await program.exit).toBe(1);
+      expect(program.output()).toMatch(/EADDRINUSE/);
+      const embeddedPid = await pidIn(join(dataDir, "embedded"));
+      expect(embeddedPid === undefined || !isAlive(embeddedPid)).toBe(true);
+    } finally {
+      taken.close();
+    }
   });
 
   it("serves the platform with an embedded Redis, then stops cleanly on SIGTERM", async () => {
