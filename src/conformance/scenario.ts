@@ -98,7 +98,9 @@ type Send = (call: Call) => Promise<CallResult>;
 /** Lists the plans (first call of the run: it also tells whether the provider is there at all). */
 async function planStep(context: ScenarioContext, send: Send): Promise<string | undefined> {
   const { recorder: checks, variant } = context;
-  const first = variant === "B" ? context.callsFor(undefined).status(context.names.missing) : context.callsFor(undefined).plans();
+  const withoutPlan = context.callsFor(undefined);
+  // Variant B lists no plans: its first call is the status of the unknown instance.
+  const first = variant === "B" ? withoutPlan.status(context.names.missing) : withoutPlan.plans();
   const result = await send(first);
   if (!result.answer) throw new ProviderUnreachableError(context.client.url, result.error ?? "no answer");
   if (variant === "B") return context.plan;
