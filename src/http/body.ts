@@ -96,7 +96,9 @@ export function bodyParsing(limitBytes: number): RequestHandler {
         finish(error);
       }
     });
-    req.once("error", () => finish(new BadRequestError("The request body was incomplete.")));
-    req.once("close", () => finish(new BadRequestError("The request body was incomplete.")));
+    // 'close' also follows every complete body: build the error only when it is one.
+    const incomplete = () => settled || finish(new BadRequestError("The request body was incomplete."));
+    req.once("error", incomplete);
+    req.once("close", incomplete);
   };
 }
