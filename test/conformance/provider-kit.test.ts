@@ -76,3 +76,26 @@ describe("a provider built with createProvider", () => {
     expect(await statusOf(url, report.instance)).toBe(404);
   });
 });
+
+describe("a createProvider provider without the optional handlers", () => {
+  it("passes with warnings on the SHOULD checks of the calls it leaves out (404 = not supported)", async () => {
+    const { plans, create, provision, destroy, bindApp, unbindApp } = inMemoryHandlers();
+    const minimal = createProvider({ plans, create, provision, destroy, bindApp, unbindApp }, {
+      auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+      logger: pino({ level: "silent" }),
+    });
+    const listening = minimal.listen(0, "127.0.0.1");
+    await new Promise((resolve) => listening.once("listening", resolve));
+    try {
+      const report = await runConformance({ url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`, ...CREDENTIALS, ...FAST });
+      expect(ids(report, "fail")).toEqual([]);
+      expect(ids(report, "warn")).toEqual(["bind-unit.status", "bind-job.supported", "update.supported", "info.supported"]);
+      expect(resultOf(report, "bind-job.result")).toMatchObject({ outcome: "skip", detail: "needs bind-job.supported, which did not hold" });
+      expect(report.passed).toBe(true);
+    } finally {
+      listening.closeAllConnections();
+      await new Promise((resolve) => listening.close(resolve));
+      await minimal.close();
+    }
+  });
+});
