@@ -7,7 +7,7 @@
  * each cell shows the server's CPU time per request, the cost of one call however fast the load
  * generator asks.
  */
-import { CALL_NAMES, type CallName } from "./calls.js";
+import type { CallName } from "./calls.js";
 import { NOISY_OTHERS_PERCENT, type CpuShare } from "./cpu-share.js";
 import type { Measurement } from "./load.js";
 import type { ServerRole, ServerSpec } from "./servers/catalog.js";
@@ -103,12 +103,15 @@ export interface Verdict {
   lines: string[];
   /** Too few undisturbed sweeps for some call: the verdicts are not to be trusted. */
   noisy: boolean;
+  /** Targets that could be checked (their reference server ran). */
+  checked: number;
   /** Targets checked and missed, e.g. "provider / express-bare bind-app 84% (target ≥ 90%)". */
   missed: string[];
 }
 
 export function formatReport(servers: ServerSpec[], results: Results, planned: number): Verdict {
-  const used = new Map(CALL_NAMES.map((call) => [call, usableSweeps(results.get(call) ?? [], planned)] as const));
+  const calls = [...results.keys()];
+  const used = new Map(calls.map((call) => [call, usableSweeps(results.get(call) ?? [], planned)] as const));
   const summary = (serverId: string, call: CallName) => {
     const slices = defined((used.get(call)?.sweeps ?? []).map((sweep) => sweep.measured.get(serverId)));
     return slices.length > 0 ? summarize(slices) : undefined;
@@ -117,11 +120,11 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
   const lines = [
     "Requests per second, p99 latency and server CPU time per request: median over sweeps (± is half the interquartile range of req/s).",
     "",
-    row(["server", ...CALL_NAMES.flatMap((call) => [`${call} req/s`, `${call} p99 ms`, `${call} CPU µs/req`])]),
-    row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:", "---:"])]),
+    row(["server", ...calls.flatMap((call) => [`${call} req/s`, `${call} p99 ms`, `${call} CPU µs/req`])]),
+    row(["---", ...calls.flatMap(() => ["---:", "---:", "---:"])]),
   ];
   for (const server of servers) {
-    const cells = CALL_NAMES.flatMap((call) => {
+    const cells = calls.flatMap((call) => {
       const s = summary(server.id, call);
       if (!s) return ["-", "-", "-"];
       return [
@@ -135,14 +138,15 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
 
   const missed: string[] = [];
   const ratioRows: string[] = [];
+  let checked = 0;
   for (const provider of servers.filter((server) => server.role === "provider")) {
     for (const target of TARGETS) {
       const reference = servers.find((server) => server.role === target.reference);
       if (!reference) continue;
-      const rateRatios = CALL_NAMES.map((call) =>
+      const rateRatios = calls.map((call) =>
         sweepRatio(used.get(call)!.sweeps, (mine, theirs) => mine.requestsPerSecond / theirs.requestsPerSecond, provider.id, reference.id),
       );
-      const cpuRatios = CALL_NAMES.map((call) =>
+      const cpuRatios = calls.map((call) =>
         sweepRatio(
           used.get(call)!.sweeps,
           (mine, theirs) => {
@@ -156,14 +160,15 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
       let verdict = "-";
       if (target.atLeast !== undefined) {
         const atLeast = target.atLeast;
-        const misses = CALL_NAMES.filter((_, index) => {
+        const misses = calls.filter((_, index) => {
           const ratio = rateRatios[index];
           return ratio !== undefined && (target.strictly ? ratio <= atLeast : ratio < atLeast);
         });
         for (const call of misses) {
-          missed.push(`${provider.id} / ${reference.id} ${call}: ${percent(rateRatios[CALL_NAMES.indexOf(call)])} (target ${target.label})`);
+          missed.push(`${provider.id} / ${reference.id} ${call}: ${percent(rateRatios[calls.indexOf(call)])} (target ${target.label})`);
         }
         verdict = misses.length === 0 ? "met" : "MISSED";
+        checked += 1;
       }
       ratioRows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
     }
@@ -174,14 +179,14 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
       "Provider relative to each reference, median of the per-sweep ratios: req/s (the targets apply to it),",
       "and CPU efficiency (reference CPU per request ÷ provider CPU per request):",
       "",
-      row(["ratio", ...CALL_NAMES.map((call) => `${call} req/s`), ...CALL_NAMES.map((call) => `${call} CPU`), "target (req/s)", "verdict"]),
-      row(["---", ...CALL_NAMES.flatMap(() => ["---:", "---:"]), "---", "---"]),
+      row(["ratio", ...calls.map((call) => `${call} req/s`), ...calls.map((call) => `${call} CPU`), "target (req/s)", "verdict"]),
+      row(["---", ...calls.flatMap(() => ["---:", "---:"]), "---", "---"]),
       ...ratioRows,
     );
   }
 
   lines.push("", "Measurement quality:");
-  for (const call of CALL_NAMES) {
+  for (const call of calls) {
     const all = results.get(call) ?? [];
     const { sweeps, clean } = used.get(call)!;
     const cleanCount = all.filter((sweep) => !sweep.noisy).length;
@@ -215,5 +220,5 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
   }
   lines.push("", "Servers:", ...servers.map((server) => `- ${server.id}: ${server.description}`));
   const noisy = [...used.values()].some((use) => !use.clean);
-  return { lines, missed, noisy };
+  return { lines, missed, noisy, checked };
 }

@@ -8,15 +8,16 @@
  * interleaved sweeps (A B C D E, B C D E A, …), so slow spells of a shared machine hit every
  * server alike and sweeps disturbed by other processes can be set aside.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { CALLS, CALL_NAMES, type CallName } from "./calls.js";
+import { CALLS, type CallName } from "./calls.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
+import { REQUESTS_FILE } from "./profiles.js";
 import { formatReport, type Measured, type Results, type Sweep } from "./report.js";
 import { selectServers, type ServerSpec } from "./servers/catalog.js";
 import { plannedSweeps, readSettings, type Settings } from "./settings.js";
@@ -125,6 +126,13 @@ function logVolume(members: Member[]): string[] {
   });
 }
 
+/** Next to each server's profiles, how many requests it answered: the summary turns self time into µs per request. */
+function recordRequestCounts(members: Member[], profileDir: string): void {
+  for (const member of members) {
+    writeFileSync(join(profileDir, member.spec.id, REQUESTS_FILE), JSON.stringify({ requests: member.requests }));
+  }
+}
+
 async function main(): Promise<number> {
   const settings = readSettings(process.argv.slice(2), process.env);
   if (!settings) return 0;
@@ -141,7 +149,7 @@ async function main(): Promise<number> {
   const results: Results = new Map();
   let logging: string[] = [];
   try {
-    for (const call of CALL_NAMES) {
+    for (const call of settings.calls) {
       await verifyAll(members, call);
       if (settings.warmup > 0) {
         for (const member of members) await loadOrFail(member, call, settings.warmup, settings, "warm-up");
@@ -152,12 +160,15 @@ async function main(): Promise<number> {
   } finally {
     await stopFleet(members);
     logging = logVolume(members);
+    if (settings.profileDir) recordRequestCounts(members, settings.profileDir);
   }
 
-  const { lines, missed, noisy } = formatReport(servers, results, plannedSweeps(settings));
+  const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
   console.log(["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ""].join("\n"));
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
-  console.log(missed.length === 0 ? `Targets: all met${caveat}.` : `Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
+  if (checked === 0) console.log("Targets: none checked (they need a provider server and express-bare or express-handwritten).");
+  else if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
+  else console.log(`Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
   if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir}/<server id> (summarize: npx tsx bench/profile.ts <that dir>)`);
   return 0;
 }

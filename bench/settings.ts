@@ -3,6 +3,7 @@
  * then defaults. `npm run bench -- --quick` (or BENCH_DURATION=1) is the smoke run.
  */
 import { parseArgs } from "node:util";
+import { CALL_NAMES, type CallName } from "./calls.js";
 
 export interface Settings {
   /** Seconds measured per server and call, in total over the sweeps. */
@@ -12,6 +13,8 @@ export interface Settings {
   /** Seconds of load sent, and thrown away, to each server before its first slice of a call. */
   warmup: number;
   connections: number;
+  /** Calls to measure (both by default; one alone makes a profile about that call only). */
+  calls: CallName[];
   /** Server ids to run (see servers/catalog.ts). */
   servers: string[] | undefined;
   /** Directory for `node --cpu-prof` profiles of the server children; absent: no profiling. */
@@ -30,6 +33,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --slice <s>          seconds per server per sweep; sweeps = duration / slice (BENCH_SLICE, default 1)
   --warmup <s>         seconds of discarded load per server and call          (BENCH_WARMUP, default 3)
   --connections <n>    concurrent connections, pipelining 1                   (BENCH_CONNECTIONS, default 20)
+  --calls <names>      comma-separated calls: status, bind-app                (BENCH_CALLS, default both)
   --servers <ids>      comma-separated server ids, see bench/servers/catalog.ts
                                                       (BENCH_SERVERS, default: the five main servers)
   --profile <dir>      write CPU profiles of each server child into <dir>/<id> (BENCH_PROFILE)
@@ -46,6 +50,7 @@ const options = {
   slice: { type: "string" },
   warmup: { type: "string" },
   connections: { type: "string" },
+  calls: { type: "string" },
   servers: { type: "string" },
   profile: { type: "string" },
   "no-pin": { type: "boolean" },
@@ -72,6 +77,15 @@ function numberSetting(name: string, raw: string | undefined, fallback: number, 
   return value;
 }
 
+function callList(raw: string | undefined): CallName[] {
+  if (!raw) return [...CALL_NAMES];
+  return raw.split(",").map((name) => {
+    const call = CALL_NAMES.find((known) => known === name.trim());
+    if (!call) throw new Error(`Unknown call "${name}" in --calls (or BENCH_CALLS). Known: ${CALL_NAMES.join(", ")}.`);
+    return call;
+  });
+}
+
 /** Parsed settings, or `undefined` when only the usage was asked for (already printed). */
 export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | undefined {
   const { values } = parseArgs({ args: argv, options, strict: true });
@@ -86,6 +100,7 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
     duration,
     slice: Math.min(duration, numberSetting("slice", values.slice ?? env.BENCH_SLICE, 1)),
     warmup: numberSetting("warmup", values.warmup ?? env.BENCH_WARMUP, quick ? 0.5 : 3, { zeroAllowed: true }),
+    calls: callList(values.calls ?? env.BENCH_CALLS),
     connections: numberSetting("connections", values.connections ?? env.BENCH_CONNECTIONS, 20, { integer: true }),
     servers: serverList ? serverList.split(",").map((id) => id.trim()).filter(Boolean) : undefined,
     profileDir: values.profile ?? (env.BENCH_PROFILE || undefined),
