@@ -1,8 +1,9 @@
 /**
  * zod schemas of every request, built once at load. Each takes the canonical fields
- * (see `src/http/fields.ts`) plus the path segments (`instance`, `job`, `host`) and outputs the
- * typed request a handler receives. Error messages are predicates ("is required.") so the HTTP
- * layer can prefix the field name as the caller spelled it.
+ * (see `src/http/fields.ts`: camelCase keys, list fields as arrays, empty text left out) plus the
+ * path segments (`instance`, `job`, `host`) and outputs the typed request a handler receives.
+ * Error messages are predicates ("is required.") so the HTTP layer can prefix the field name as
+ * the caller spelled it.
  */
 import { z } from "zod";
 import type {
@@ -49,29 +50,29 @@ const pathHost = () =>
     .regex(/^[A-Za-z0-9[](?:[-A-Za-z0-9_.:[\]]*[A-Za-z0-9\]])?$/, "must be a host name or address.")
     .refine((value) => !value.includes(".."), "must be a host name or address.");
 
-/** The platform sends empty optional fields (`plan=`) as empty text: treat them as absent. */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
-
-/** Repeated keys arrive as an array, a single one as text; empty entries are dropped. */
+/** Absent list fields are empty lists (a fresh array per call: handlers may keep or change it). */
 const list = (item: z.ZodType<string> = text()) =>
-  z.preprocess(
-    (value) => (value === undefined ? [] : typeof value === "string" ? (value === "" ? [] : [value]) : value),
-    z.array(item, { error: "must be text, or repeated for several values." }),
-  );
+  z.array(item, { error: "must be text, or repeated for several values." }).default(() => []);
 
-export const parametersSchema: z.ZodType<Parameters> = z.lazy(() =>
-  z.record(z.string(), z.union([z.string(), z.array(z.string()), parametersSchema]), {
-    error: "must be a group of named values.",
-  }),
-);
-const parameters = () => z.preprocess((value) => value ?? {}, parametersSchema);
+function isParameters(value: unknown): value is Parameters {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every(
+    (item) =>
+      typeof item === "string" ||
+      (Array.isArray(item) && item.every((element) => typeof element === "string")) ||
+      isParameters(item),
+  );
+}
+
+/** Text values, lists of text, and nested groups: `parameters.tls.enabled=true` → `{ tls: { enabled: "true" } }`. */
+export const parametersSchema = z.custom<Parameters>(isParameters, { error: "must be a group of named values." });
+const parameters = () => parametersSchema.default(() => ({}));
 
 const placementFields = {
-  poolName: optional(text()),
-  poolProvisioner: optional(text()),
-  clusterName: optional(text()),
-  clusterProvisioner: optional(text()),
+  poolName: text().optional(),
+  poolProvisioner: text().optional(),
+  clusterName: text().optional(),
+  clusterProvisioner: text().optional(),
   clusterAddresses: list(),
 };
 
@@ -88,10 +89,10 @@ function placement(fields: PlacementFields): Placement {
 }
 
 const instanceFields = {
-  plan: optional(text()),
-  team: optional(text()),
+  plan: text().optional(),
+  team: text().optional(),
   tags: list(),
-  description: optional(text()),
+  description: text().optional(),
   parameters: parameters(),
 };
 
@@ -115,8 +116,8 @@ function hosts(appHost: string | undefined, appHosts: string[]): { appHost?: str
 export const bindAppSchema = z
   .object({
     instance: name(),
-    appName: optional(name()),
-    appHost: optional(host()),
+    appName: name().optional(),
+    appHost: host().optional(),
     appHosts: list(host()),
     appInternalHosts: list(host()),
     parameters: parameters(),
@@ -134,8 +135,8 @@ export const bindAppSchema = z
 export const unbindAppSchema = z
   .object({
     instance: name(),
-    appName: optional(name()),
-    appHost: optional(host()),
+    appName: name().optional(),
+    appHost: host().optional(),
     appHosts: list(host()),
     ...placementFields,
   })
@@ -170,8 +171,8 @@ export const unbindHostnameSchema = z
 
 export const bindUnitSchema = z.object({
   instance: name(),
-  appName: optional(name()),
-  appHost: optional(host()),
+  appName: name().optional(),
+  appHost: host().optional(),
   unitHost: host(),
 }) satisfies z.ZodType<BindUnitRequest>;
 

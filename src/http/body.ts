@@ -85,7 +85,7 @@ export function bodyParsing(limitBytes: number): RequestHandler {
       chunks.push(chunk);
     };
     req.on("data", onData);
-    req.once("end", () => {
+    req.on("end", () => {
       if (settled) return;
       try {
         const scope = scopeOf(req);
@@ -96,9 +96,7 @@ export function bodyParsing(limitBytes: number): RequestHandler {
         finish(error);
       }
     });
-    // 'close' also follows every complete body: build the error only when it is one.
-    const incomplete = () => settled || finish(new BadRequestError("The request body was incomplete."));
-    req.once("error", incomplete);
-    req.once("close", incomplete);
+    // The caller went away mid-body (Node reports it as an 'aborted' error).
+    req.on("error", () => finish(new BadRequestError("The request body was incomplete.")));
   };
 }

@@ -38,7 +38,7 @@ const PLACEMENT_HEADERS: ReadonlyArray<readonly [header: string, field: string]>
 ];
 
 function inputOf(req: Request, fields: Fields): Record<string, unknown> {
-  const input: Record<string, unknown> = { ...fields, ...req.params };
+  const input: Record<string, unknown> = Object.assign({}, fields, req.params);
   for (const [header, field] of PLACEMENT_HEADERS) {
     const value = req.headers[header];
     if (input[field] === undefined && typeof value === "string") input[field] = value;

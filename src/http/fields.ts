@@ -13,46 +13,69 @@ export type Encoding = "form" | "json";
 export type Fields = Record<string, unknown>;
 
 /**
- * Every field the platform sends: canonical name, then its names on the wire.
- * App and job pool/cluster fields share canonical names: they fill the same `placement`.
+ * Every field the platform sends: canonical name, its names on the wire, and whether it is a
+ * list (repeated keys). App and job pool/cluster fields share canonical names: they fill the
+ * same `placement`.
  */
-const FIELD_TABLE: ReadonlyArray<readonly [canonical: string, form: readonly string[], json: readonly string[]]> = [
-  ["name", ["name"], ["name"]],
-  ["plan", ["plan"], ["plan"]],
-  ["team", ["team"], ["team"]],
-  ["description", ["description"], ["description"]],
-  ["tags", ["tags"], ["tags"]],
-  ["user", ["user"], ["user"]],
-  ["eventId", ["eventid"], ["eventID", "eventId", "eventid"]],
-  ["appName", ["app-name"], ["appName"]],
-  ["appHost", ["app-host"], ["appHost"]],
-  ["appHosts", ["app-hosts"], ["appHosts"]],
-  ["appInternalHosts", ["app-internal-hosts"], ["appInternalHosts"]],
-  ["unitHost", ["unit-host"], ["unitHost"]],
-  ["jobName", ["job-name"], ["jobName"]],
-  ["hostname", ["hostname"], ["hostname"]],
-  ["poolName", ["app-pool-name", "job-pool-name"], ["appPoolName", "jobPoolName"]],
-  ["poolProvisioner", ["app-pool-provisioner", "job-pool-provisioner"], ["appPoolProvisioner", "jobPoolProvisioner"]],
-  ["clusterName", ["app-cluster-name", "job-cluster-name"], ["appClusterName", "jobClusterName"]],
+type Kind = "text" | "list";
+const FIELD_TABLE: ReadonlyArray<readonly [canonical: string, form: readonly string[], json: readonly string[], kind: Kind]> = [
+  ["name", ["name"], ["name"], "text"],
+  ["plan", ["plan"], ["plan"], "text"],
+  ["team", ["team"], ["team"], "text"],
+  ["description", ["description"], ["description"], "text"],
+  ["tags", ["tags"], ["tags"], "list"],
+  ["user", ["user"], ["user"], "text"],
+  ["eventId", ["eventid"], ["eventID", "eventId", "eventid"], "text"],
+  ["appName", ["app-name"], ["appName"], "text"],
+  ["appHost", ["app-host"], ["appHost"], "text"],
+  ["appHosts", ["app-hosts"], ["appHosts"], "list"],
+  ["appInternalHosts", ["app-internal-hosts"], ["appInternalHosts"], "list"],
+  ["unitHost", ["unit-host"], ["unitHost"], "text"],
+  ["jobName", ["job-name"], ["jobName"], "text"],
+  ["hostname", ["hostname"], ["hostname"], "text"],
+  ["poolName", ["app-pool-name", "job-pool-name"], ["appPoolName", "jobPoolName"], "text"],
+  ["poolProvisioner", ["app-pool-provisioner", "job-pool-provisioner"], ["appPoolProvisioner", "jobPoolProvisioner"], "text"],
+  ["clusterName", ["app-cluster-name", "job-cluster-name"], ["appClusterName", "jobClusterName"], "text"],
   [
     "clusterProvisioner",
     ["app-cluster-provisioner", "job-cluster-provisioner"],
     ["appClusterProvisioner", "jobClusterProvisioner"],
+    "text",
   ],
   [
     "clusterAddresses",
     ["app-cluster-addresses", "job-cluster-addresses"],
     ["appClusterAddresses", "jobClusterAddresses"],
+    "list",
   ],
 ];
 
 const PARAMETERS_PREFIX = "parameters.";
 
-function indexBy(encoding: Encoding): ReadonlyMap<string, string> {
-  const column = encoding === "form" ? 1 : 2;
-  return new Map(FIELD_TABLE.flatMap((row) => row[column].map((wire) => [wire, row[0]] as const)));
+interface Field {
+  canonical: string;
+  kind: Kind;
 }
-const CANONICAL: Record<Encoding, ReadonlyMap<string, string>> = { form: indexBy("form"), json: indexBy("json") };
+
+function indexBy(encoding: Encoding): ReadonlyMap<string, Field> {
+  const column = encoding === "form" ? 1 : 2;
+  return new Map(FIELD_TABLE.flatMap((row) => row[column].map((wire) => [wire, { canonical: row[0], kind: row[3] }] as const)));
+}
+const CANONICAL: Record<Encoding, ReadonlyMap<string, Field>> = { form: indexBy("form"), json: indexBy("json") };
+
+/**
+ * The platform's conventions, applied once here so the schemas stay simple: empty text means
+ * absent (`plan=`), and a list field is always an array (one key, repeated keys, or a JSON list),
+ * without empty entries.
+ */
+function setField(fields: Fields, field: Field, value: unknown): void {
+  if (field.kind === "list") {
+    const items = Array.isArray(value) ? value : [value];
+    fields[field.canonical] = items.filter((item) => item !== "");
+  } else if (value !== "") {
+    fields[field.canonical] = value;
+  }
+}
 
 /** How the caller spelled a canonical field, for error messages the operator can act on. */
 export function wireName(canonical: string, encoding: Encoding): string {
@@ -100,8 +123,8 @@ export function formFields(body: Record<string, unknown>): Fields {
       setNested((parameters ??= {}), key.slice(PARAMETERS_PREFIX.length), value);
       continue;
     }
-    const canonical = CANONICAL.form.get(key);
-    if (canonical !== undefined) fields[canonical] = value;
+    const field = CANONICAL.form.get(key);
+    if (field !== undefined) setField(fields, field, value);
   }
   if (parameters !== undefined) fields.parameters = parameters;
   return fields;
@@ -152,10 +175,10 @@ export function jsonFields(body: unknown): Fields {
       fields.parameters = jsonParameters(value, "");
       continue;
     }
-    const canonical = CANONICAL.json.get(key);
-    if (canonical === undefined) continue;
+    const field = CANONICAL.json.get(key);
+    if (field === undefined) continue;
     const text = scalarText(value);
-    fields[canonical] = text ?? (Array.isArray(value) ? value.map((item) => scalarText(item) ?? item) : value);
+    setField(fields, field, text ?? (Array.isArray(value) ? value.map((item) => scalarText(item) ?? item) : value));
   }
   return fields;
 }

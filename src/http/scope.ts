@@ -75,7 +75,7 @@ export function requestScope(logger: Logger, requestIdHeader: string, drain: Dra
     (req as ScopedRequest)[SCOPE] = scope;
     res.setHeader(requestIdHeader, scope.requestId);
     const admitted = drain.admit();
-    res.once("close", () => {
+    res.on("close", () => {
       if (admitted) drain.release();
       logLine(logger, req, res, scope);
     });

@@ -250,7 +250,10 @@ describe("bad input", () => {
     for (const good of ["a", "Redis-1_b", `a${"b".repeat(62)}`]) {
       await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=${good}`).expect(201);
     }
-    for (const bad of ["", "1abc", "-a", "a.b", "..", "a/b", "a%00b", "a%0Ab", "caf%C3%A9", `a${"b".repeat(63)}`]) {
+    const empty = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=");
+    expect(empty.status).toBe(400);
+    expect(empty.text).toBe('Field "name" is required.');
+    for (const bad of ["1abc", "-a", "a.b", "..", "a/b", "a%00b", "a%0Ab", "caf%C3%A9", `a${"b".repeat(63)}`]) {
       const res = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=${bad}`);
       expect(res.status, bad).toBe(400);
       expect(res.text).toMatch(/^Field "name" must start with a letter/);
