@@ -3,7 +3,7 @@
  * Each route's parsing and answer live in its file under `src/endpoints/`; the shared mechanics
  * (auth, bodies, request ids and logging, timeouts, error answers) in `src/http/`.
  */
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import { create } from "./endpoints/create.js";
 import { bindApp } from "./endpoints/bind-app.js";
 import { bindHostname } from "./endpoints/bind-hostname.js";
@@ -21,46 +21,47 @@ import { update } from "./endpoints/update.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
-import { mountEndpoint, type Endpoint } from "./http/endpoint.js";
+import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
 import { errorAnswer, notFound } from "./http/errors.js";
 import { healthcheck } from "./http/healthcheck.js";
 import { pipeline } from "./http/pipeline.js";
 import { requestScope } from "./http/scope.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
-import { ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
+import { ALL_VARIANTS, ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
 import type { ProviderHandlers } from "./types.js";
 
 interface Route {
   method: "get" | "post" | "put" | "delete";
   path: string;
-  // Each endpoint has its own request and result types; the table only routes to them.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  endpoint: Endpoint<any, any>;
   variants: readonly Variant[];
+  mount(deps: EndpointDeps): RequestHandler;
 }
 
-const ALL: readonly Variant[] = ["A", "B", "current"];
+/** Each endpoint keeps its own request and result types; the table only needs to mount it. */
+function route<Req, Res>(method: Route["method"], path: string, endpoint: Endpoint<Req, Res>, variants: readonly Variant[]): Route {
+  return { method, path, variants, mount: (deps) => mountEndpoint(path, endpoint, deps) };
+}
 
 /**
  * The router tries paths in this order: the hot calls first, and `/resources/plans` before
  * `/resources/:instance` (the one overlap; `plans` is a reserved instance name).
  */
-export const ROUTES: readonly Route[] = [
-  { method: "get", path: "/resources/:instance/status", endpoint: status, variants: ALL },
-  { method: "post", path: "/resources/:instance/bind-app", endpoint: bindApp, variants: ["A", "current"] },
-  { method: "delete", path: "/resources/:instance/bind-app", endpoint: unbindApp, variants: ["A", "current"] },
-  { method: "post", path: "/resources/:instance/bind", endpoint: bindUnit, variants: ["A", "current"] },
-  { method: "delete", path: "/resources/:instance/bind", endpoint: unbindUnit, variants: ["A", "current"] },
-  { method: "put", path: "/resources/:instance/binds/jobs/:job", endpoint: bindJob, variants: ["current"] },
-  { method: "delete", path: "/resources/:instance/binds/jobs/:job", endpoint: unbindJob, variants: ["current"] },
-  { method: "get", path: "/resources/plans", endpoint: plans, variants: ["A", "current"] },
-  { method: "post", path: "/resources", endpoint: create, variants: ALL },
-  { method: "get", path: "/resources/:instance", endpoint: info, variants: ALL },
-  { method: "put", path: "/resources/:instance", endpoint: update, variants: ["current"] },
-  { method: "delete", path: "/resources/:instance", endpoint: destroy, variants: ALL },
-  { method: "post", path: "/resources/:instance", endpoint: bindHostname, variants: ["B"] },
-  { method: "delete", path: "/resources/:instance/hostname/:host", endpoint: unbindHostname, variants: ["B"] },
+const ROUTES: readonly Route[] = [
+  route("get", "/resources/:instance/status", status, ALL_VARIANTS),
+  route("post", "/resources/:instance/bind-app", bindApp, ["A", "current"]),
+  route("delete", "/resources/:instance/bind-app", unbindApp, ["A", "current"]),
+  route("post", "/resources/:instance/bind", bindUnit, ["A", "current"]),
+  route("delete", "/resources/:instance/bind", unbindUnit, ["A", "current"]),
+  route("put", "/resources/:instance/binds/jobs/:job", bindJob, ["current"]),
+  route("delete", "/resources/:instance/binds/jobs/:job", unbindJob, ["current"]),
+  route("get", "/resources/plans", plans, ["A", "current"]),
+  route("post", "/resources", create, ALL_VARIANTS),
+  route("get", "/resources/:instance", info, ALL_VARIANTS),
+  route("put", "/resources/:instance", update, ["current"]),
+  route("delete", "/resources/:instance", destroy, ALL_VARIANTS),
+  route("post", "/resources/:instance", bindHostname, ["B"]),
+  route("delete", "/resources/:instance/hostname/:host", unbindHostname, ["B"]),
 ];
 
 /** An Express application (`.listen()`, or `app.use(prefix, provider)`) that can shut down cleanly. */
@@ -105,10 +106,10 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   );
   // One router layer per path, its methods inside: fewer layers to try per request.
   const paths = new Map<string, ReturnType<typeof app.route>>();
-  for (const { method, path, endpoint, variants } of ROUTES) {
+  for (const { method, path, variants, mount } of ROUTES) {
     if (!variants.some((variant) => config.variants.has(variant))) continue;
     if (!paths.has(path)) paths.set(path, app.route(path));
-    paths.get(path)?.[method](mountEndpoint(path, endpoint, deps));
+    paths.get(path)?.[method](mount(deps));
   }
   app.use(notFound);
   app.use(errorAnswer);
