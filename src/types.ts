@@ -185,7 +185,7 @@ export interface Caller {
 }
 
 export interface HandlerContext extends Caller {
-  /** Aborted when the handler timeout passes or the provider closes. */
+  /** Aborted when the handler timeout (`handlerTimeoutMs`) passes; the call has then answered 500. `close()` lets calls finish instead. */
   signal: AbortSignal;
   /** Child logger carrying the request id. */
   log: Logger;
