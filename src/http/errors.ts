@@ -13,22 +13,23 @@ interface Answer {
   message: string;
 }
 
-function isHttpStatus(status: number): boolean {
-  return Number.isInteger(status) && status >= 400 && status <= 599;
-}
-
-export function internalErrorMessage(requestId: string): string {
-  return `The provider failed to handle this call (request id ${requestId}). Its operator can find the details in the provider's log.`;
+function answerFor(error: unknown, requestId: string): Answer {
+  if (error instanceof ProviderError && Number.isInteger(error.status) && error.status >= 400 && error.status <= 599) {
+    return { status: error.status, message: error.message };
+  }
+  // The router could not percent-decode a path segment (`/resources/%ZZ`).
+  if (error instanceof URIError) return { status: 400, message: "The request path is not valid percent-encoding." };
+  return {
+    status: 500,
+    message: `The provider failed to handle this call (request id ${requestId}). Its operator can find the details in the provider's log.`,
+  };
 }
 
 export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next) => {
   if (res.headersSent) return next(error);
   const scope = scopeOf(req);
-  let answer: Answer | undefined;
-  if (error instanceof ProviderError && isHttpStatus(error.status)) answer = { status: error.status, message: error.message };
-  // The router could not percent-decode a path segment (`/resources/%ZZ`).
-  else if (error instanceof URIError) answer = { status: 400, message: "The request path is not valid percent-encoding." };
-  answer ??= { status: 500, message: internalErrorMessage(scope.requestId) };
+  const answer = answerFor(error, scope.requestId);
+  // Only failures are logged with their error; 4xx answers are the caller's business.
   if (answer.status >= 500) scope.error = error;
   sendText(res, answer.status, answer.message);
 };
