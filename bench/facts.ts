@@ -1,4 +1,5 @@
 /** Machine and run facts printed above the results, so a pasted table says where it came from. */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { plannedSweeps, type Settings } from "./settings.js";
@@ -14,6 +15,17 @@ function cpuModel(): string {
   }
 }
 
+/** The commit measured, and whether the framework's sources differed from it (work in progress). */
+function sourceVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const dirty = git("status", "--porcelain", "--", "src") !== "" ? " + uncommitted changes in src/" : "";
+    return `${git("rev-parse", "--short", "HEAD")}${dirty}`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
+
 export function describeRun(settings: Settings, pinning: string): string[] {
   return [
     `date: ${new Date().toISOString()}`,
@@ -21,5 +33,6 @@ export function describeRun(settings: Settings, pinning: string): string[] {
     `settings: per server and call ${settings.warmup} s warm-up, then ${plannedSweeps(settings)} interleaved sweeps of ` +
       `${settings.slice} s (${settings.duration} s measured); ${settings.connections} connections, pipelining 1, keep-alive`,
     `cpus: ${pinning}`,
+    `source: ${sourceVersion()}`,
   ];
 }
