@@ -41,6 +41,14 @@ describe("basic auth", () => {
     }
   });
 
+  it("accepts other spellings of a correct header (lower-case scheme, extra spaces)", async () => {
+    const running = await start(fakeResource().handlers);
+    const encoded = Buffer.from(`${SERVICE_ID}:${PASSWORD}`).toString("base64");
+    for (const header of [`basic ${encoded}`, `Basic   ${encoded}`, `BASIC ${encoded}`]) {
+      await running.http.get("/resources/plans").set("Authorization", header).expect(200);
+    }
+  });
+
   it("the realm is configurable", async () => {
     const running = await start(fakeResource().handlers, { auth: { ...AUTH, realm: "redis-service" } });
     const res = await running.http.get("/resources/plans").expect(401);
