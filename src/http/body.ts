@@ -87,14 +87,14 @@ export function bodyParsing(limitBytes: number): RequestHandler {
     req.on("data", onData);
     req.on("end", () => {
       if (settled) return;
+      const scope = scopeOf(req);
+      scope.encoding = media === JSON_TYPE ? "json" : "form";
       try {
-        const scope = scopeOf(req);
-        scope.encoding = media === JSON_TYPE ? "json" : "form";
         scope.fields = normalise(Buffer.concat(chunks, size).toString("utf8"));
-        finish();
-      } catch (error) {
-        finish(error);
+      } catch (invalid) {
+        return finish(invalid);
       }
+      finish();
     });
     // The caller went away mid-body (Node reports it as an 'aborted' error).
     req.on("error", () => finish(new BadRequestError("The request body was incomplete.")));

@@ -36,7 +36,15 @@ export function withTimeout<T>(timeoutMs: number, abort: LazyAbort, requestId: s
       abort.abort(error);
       reject(error);
     }, timeoutMs);
-    work().then(
+    let running: Promise<T>;
+    try {
+      running = work();
+    } catch (error) {
+      clearTimeout(timer);
+      reject(error);
+      return;
+    }
+    running.then(
       (result) => {
         clearTimeout(timer);
         resolve(result);

@@ -319,6 +319,15 @@ describe("bad input", () => {
     expect(json.status).toBe(413);
   });
 
+  it("a streamed (chunked) body over the limit answers 413 too", async () => {
+    const running = await start(seeded().handlers, { bodyLimitBytes: 1024 });
+    const res = await rawRequest(running, "POST", "/resources", `name=db1&description=${"x".repeat(5000)}`, { "transfer-encoding": "chunked" });
+    expect(res.status).toBe(413);
+    expect(res.headers.connection).toBe("close");
+    const small = await rawRequest(running, "POST", "/resources", "name=db2", { "transfer-encoding": "chunked" });
+    expect(small.status).toBe(201);
+  });
+
   it("the default limit takes real requests with room to spare (100 KiB body)", async () => {
     const running = await start(seeded().handlers);
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db1&description=${"x".repeat(100 * 1024)}`).expect(201);
