@@ -12,7 +12,7 @@ export * from "./types.js";
 export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
-export type { RegistryOptions } from "./lifecycle/registry.js";
+export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
 export type { Store } from "./lifecycle/store.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";

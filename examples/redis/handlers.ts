@@ -4,6 +4,7 @@
  * on one instance, so a plan sees only calls it can act on.
  */
 import {
+  appBindingKey,
   BadRequestError,
   ProviderError,
   type BindingKind,
@@ -58,9 +59,8 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): Prov
       const record = recordOf(context);
       await planOf(record).destroy(record);
     },
-    // Apps are known by name; Variant B sends only a hostname, which then is the key (as in the registry).
-    bindApp: (request, context) => bind("app", request.appName || request.appHost, context),
-    unbindApp: (request, context) => unbind("app", request.appName || request.appHost, context),
+    bindApp: (request, context) => bind("app", appBindingKey(request), context),
+    unbindApp: (request, context) => unbind("app", appBindingKey(request), context),
     bindUnit: (request, context) => bind("unit", request.unitHost, context),
     unbindUnit: (request, context) => unbind("unit", request.unitHost, context),
     bindJob: (request, context) => bind("job", request.jobName, context),

@@ -31,9 +31,16 @@ interface BindingTarget {
   fields: Pick<BindingRecord, "appName" | "appHost" | "unitHost" | "jobName">;
 }
 
-/** Apps are known by name; Variant B sends only a hostname, which is then the key. */
+/**
+ * The key the registry files an app's binding under: its name, never its host (hosts change
+ * with routers); Variant B sends only a hostname, which is then the key.
+ */
+export function appBindingKey(request: { appName?: string; appHost?: string }): string | undefined {
+  return request.appName || request.appHost;
+}
+
 function appTarget(request: { appName?: string; appHost?: string }): BindingTarget {
-  const key = request.appName || request.appHost;
+  const key = appBindingKey(request);
   if (!key) throw new BadRequestError("The app is missing: send app-name (or, on the oldest platform, hostname).");
   return { kind: "app", key, fields: { appName: request.appName, appHost: request.appHost } };
 }
