@@ -11,7 +11,8 @@ export const REQUESTS_FILE = "requests.json";
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -65,25 +66,41 @@ function top(totals: Map<string, number>, busy: number, requests: number | undef
     });
 }
 
+function functionKey(node: ProfileNode): { name: string; area: string } {
+  const { functionName, url, lineNumber, columnNumber } = node.callFrame;
+  const area = areaOf(url, functionName);
+  // Line and column in the code V8 ran (for TypeScript run through tsx: the transpiled code).
+  const where = url === "" ? "" : ` (${area}:${lineNumber + 1}:${columnNumber + 1})`;
+  return { name: `${functionName || "(anonymous)"}${where}`, area };
+}
+
 export function summarizeProfile(target: string, count: number): string[] {
   const path = mainThreadProfile(target);
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const selfTime = new Map<number, number>();
   profile.samples.forEach((id, index) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
 
   const byArea = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  // Inclusive: time of every sample with the function anywhere on its stack (counted once).
+  const inclusive = new Map<string, number>();
   let busy = 0;
   for (const [id, micros] of selfTime) {
-    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    if (functionName === "(idle)") continue;
+    const node = byId.get(id)!;
+    if (node.callFrame.functionName === "(idle)") continue;
     busy += micros;
-    const area = areaOf(url, functionName);
+    const { name, area } = functionKey(node);
     byArea.set(area, (byArea.get(area) ?? 0) + micros);
-    const where = url === "" ? "" : ` (${area}:${lineNumber + 1})`;
-    const name = `${functionName || "(anonymous)"}${where}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const frame = functionKey(byId.get(at)!);
+      if (frame.area.startsWith("src/") || frame.area.startsWith("bench/")) onStack.add(frame.name);
+    }
+    for (const frame of onStack) inclusive.set(frame, (inclusive.get(frame) ?? 0) + micros);
   }
   const requests = requestCount(path);
   const perRequest = requests ? `, ${requests} requests: ${(busy / requests).toFixed(1)} µs/req in all, start-up included` : "";
@@ -95,5 +112,8 @@ export function summarizeProfile(target: string, count: number): string[] {
     "",
     "Hottest functions (self time):",
     ...top(byFunction, busy, requests, count),
+    "",
+    "Project functions, inclusive time (everything they call; nested ones overlap):",
+    ...top(inclusive, busy, requests, count),
   ];
 }
