@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { closeSync, openSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ServerSpec } from "./servers/catalog.js";
 import type { ReadyMessage } from "./servers/listen.js";
@@ -21,6 +22,8 @@ export interface ChildOptions {
   profileDir?: string;
   /** Extra environment (merged over the spec's). */
   env?: Record<string, string>;
+  /** Send the child's stdout to this file (created or emptied) instead of the harness's stdout. */
+  stdoutFile?: string;
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -37,11 +40,13 @@ function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]
 
 export async function startServer(spec: ServerSpec, options: ChildOptions = {}): Promise<RunningServer> {
   const [command, args] = nodeCommand(spec, options);
+  const stdout = options.stdoutFile === undefined ? "inherit" : openSync(options.stdoutFile, "w");
   const child = spawn(command, args, {
     // Production mode, as a deployed provider runs.
     env: { ...process.env, NODE_ENV: "production", ...spec.env, ...options.env },
-    stdio: ["ignore", "inherit", "pipe", "ipc"],
+    stdio: ["ignore", stdout, "pipe", "ipc"],
   });
+  if (typeof stdout === "number") closeSync(stdout); // the child holds its own copy
   let stderrTail = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     process.stderr.write(chunk);

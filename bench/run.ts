@@ -27,7 +27,7 @@ import { verifyAnswer } from "./verify.js";
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
-  /** The provider's log file (the provider alone logs; to a real file, as in production). */
+  /** Where the provider's stdout, hence its default pino log, goes: a real file (the provider alone logs). */
   logFile?: string;
   requests: number;
 }
@@ -42,7 +42,7 @@ async function startFleet(servers: ServerSpec[], settings: Settings, serverCpu: 
       const running = await startServer(spec, {
         cpu: serverCpu,
         profileDir: settings.profileDir && join(settings.profileDir, spec.id),
-        env: logFile ? { BENCH_LOG_FILE: logFile } : {},
+        stdoutFile: logFile,
       });
       members.push({ spec, running, logFile, requests: 0 });
     }
@@ -121,7 +121,7 @@ function logVolume(members: Member[]): string[] {
     const lines = text.split("\n").filter(Boolean).length;
     return [
       `- ${member.spec.id} logged ${(lines / member.requests).toFixed(2)} lines, ` +
-        `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (pino, synchronous writes to a file)`,
+        `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (its default logger, stdout to a file)`,
     ];
   });
 }

@@ -34,7 +34,7 @@ function provider(id: string, description: string, env: ProviderVariantEnv, byDe
 export const SERVERS: readonly ServerSpec[] = [
   provider(
     "provider",
-    "createProvider, registry: false, trivial handlers; auth, parsing, validation, pino logging to a file",
+    "createProvider, registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
     { BENCH_PROVIDER_REGISTRY: "off" },
     true,
   ),

@@ -1,12 +1,11 @@
 /**
  * The provider under test: `createProvider` with trivial handlers and everything a deployed
- * provider runs switched on: Basic auth, body parsing, validation, and one pino log line per
- * request written synchronously to a real file (pino's own default for stdout is a synchronous
- * write too). The harness picks a variant through the environment (see catalog.ts):
+ * provider runs switched on: Basic auth, body parsing, validation, and its default logger
+ * (one line per request to stdout, which the harness points at a real file). The harness picks
+ * a variant through the environment (see catalog.ts):
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory
  *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
- *   BENCH_LOG_FILE           where the log goes
  */
 import { createServer } from "node:http";
 import { pino } from "pino";
@@ -16,14 +15,8 @@ import { BIND_ENV, CALLS, CREDENTIALS, INSTANCE } from "../calls.js";
 import { announceWhenListening } from "./listen.js";
 import type { ProviderVariantEnv } from "./catalog.js";
 
-const variant = process.env as ProviderVariantEnv & { BENCH_LOG_FILE?: string };
+const variant = process.env as ProviderVariantEnv;
 const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory";
-
-function logger() {
-  if (variant.BENCH_PROVIDER_LOG === "off") return pino({ level: "silent" });
-  if (!variant.BENCH_LOG_FILE) throw new Error("BENCH_LOG_FILE is not set: start this server through bench/run.ts.");
-  return pino(pino.destination({ dest: variant.BENCH_LOG_FILE, sync: true }));
-}
 
 const handlers: ProviderHandlers = {
   create: () => {},
@@ -36,7 +29,8 @@ const handlers: ProviderHandlers = {
 const provider = createProvider(handlers, {
   auth: variant.BENCH_PROVIDER_AUTH === "off" ? false : { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
   registry: registryOn ? {} : false,
-  logger: logger(),
+  // Absent: the provider's own default, as a service author leaves it.
+  logger: variant.BENCH_PROVIDER_LOG === "off" ? pino({ level: "silent" }) : undefined,
 });
 
 /** With the registry on, the instance must exist (and be ready) before status and bind-app. */
