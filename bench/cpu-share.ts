@@ -16,13 +16,14 @@ interface Sample {
   harnessTicks: number;
 }
 
-/** Percent of one CPU over the measurement. */
+/** How the CPU was shared during a measurement; shares in percent of one CPU. */
 export interface CpuShare {
   server: number;
   /** CPU seconds the server used, all threads. */
   serverSeconds: number;
   /** Busy time of everything but the server and the harness. */
   others: number;
+  /** Time the hypervisor gave to other machines. */
   steal: number;
 }
 
