@@ -121,7 +121,7 @@ function logVolume(members: Member[]): string[] {
     const lines = text.split("\n").filter(Boolean).length;
     return [
       `- ${member.spec.id} logged ${(lines / member.requests).toFixed(2)} lines, ` +
-        `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (its default logger, stdout to a file)`,
+        `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (stdout to a file)`,
     ];
   });
 }

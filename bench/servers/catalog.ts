@@ -23,7 +23,7 @@ const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** Environment the provider entry reads (see servers/provider.ts). */
 export interface ProviderVariantEnv {
   BENCH_PROVIDER_REGISTRY?: "off" | "memory";
-  BENCH_PROVIDER_LOG?: "on" | "off";
+  BENCH_PROVIDER_LOG?: "on" | "off" | "buffered";
   BENCH_PROVIDER_AUTH?: "on" | "off";
 }
 
@@ -70,6 +70,12 @@ export const SERVERS: readonly ServerSpec[] = [
   },
   // Diagnostics, run on request (--servers): the provider with one feature switched off.
   provider("provider-no-log", "provider, registry: false, logging off (level silent)", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "off" }, false),
+  provider(
+    "provider-buffered-log",
+    "provider, registry: false, pino to stdout buffered (sync: false, minLength 4096)",
+    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "buffered" },
+    false,
+  ),
   provider("provider-no-auth", "provider, registry: false, auth off", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_AUTH: "off" }, false),
 ];
 

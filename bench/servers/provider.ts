@@ -4,7 +4,8 @@
  * (one line per request to stdout, which the harness points at a real file). The harness picks
  * a variant through the environment (see catalog.ts):
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory
- *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent)
+ *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
+ *                            through an asynchronous pino destination writing 4 KiB at a time)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
  */
 import { createServer } from "node:http";
@@ -18,6 +19,13 @@ import type { ProviderVariantEnv } from "./catalog.js";
 const variant = process.env as ProviderVariantEnv;
 const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory";
 
+/** Absent (logging on): the provider's own default, as a service author leaves it. */
+function logger() {
+  if (variant.BENCH_PROVIDER_LOG === "off") return pino({ level: "silent" });
+  if (variant.BENCH_PROVIDER_LOG === "buffered") return pino(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  return undefined;
+}
+
 const handlers: ProviderHandlers = {
   create: () => {},
   destroy: () => {},
@@ -29,8 +37,7 @@ const handlers: ProviderHandlers = {
 const provider = createProvider(handlers, {
   auth: variant.BENCH_PROVIDER_AUTH === "off" ? false : { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
   registry: registryOn ? {} : false,
-  // Absent: the provider's own default, as a service author leaves it.
-  logger: variant.BENCH_PROVIDER_LOG === "off" ? pino({ level: "silent" }) : undefined,
+  logger: logger(),
 });
 
 /** With the registry on, the instance must exist (and be ready) before status and bind-app. */
