@@ -42,15 +42,8 @@ export interface CreateRequest {
   parameters: Parameters;
 }
 
-/** The full new state of the instance (the platform sends everything, not a diff). */
-export interface UpdateRequest {
-  instance: string;
-  plan?: string;
-  team?: string;
-  tags: string[];
-  description?: string;
-  parameters: Parameters;
-}
+/** The full new state of the instance: the platform sends every field of create again, not a diff. */
+export type UpdateRequest = CreateRequest;
 
 export interface DestroyRequest {
   instance: string;

@@ -4,11 +4,12 @@
  */
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import type { RequestContext } from "../../src/lifecycle/lifecycle.js";
+import type { Lifecycle, RequestContext } from "../../src/lifecycle/lifecycle.js";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
-import type { BindAppRequest, CreateRequest, UnbindAppRequest } from "../../src/types.js";
+import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest } from "../../src/types.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 
 export const silent = pino({ level: "silent" });
@@ -64,6 +65,31 @@ export function useStores(): Stores {
       return keyPrefix === undefined ? store : redisStore(keyPrefix);
     },
   };
+}
+
+export type StartLifecycle = (
+  handlers: ProviderHandlers,
+  options?: RegistryOptions,
+) => { lifecycle: Lifecycle; store: Store };
+
+/**
+ * Registers hooks: `start` opens a registry lifecycle on a fresh store of `kind` (or the one in
+ * `options`), with `defaults` under `options`; every lifecycle is closed after its test.
+ */
+export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { stores: Stores; start: StartLifecycle } {
+  const stores = useStores();
+  let lifecycles: Lifecycle[] = [];
+  afterEach(async () => {
+    await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
+    lifecycles = [];
+  });
+  const start: StartLifecycle = (handlers, options = {}) => {
+    const store = options.store ?? stores.fresh(kind);
+    const lifecycle = registryLifecycle(handlers, { ...defaults, ...options, store }, silent);
+    lifecycles.push(lifecycle);
+    return { lifecycle, store };
+  };
+  return { stores, start };
 }
 
 export function context(): RequestContext {

@@ -2,11 +2,9 @@
  * The registry lifecycle called directly (no HTTP): every state, transition and automatic
  * answer, on the in-memory store and on a real redis-server.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
-import type { Lifecycle } from "../../src/lifecycle/lifecycle.js";
-import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
-import type { Store } from "../../src/lifecycle/store.js";
+import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import type { BindingRecord, HandlerContext, InstanceRecord, ProviderHandlers } from "../../src/types.js";
 import {
   bindAppRequest,
@@ -18,7 +16,7 @@ import {
   silent,
   STORE_KINDS,
   unbindAppRequest,
-  useStores,
+  useLifecycles,
 } from "./helpers.js";
 
 /** Handlers that do nothing but remember what they were given. */
@@ -61,19 +59,7 @@ describe("registry options", () => {
 });
 
 describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
-  const stores = useStores();
-  let lifecycles: Lifecycle[] = [];
-  afterEach(async () => {
-    await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
-    lifecycles = [];
-  });
-
-  function start(handlers: ProviderHandlers, options: RegistryOptions = {}): { lifecycle: Lifecycle; store: Store } {
-    const store = options.store ?? stores.fresh(kind);
-    const lifecycle = registryLifecycle(handlers, { stepRetryDelayMs: 10, pollIntervalMs: 50, ...options, store }, silent);
-    lifecycles.push(lifecycle);
-    return { lifecycle, store };
-  }
+  const { start } = useLifecycles(kind, { stepRetryDelayMs: 10, pollIntervalMs: 50 });
 
   const ctx = context();
 

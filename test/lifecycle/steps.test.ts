@@ -2,13 +2,12 @@
  * Background steps: async provisioning and removal, retries, the time limit, and a restarted
  * provider taking over a step its previous run left half done. On both stores.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
-import type { Lifecycle } from "../../src/lifecycle/lifecycle.js";
-import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
+import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { InstanceRecord, ProviderHandlers, StepContext } from "../../src/types.js";
-import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, STORE_KINDS, useStores } from "./helpers.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, STORE_KINDS, useLifecycles } from "./helpers.js";
 
 /** Short settings so retries and takeovers happen within a test. */
 const FAST: RegistryOptions = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
@@ -25,19 +24,7 @@ function asyncHandlers(provision: ProviderHandlers["provision"], extra: Partial<
 }
 
 describe.each(STORE_KINDS)("background steps on the %s store", (kind) => {
-  const stores = useStores();
-  let lifecycles: Lifecycle[] = [];
-  afterEach(async () => {
-    await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
-    lifecycles = [];
-  });
-
-  function start(handlers: ProviderHandlers, options: RegistryOptions = {}): { lifecycle: Lifecycle; store: Store } {
-    const store = options.store ?? stores.fresh(kind);
-    const lifecycle = registryLifecycle(handlers, { ...FAST, ...options, store }, silent);
-    lifecycles.push(lifecycle);
-    return { lifecycle, store };
-  }
+  const { stores, start } = useLifecycles(kind, FAST);
 
   const ctx = context();
   const stateOf = async (store: Store, name: string) => (await store.getInstance(name))?.state;
