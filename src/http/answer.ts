@@ -1,22 +1,33 @@
 /**
  * The few answer shapes of the provider API. Every body the platform reads goes through here,
  * so status codes and content types stay consistent across endpoints.
+ * Answers are written with `writeHead` + `end`: Express's `res.send` would redo content-type,
+ * charset and freshness work on every call for bodies whose type and length are known here.
  */
 import type { Response } from "express";
 import type { BindResult } from "../types.js";
 
+const TEXT = "text/plain; charset=utf-8";
+const JSON_TYPE = "application/json; charset=utf-8";
+
+function send(res: Response, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
 /** Short plain text: errors and status messages, which the platform shows verbatim to its user. */
 export function sendText(res: Response, status: number, message: string): void {
-  res.status(status).type("text/plain; charset=utf-8").send(message);
+  send(res, status, TEXT, message);
 }
 
 export function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).json(body);
+  send(res, status, JSON_TYPE, JSON.stringify(body));
 }
 
 /** A success the platform reads by status alone (create, unbind, destroy, update). */
 export function sendEmpty(res: Response, status: number): void {
-  res.status(status).end();
+  res.writeHead(status);
+  res.end();
 }
 
 /**
