@@ -3,7 +3,7 @@
  * Each route's parsing and answer live in its file under `src/endpoints/`; the shared mechanics
  * (auth, bodies, request ids and logging, timeouts, error answers) in `src/http/`.
  */
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express } from "express";
 import { create } from "./endpoints/create.js";
 import { bindApp } from "./endpoints/bind-app.js";
 import { bindHostname } from "./endpoints/bind-hostname.js";
@@ -25,6 +25,7 @@ import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint
 import { errorAnswer, notFound } from "./http/errors.js";
 import { healthcheck } from "./http/healthcheck.js";
 import { pipeline } from "./http/pipeline.js";
+import { routeTable, type Method, type RouteHandler } from "./http/router.js";
 import { requestScope } from "./http/scope.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
@@ -32,10 +33,10 @@ import { ALL_VARIANTS, ConfigurationError, resolveOptions, type ProviderOptions,
 import type { ProviderHandlers } from "./types.js";
 
 interface Route {
-  method: "get" | "post" | "put" | "delete";
+  method: Method;
   path: string;
   variants: readonly Variant[];
-  mount(deps: EndpointDeps): RequestHandler;
+  mount(deps: EndpointDeps): RouteHandler;
 }
 
 /** Each endpoint keeps its own request and result types; the table only needs to mount it. */
@@ -44,8 +45,8 @@ function route<Req, Res>(method: Route["method"], path: string, endpoint: Endpoi
 }
 
 /**
- * The router tries paths in this order: the hot calls first, and `/resources/plans` before
- * `/resources/:instance` (the one overlap; `plans` is a reserved instance name).
+ * Routes are tried in this order: `/resources/plans` before `/resources/:instance` (the one
+ * overlap; `plans` is a reserved instance name).
  */
 const ROUTES: readonly Route[] = [
   route("get", "/resources/:instance/status", status, ALL_VARIANTS),
@@ -96,22 +97,18 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   app.disable("x-powered-by");
   app.set("query parser", false);
 
+  const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
+  // One Express layer for the whole surface: Express's router matches and dispatches per layer.
   app.use(
     pipeline(
       requestScope(config.logger, config.requestIdHeader, drain), // request id, in-flight count, the log line
       healthcheck, // answered before auth
       ...(config.auth === false ? [] : [authentication(config.auth)]),
       bodyParsing(config.bodyLimitBytes),
+      routeTable(served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }))),
+      notFound,
     ),
   );
-  // One router layer per path, its methods inside: fewer layers to try per request.
-  const paths = new Map<string, ReturnType<typeof app.route>>();
-  for (const { method, path, variants, mount } of ROUTES) {
-    if (!variants.some((variant) => config.variants.has(variant))) continue;
-    if (!paths.has(path)) paths.set(path, app.route(path));
-    paths.get(path)?.[method](mount(deps));
-  }
-  app.use(notFound);
   app.use(errorAnswer);
 
   return Object.assign(app, {

@@ -3,11 +3,12 @@
  * `mountEndpoint` supplies the shared mechanics around it: the input (path segments over body
  * fields, pool/cluster headers as a fallback), validation, the handler context and the timeout.
  */
-import type { Request, RequestHandler, Response } from "express";
+import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { Fields } from "./fields.js";
+import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
 import { LazyAbort, withTimeout } from "./timeout.js";
 import { validate } from "./validate.js";
@@ -85,7 +86,7 @@ function contextFor(scope: RequestScope, abort: LazyAbort, logger: Logger): Requ
   };
 }
 
-export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req, Res>, deps: EndpointDeps): RequestHandler {
+export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
   return async (req, res) => {
     const scope = scopeOf(req);
     scope.route = route;

@@ -1,6 +1,6 @@
 /**
  * Runs middleware in order as ONE router layer. Express matches and dispatches every layer on
- * every request; the front door (request scope, healthcheck, auth, body) needs neither.
+ * every request; the provider's steps (request scope, healthcheck, auth, body, routes) need neither.
  */
 import type { RequestHandler } from "express";
 
