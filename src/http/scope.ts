@@ -47,21 +47,21 @@ function requestIdOf(req: IncomingMessage, header: string): string {
   return typeof given === "string" && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
+/** Only the fields that are set: pino would drop `undefined` ones anyway, after visiting them. */
 function logLine(logger: Logger, req: Request, res: Response, scope: RequestScope): void {
-  const line = {
-    method: req.method,
-    route: scope.route,
-    instance: scope.instance,
-    status: res.statusCode,
-    durationMs: Math.round((performance.now() - scope.startedAt) * 10) / 10,
-    requestId: scope.requestId,
-    user: scope.user,
-    eventId: scope.eventId,
-    // The caller went away before the answer was complete.
-    aborted: res.writableFinished ? undefined : true,
-  };
-  if (res.statusCode >= 500) logger.error({ ...line, err: scope.error }, "request failed");
-  else logger.info(line, "request");
+  const line: Record<string, unknown> = { method: req.method };
+  if (scope.route !== undefined) line.route = scope.route;
+  if (scope.instance !== undefined) line.instance = scope.instance;
+  line.status = res.statusCode;
+  line.durationMs = Math.round((performance.now() - scope.startedAt) * 10) / 10;
+  line.requestId = scope.requestId;
+  if (scope.user !== undefined) line.user = scope.user;
+  if (scope.eventId !== undefined) line.eventId = scope.eventId;
+  // The caller went away before the answer was complete.
+  if (!res.writableFinished) line.aborted = true;
+  if (res.statusCode < 500) return logger.info(line, "request");
+  line.err = scope.error;
+  logger.error(line, "request failed");
 }
 
 export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain): RequestHandler {
