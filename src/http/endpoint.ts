@@ -10,7 +10,7 @@ import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { Fields } from "./fields.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { LazyAbort, withTimeout } from "./timeout.js";
+import { LazyAbort, type Bounded } from "./timeout.js";
 import { validate } from "./validate.js";
 
 export interface Endpoint<Req, Res> {
@@ -27,7 +27,8 @@ export function endpoint<Req, Res>(definition: Endpoint<Req, Res>): Endpoint<Req
 export interface EndpointDeps {
   lifecycle: Lifecycle;
   logger: Logger;
-  handlerTimeoutMs: number;
+  /** Runs a handler call within the provider's handler timeout. */
+  bounded: Bounded;
 }
 
 /** Multi-cluster services: the platform names the app's pool and cluster in headers too. */
@@ -95,7 +96,7 @@ export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req,
     const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
     const abort = new LazyAbort();
     const context = contextFor(scope, abort, deps.logger);
-    const result = await withTimeout(deps.handlerTimeoutMs, abort, scope.requestId, () =>
+    const result = await deps.bounded(abort, scope.requestId, () =>
       definition.run(deps.lifecycle, request, context),
     );
     definition.answer(res, result);
