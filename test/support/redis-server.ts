@@ -34,7 +34,8 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
 }
 
-const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
+/** The executable every test starts (`REDIS_SERVER_BIN` overrides it). */
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
 
 /** A port nobody listens on right now (redis-server cannot pick one itself and report it). */
 function freePort(): Promise<number> {

@@ -8,12 +8,13 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { createClient } from "redis";
+import { REDIS_SERVER } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
 import { runningPid } from "../redis-process.js";
 import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
 
+export { REDIS_SERVER };
 export const PASSWORD = "platform-secret";
-export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
 
 export async function tempDir(name: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `redis-provider-${name}-`));
