@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, openSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { compiledEntry } from "./build.js";
 import type { ServerSpec } from "./servers/catalog.js";
 import type { ReadyMessage } from "./servers/listen.js";
 
@@ -28,12 +28,12 @@ export interface ChildOptions {
 
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
-const tsxLoader = fileURLToPath(import.meta.resolve("tsx"));
 
+/** Runs the compiled entry (see build.ts: `compileServers` must have run). */
 function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
-  const nodeArgs = ["--import", tsxLoader];
+  const nodeArgs: string[] = [];
   if (options.profileDir) nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
-  nodeArgs.push(spec.entry);
+  nodeArgs.push(compiledEntry(spec.entry));
   if (options.cpu === undefined) return [process.execPath, nodeArgs];
   return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];
 }

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CALLS, type CallName } from "./calls.js";
+import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
@@ -144,6 +145,8 @@ async function main(): Promise<number> {
   const cpus = pinCpus(settings.pin);
   const facts = describeRun(settings, cpus.note);
   progress(facts.join("\n"));
+  progress("compiling the servers (tsc -p bench/tsconfig.servers.json)");
+  compileServers();
 
   const members = await startFleet(servers, settings, cpus.server);
   const results: Results = new Map();
