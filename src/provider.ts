@@ -27,7 +27,7 @@ import { healthcheck } from "./http/healthcheck.js";
 import { pipeline } from "./http/pipeline.js";
 import { routeTable, type Method, type RouteHandler } from "./http/router.js";
 import { requestScope } from "./http/scope.js";
-import { boundedBy } from "./http/timeout.js";
+import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
 import { ALL_VARIANTS, ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
@@ -90,7 +90,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
       ? statelessLifecycle(handlers)
       : registryLifecycle(handlers, config.registry, config.logger);
   const drain = createDrain();
-  const deps = { lifecycle, logger: config.logger, bounded: boundedBy(config.handlerTimeoutMs) };
+  const deps = { lifecycle, logger: config.logger, deadlines: deadlinesOf(config.handlerTimeoutMs) };
 
   const app = express();
   // No ETag work on tiny answers, no framework banner, no query parsing (the API uses none).

@@ -10,7 +10,7 @@ import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { Fields } from "./fields.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { LazyAbort, type Bounded } from "./timeout.js";
+import { LazyAbort, type Deadlines } from "./timeout.js";
 import { validate } from "./validate.js";
 
 export interface Endpoint<Req, Res> {
@@ -27,8 +27,8 @@ export function endpoint<Req, Res>(definition: Endpoint<Req, Res>): Endpoint<Req
 export interface EndpointDeps {
   lifecycle: Lifecycle;
   logger: Logger;
-  /** Runs a handler call within the provider's handler timeout. */
-  bounded: Bounded;
+  /** The provider's handler timeout. */
+  deadlines: Deadlines;
 }
 
 /** Multi-cluster services: the platform names the app's pool and cluster in headers too. */
@@ -88,17 +88,26 @@ function contextFor(scope: RequestScope, abort: LazyAbort, logger: Logger): Requ
 }
 
 export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
-  return async (req, res) => {
-    const scope = scopeOf(req);
-    scope.route = route;
-    scope.instance = textOrUndefined(req.params.instance) ?? textOrUndefined(scope.fields.name);
-    identifyCaller(req, scope);
-    const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
-    const abort = new LazyAbort();
-    const context = contextFor(scope, abort, deps.logger);
-    const result = await deps.bounded(abort, scope.requestId, () =>
-      definition.run(deps.lifecycle, request, context),
-    );
-    definition.answer(res, result);
+  return async (req, res, next) => {
+    try {
+      const scope = scopeOf(req);
+      scope.route = route;
+      scope.instance = textOrUndefined(req.params.instance) ?? textOrUndefined(scope.fields.name);
+      identifyCaller(req, scope);
+      const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
+      const abort = new LazyAbort();
+      const context = contextFor(scope, abort, deps.logger);
+      const call = deps.deadlines.start(abort, scope.requestId, next);
+      let result: Res;
+      try {
+        result = await definition.run(deps.lifecycle, request, context);
+      } catch (error) {
+        if (deps.deadlines.finish(call)) throw error;
+        return; // Past the deadline: the call was answered 500 already.
+      }
+      if (deps.deadlines.finish(call)) definition.answer(res, result);
+    } catch (error) {
+      next(error);
+    }
   };
 }

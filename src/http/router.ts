@@ -5,12 +5,12 @@
  * slash is allowed, HEAD is served by the GET route, parameters are whole non-empty segments,
  * percent-decoded (an undecodable one throws URIError, answered 400). No match: `next()`.
  */
-import type { Request, RequestHandler, Response } from "express";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
 
 export type Method = "get" | "post" | "put" | "delete";
 
-/** A route's handler; a rejection goes to the error answer. */
-export type RouteHandler = (req: Request, res: Response) => Promise<void>;
+/** A route's handler: it answers, or passes what went wrong to `next` (it never rejects). */
+export type RouteHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
 
 export interface RouteEntry {
   method: Method;
@@ -78,7 +78,7 @@ export function routeTable(routes: readonly RouteEntry[]): RequestHandler {
     for (const route of bySegmentCount.get(segments.length) ?? []) {
       if (route.method !== method || !matches(route, segments)) continue;
       req.params = paramsOf(route, segments);
-      route.handler(req, res).catch(next);
+      void route.handler(req, res, next);
       return;
     }
     next();

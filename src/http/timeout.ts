@@ -26,14 +26,20 @@ export class LazyAbort {
   }
 }
 
-/** A call's work, bounded by the provider's handler timeout. */
-export type Bounded = <T>(abort: LazyAbort, requestId: string, work: () => Promise<T>) => Promise<T>;
-
 interface PendingCall {
   readonly deadline: number;
   readonly abort: LazyAbort;
   readonly requestId: string;
-  readonly reject: (error: unknown) => void;
+  /** Answers the call with the timeout error. */
+  readonly expire: (error: ProviderError) => void;
+}
+
+/** The provider's handler timeout, shared by every call in flight. */
+export interface Deadlines {
+  /** Starts a call's clock: past the timeout, `abort` aborts and `expire` answers the call. */
+  start(abort: LazyAbort, requestId: string, expire: (error: ProviderError) => void): PendingCall;
+  /** The call's work is done: true while its answer is still owed, false once it expired. */
+  finish(call: PendingCall): boolean;
 }
 
 function timeoutError(timeoutMs: number, requestId: string): ProviderError {
@@ -47,10 +53,10 @@ function timeoutError(timeoutMs: number, requestId: string): ProviderError {
 /**
  * Every call of one provider has the same timeout, so deadlines come in the order calls start:
  * the calls in flight, kept in that order, share ONE timer armed for the oldest instead of a
- * timer per request. The timer is unref'd: an answer still owed keeps its socket, and so the
- * process, alive.
+ * timer per request, and no promise wraps the handler's. The timer is unref'd: an answer still
+ * owed keeps its socket, and so the process, alive.
  */
-export function boundedBy(timeoutMs: number): Bounded {
+export function deadlinesOf(timeoutMs: number): Deadlines {
   const inFlight = new Set<PendingCall>();
   let timer: NodeJS.Timeout | undefined;
 
@@ -66,32 +72,17 @@ export function boundedBy(timeoutMs: number): Bounded {
       inFlight.delete(call);
       const error = timeoutError(timeoutMs, call.requestId);
       call.abort.abort(error);
-      call.reject(error);
+      call.expire(error);
     }
   };
 
-  return <T>(abort: LazyAbort, requestId: string, work: () => Promise<T>) =>
-    new Promise<T>((resolve, reject) => {
-      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, reject };
+  return {
+    start(abort, requestId, expire) {
+      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire };
       inFlight.add(call);
       if (timer === undefined) arm(timeoutMs);
-      let running: Promise<T>;
-      try {
-        running = work();
-      } catch (error) {
-        inFlight.delete(call);
-        reject(error);
-        return;
-      }
-      running.then(
-        (result) => {
-          inFlight.delete(call);
-          resolve(result);
-        },
-        (error: unknown) => {
-          inFlight.delete(call);
-          reject(error);
-        },
-      );
-    });
+      return call;
+    },
+    finish: (call) => inFlight.delete(call),
+  };
 }

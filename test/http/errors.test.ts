@@ -1,4 +1,6 @@
 /** What handlers' failures look like to the platform, and what reaches the log. */
+import { Agent, request as httpRequest } from "node:http";
+import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   AlreadyExistsError,
@@ -10,6 +12,26 @@ import {
 import { FORM, GOOD_AUTH, eventually, fakeResource, requestLines, start, stopAll } from "./helpers.js";
 
 afterEach(stopAll);
+
+interface Settle {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** One call over `agent`, with the socket it used. */
+function send(agent: Agent, url: string, method: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; body: string; socket: Socket }>((resolve, reject) => {
+    const call = httpRequest(url, { method, agent, headers: { Authorization: GOOD_AUTH, ...headers } }, (res) => {
+      const socket = res.socket; // released to the agent (and unset here) once the answer ends
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, socket }));
+    });
+    call.on("error", reject);
+    call.end(body);
+  });
+}
 
 describe("error classes", () => {
   const cases: Array<[string, Error, number, string]> = [
@@ -145,6 +167,43 @@ describe("handler timeout", () => {
     expect(signal?.reason).toBeInstanceOf(ProviderError);
     await eventually(() => requestLines(running.logs).length === 1, "the log line");
     expect(requestLines(running.logs)[0]).toMatchObject({ status: 500, requestId: "slow-1", err: { message: expect.stringMatching(/within 0\.2 s/) } });
+  });
+
+  it.each([
+    ["resolves", (late: Settle) => late.resolve()],
+    ["rejects", (late: Settle) => late.reject(new Error("late failure"))],
+  ])("a handler that %s after the timeout changes nothing: one answer, one log line, the connection kept", async (_outcome, settleLate) => {
+    let settledLate = false;
+    const running = await start(
+      fakeResource({
+        create: (_request, context) =>
+          new Promise<void>((resolve, reject) => {
+            context.signal.addEventListener("abort", () =>
+              setTimeout(() => {
+                settleLate({ resolve, reject });
+                settledLate = true;
+              }, 20),
+            );
+          }),
+      }).handlers,
+      { handlerTimeoutMs: 100 },
+    );
+    // One keep-alive connection: a second answer attempt would make Express cut it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const timedOut = await send(agent, `${running.url}/resources`, "POST", { "X-Request-ID": "late-1", "Content-Type": FORM }, "name=db1");
+    expect(timedOut.status).toBe(500);
+    await eventually(() => settledLate, "the handler settling after its timeout");
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = await send(agent, `${running.url}/healthcheck`, "GET", { "X-Request-ID": "after-1" });
+    agent.destroy();
+    expect([after.status, after.body]).toEqual([200, "WORKING"]);
+    expect(after.socket).toBe(timedOut.socket);
+    await eventually(() => requestLines(running.logs).length === 2, "both log lines");
+    expect(requestLines(running.logs).map((line) => [line.requestId, line.status])).toEqual([
+      ["late-1", 500],
+      ["after-1", 200],
+    ]);
+    expect(running.logText()).not.toContain("late failure");
   });
 
   it("a handler that finishes in time keeps its signal un-aborted", async () => {
