@@ -25,6 +25,8 @@ export interface RequestScope {
   encoding: Encoding;
   /** What went wrong behind a 5xx answer, for the log line only. */
   error?: unknown;
+  /** Counted among the requests `close()` waits for (false once closing began: answered 503). */
+  admitted: boolean;
 }
 
 const SCOPE = Symbol("provider-kit.scope");
@@ -65,6 +67,13 @@ function logLine(logger: Logger, req: Request, res: Response, scope: RequestScop
 }
 
 export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain): RequestHandler {
+  // One listener for every answer (`this` is the response): no closure per request.
+  function answered(this: Response): void {
+    const scope = scopeOf(this.req);
+    if (scope.admitted) drain.release();
+    logLine(logger, this.req, this, scope);
+  }
+
   return (req, res, next) => {
     // Every property set up front: one object shape for all requests keeps property access fast.
     const scope: RequestScope = {
@@ -77,15 +86,12 @@ export function requestScope(logger: Logger, requestIdHeader: string, drain: Dra
       fields: NO_FIELDS,
       encoding: "form",
       error: undefined,
+      admitted: drain.admit(),
     };
     (req as ScopedRequest)[SCOPE] = scope;
     res.setHeader(requestIdHeader, scope.requestId);
-    const admitted = drain.admit();
-    res.on("close", () => {
-      if (admitted) drain.release();
-      logLine(logger, req, res, scope);
-    });
-    if (admitted) next();
+    res.on("close", answered);
+    if (scope.admitted) next();
     else drain.refuse(res);
   };
 }
