@@ -3,12 +3,11 @@
  * PORT (default 8080), PROVIDER_USERNAME and PROVIDER_PASSWORD (required: the credentials in
  * the service manifest, which the platform sends with every call).
  */
-import { createProvider } from "provider-kit";
-import { pino } from "pino";
+import { createLogger, createProvider } from "provider-kit";
 import { createHandlers } from "./handlers.js";
 import { InMemoryDatabases } from "./resource.js";
 
-const log = pino();
+const log = createLogger();
 
 function required(name: string): string {
   const value = process.env[name];
