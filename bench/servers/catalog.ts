@@ -23,7 +23,7 @@ const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** Environment the provider entry reads (see servers/provider.ts). */
 export interface ProviderVariantEnv {
   BENCH_PROVIDER_REGISTRY?: "off" | "memory";
-  BENCH_PROVIDER_LOG?: "on" | "off" | "per-line";
+  BENCH_PROVIDER_LOG?: "on" | "off" | "buffered";
   BENCH_PROVIDER_AUTH?: "on" | "off";
 }
 
@@ -34,7 +34,7 @@ function provider(id: string, description: string, env: ProviderVariantEnv, byDe
 export const SERVERS: readonly ServerSpec[] = [
   provider(
     "provider",
-    "createProvider, registry: false, trivial handlers; auth, parsing, validation, default logger (stdout to a file)",
+    "createProvider, registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
     { BENCH_PROVIDER_REGISTRY: "off" },
     true,
   ),
@@ -71,9 +71,9 @@ export const SERVERS: readonly ServerSpec[] = [
   // Diagnostics, run on request (--servers): the provider with one feature switched off.
   provider("provider-no-log", "provider, registry: false, logging off (level silent)", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "off" }, false),
   provider(
-    "provider-per-line-log",
-    "provider, registry: false, plain pino() to stdout: one write per line (the default before e2ac189)",
-    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "per-line" },
+    "provider-buffered-log",
+    "provider, registry: false, pino to stdout buffered (sync: false, minLength 4096)",
+    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_LOG: "buffered" },
     false,
   ),
   provider("provider-no-auth", "provider, registry: false, auth off", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_AUTH: "off" }, false),

@@ -4,8 +4,8 @@
  * (one line per request to stdout, which the harness points at a real file). The harness picks
  * a variant through the environment (see catalog.ts):
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory
- *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | per-line (diagnostic: plain
- *                            `pino()` to stdout, one write per line)
+ *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
+ *                            through an asynchronous pino destination writing 4 KiB at a time)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
  */
 import { createServer } from "node:http";
@@ -22,7 +22,7 @@ const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory";
 /** Absent (logging on): the provider's own default, as a service author leaves it. */
 function logger() {
   if (variant.BENCH_PROVIDER_LOG === "off") return pino({ level: "silent" });
-  if (variant.BENCH_PROVIDER_LOG === "per-line") return pino();
+  if (variant.BENCH_PROVIDER_LOG === "buffered") return pino(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
   return undefined;
 }
 
