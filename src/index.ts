@@ -8,7 +8,6 @@ export {
   type ProviderOptions,
   type Variant,
 } from "./options.js";
-export { createLogger } from "./logger.js";
 export * from "./types.js";
 export * from "./errors.js";
 export * from "./schemas.js";

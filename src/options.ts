@@ -3,8 +3,7 @@
  * at start-up (a provider that starts without auth, or with a typo in its options, is worse
  * than one that does not start).
  */
-import type { Logger } from "pino";
-import { createLogger } from "./logger.js";
+import { pino, type Logger } from "pino";
 import type { RegistryOptions } from "./lifecycle/registry.js";
 
 /** Which generation of the platform's calls to serve: see the routes table in the README. */
@@ -30,7 +29,7 @@ export interface ProviderOptions {
   registry?: RegistryOptions | false;
   /** Route generations to serve. Default: all of `["A", "B", "current"]` (their paths do not collide). */
   variants?: Variant[];
-  /** Where the one-line-per-request log goes. Default: `createLogger()`, pino to stdout in batches (see src/logger.ts). */
+  /** Where the one-line-per-request log goes. Default: `pino()` to stdout. */
   logger?: Logger;
   /** Header carrying the platform's request id (read, echoed, generated when absent). Default `"X-Request-ID"`. */
   requestIdHeader?: string;
@@ -114,7 +113,7 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
     auth: resolveAuth(given.auth),
     registry: given.registry ?? {},
     variants: resolveVariants(given.variants),
-    logger: given.logger ?? createLogger(),
+    logger: given.logger ?? pino(),
     requestIdHeader: requestIdHeader.toLowerCase(),
     handlerTimeoutMs: positiveInteger(given.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, "handlerTimeoutMs"),
     bodyLimitBytes: positiveInteger(given.bodyLimitBytes, DEFAULTS.bodyLimitBytes, "bodyLimitBytes"),

@@ -2,7 +2,7 @@
  * The Redis provider as a program: `PROVIDER_PASSWORD=... npm start`.
  * Configuration comes from the environment (see config.ts and the README section "example").
  */
-import { createLogger } from "../../src/index.js";
+import { pino } from "pino";
 import { ConfigError, readConfig, type Config } from "./config.js";
 import { RedisServerNotFoundError } from "./redis-process.js";
 import { startRedisProvider } from "./redis-provider.js";
@@ -20,7 +20,7 @@ try {
   throw error;
 }
 
-const logger = createLogger({ level: config.logLevel });
+const logger = pino({ level: config.logLevel });
 const provider = await startRedisProvider(config, { logger }).catch((error: unknown) => {
   if (error instanceof RedisServerNotFoundError) fail(error.message);
   logger.fatal({ err: error }, "the provider could not start");

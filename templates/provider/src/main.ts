@@ -3,11 +3,12 @@
  * PORT (default 8080), PROVIDER_USERNAME and PROVIDER_PASSWORD (required: the credentials in
  * the service manifest, which the platform sends with every call).
  */
-import { createLogger, createProvider } from "provider-kit";
+import { createProvider } from "provider-kit";
+import { pino } from "pino";
 import { createHandlers } from "./handlers.js";
 import { InMemoryDatabases } from "./resource.js";
 
-const log = createLogger();
+const log = pino();
 
 function required(name: string): string {
   const value = process.env[name];
