@@ -1,8 +1,8 @@
 /**
  * HTTP Basic auth on every route but the healthcheck. The platform sends the manifest's
  * username or the service id, so several names are accepted with one password. Every name is
- * compared (no early exit) in constant time, so timing tells nothing about which part was wrong. express-basic-auth splits the header on the first ':'
- * only, so passwords may contain ':'.
+ * compared (no early exit) in constant time, so timing tells nothing about which part was wrong.
+ * express-basic-auth splits the header on the first ':' only, so passwords may contain ':'.
  */
 import { timingSafeEqual } from "node:crypto";
 import basicAuth from "express-basic-auth";
