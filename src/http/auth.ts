@@ -9,22 +9,30 @@ import basicAuth from "express-basic-auth";
 import type { RequestHandler } from "express";
 import type { AuthOptions } from "../options.js";
 
-/** True when `given` equals one of `accepted`, comparing all of them in constant time. */
-function matchesAny(given: string, accepted: readonly string[]): boolean {
+/**
+ * True when `given` equals one of `accepted`. Every candidate is compared, each in time that
+ * depends only on `given`'s length: neither which one matched nor their lengths show in the timing.
+ */
+function matchesAny(given: string, accepted: readonly Buffer[]): boolean {
+  const bytes = Buffer.from(given);
   let matched = false;
   for (const candidate of accepted) {
-    if (basicAuth.safeCompare(given, candidate)) matched = true;
+    const sameLength = candidate.length === bytes.length;
+    // A candidate of another length is replaced by `given` itself, so the work stays the same.
+    if (timingSafeEqual(bytes, sameLength ? candidate : bytes) && sameLength) matched = true;
   }
   return matched;
 }
 
 export function authentication({ usernames, password, realm }: Required<AuthOptions>): RequestHandler {
+  const acceptedUsers = usernames.map((name) => Buffer.from(name));
+  const acceptedPassword = [Buffer.from(password)];
   const checked = basicAuth({
     challenge: true,
     realm,
     authorizer(givenUser: string, givenPassword: string): boolean {
-      const userMatches = matchesAny(givenUser, usernames);
-      const passwordMatches = basicAuth.safeCompare(givenPassword, password);
+      const userMatches = matchesAny(givenUser, acceptedUsers);
+      const passwordMatches = matchesAny(givenPassword, acceptedPassword);
       return userMatches && passwordMatches;
     },
     unauthorizedResponse(req) {
@@ -42,21 +50,7 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
   const acceptedHeaders = usernames.map((name) => Buffer.from(`Basic ${Buffer.from(`${name}:${password}`).toString("base64")}`));
   return (req, res, next) => {
     const header = req.headers.authorization;
-    if (header !== undefined && isAcceptedHeader(Buffer.from(header), acceptedHeaders)) return next();
+    if (header !== undefined && matchesAny(header, acceptedHeaders)) return next();
     checked(req, res, next);
   };
-}
-
-/**
- * Compares with every accepted header, each in time that depends only on the given header's
- * length: neither which name matched nor the accepted headers' lengths show in the timing.
- */
-function isAcceptedHeader(given: Buffer, accepted: readonly Buffer[]): boolean {
-  let matched = false;
-  for (const candidate of accepted) {
-    const sameLength = candidate.length === given.length;
-    // A candidate of another length is replaced by `given` itself, so the work stays the same.
-    if (timingSafeEqual(given, sameLength ? candidate : given) && sameLength) matched = true;
-  }
-  return matched;
 }
