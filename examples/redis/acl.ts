@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { BindingKind } from "../../src/index.js";
-import type { RedisClient } from "./connection.js";
+import type { RedisClient } from "../../src/redis/connection.js";
 
 /** Passwords are URL-safe, so they go into REDIS_URL as they are. */
 export function generatePassword(): string {

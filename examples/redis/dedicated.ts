@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "../../src/index.js";
 import { bindingUserName, connectionEnv, deleteUser, generatePassword, setUser } from "./acl.js";
-import { answersPing, withConnection, type Address, type RedisClient } from "./connection.js";
+import { answersPing, withConnection, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { dataNumber, dataString, type RedisPlan } from "./plan.js";
 import {
   ensureRedisServer,
@@ -18,7 +18,7 @@ import {
   removeRedisServer,
   runningPid,
   type RedisServerSpec,
-} from "./redis-process.js";
+} from "../../src/redis/server.js";
 
 export interface DedicatedPlanOptions {
   /** Each instance lives in `<dir>/<instance name>`. */

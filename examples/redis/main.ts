@@ -4,7 +4,7 @@
  */
 import { pino } from "pino";
 import { ConfigError, readConfig, type Config } from "./config.js";
-import { RedisServerNotFoundError } from "./redis-process.js";
+import { RedisServerNotFoundError } from "../../src/redis/server.js";
 import { startRedisProvider } from "./redis-provider.js";
 
 function fail(message: string): never {

@@ -11,10 +11,10 @@ import type { Logger } from "pino";
 import { createProvider, RedisStore, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
-import { redisClient, type Address } from "./connection.js";
+import { redisClient, type Address } from "../../src/redis/connection.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
-import { ensureRedisServer, freePort, stopRedisServer } from "./redis-process.js";
+import { ensureRedisServer, freePort, stopRedisServer } from "../../src/redis/server.js";
 import { sharedPlan } from "./shared.js";
 
 /**

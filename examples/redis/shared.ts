@@ -12,7 +12,7 @@ import {
   healthUserName,
   setUser,
 } from "./acl.js";
-import { answersPing, type RedisClient } from "./connection.js";
+import { answersPing, type RedisClient } from "../../src/redis/connection.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {

@@ -118,3 +118,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     throw error;
   }
 }
+
+/** true while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -9,7 +9,7 @@ import { startRedisServer, type RedisServer } from "../../../test/support/redis-
 import type { Config } from "../config.js";
 import { RedisStore } from "../../../src/index.js";
 import { REGISTRY_KEY_PREFIX, type RunningProvider } from "../redis-provider.js";
-import { runningPid } from "../redis-process.js";
+import { runningPid } from "../../../src/redis/server.js";
 import {
   appClient,
   bindEnv,

@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { createClient } from "redis";
-import { REDIS_SERVER } from "../../../test/support/redis-server.js";
+import { isAlive, REDIS_SERVER } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
-import { runningPid } from "../redis-process.js";
+import { runningPid } from "../../../src/redis/server.js";
 import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
 
-export { REDIS_SERVER };
+export { isAlive, REDIS_SERVER };
 export const PASSWORD = "platform-secret";
 
 export async function tempDir(name: string): Promise<string> {
@@ -121,15 +121,6 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${check.toString()}`);
     await sleep(100);
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

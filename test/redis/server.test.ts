@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { answersPing, withConnection } from "../connection.js";
+import { answersPing, withConnection } from "../../src/redis/connection.js";
 import {
   ensureRedisServer,
   freePort,
@@ -10,8 +10,8 @@ import {
   runningPid,
   stopRedisServer,
   type RedisServerSpec,
-} from "../redis-process.js";
-import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "./support.js";
+} from "../../src/redis/server.js";
+import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "../../examples/redis/test/support.js";
 
 describe("redis-server process manager", () => {
   const dirs: string[] = [];
