@@ -1,6 +1,6 @@
 /**
- * `provider-kit init` and `provider-kit manifest` as a user runs them: real processes of the
- * CLI (from source, through tsx), their output and exit codes.
+ * `provider-kit init`, `provider-kit manifest` and `provider-kit --version` as a user runs them:
+ * real processes of the CLI (from source, through tsx), their output and exit codes.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initProject } from "../../src/cli/init.js";
 import { SERVICE_ID_RULE } from "../../src/cli/manifest.js";
+import ownPackage from "../../package.json" with { type: "json" };
 import { readManifestYaml } from "./manifest-yaml.js";
 import { run } from "./processes.js";
 
@@ -23,6 +24,14 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
+});
+
+describe("provider-kit --version", () => {
+  it.each(["--version", "-v"])("%s prints the version of provider-kit", async (flag) => {
+    const result = await providerKit([flag], scratch);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${ownPackage.version}\n`);
+  });
 });
 
 describe("provider-kit init", () => {
