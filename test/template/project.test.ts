@@ -69,6 +69,16 @@ describe("a project made by provider-kit init", () => {
     expect(installed.version).toBe(ownPackage.version);
   });
 
+  it("gets the ESM-only error from require(\"provider-kit\") in CommonJS, and provider-kit itself from import()", async () => {
+    const script = [
+      'try { require("provider-kit"); } catch (error) { console.log(error.code); }',
+      'import("provider-kit").then((kit) => console.log(typeof kit.createProvider));',
+    ].join("\n");
+    const result = await run("node", ["--input-type=commonjs", "-e", script], { cwd: project });
+    expectSuccess(result);
+    expect(result.stdout).toBe("ERR_REQUIRE_ESM\nfunction\n");
+  });
+
   it("type-checks", async () => {
     expectSuccess(await run("npx", ["tsc", "--noEmit"], { cwd: project }));
   }, SLOW);
