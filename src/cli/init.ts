@@ -87,11 +87,11 @@ async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
     spec: `file:${relative}`,
     tarball: path.join(scratch, filename),
     readme: [
-      `provider-kit comes from \`${relative}\`, a copy of the provider-kit that made this project`,
-      "(`provider-kit init` packs it there, as the package is not on the npm registry); package.json",
-      `depends on it as \`file:${relative}\`. Keep it in version control: \`npm install\` and \`npm ci\``,
-      "install from it. Once provider-kit is published, switch with",
-      `\`npm install provider-kit@<version>\` and delete \`${VENDOR_DIR}/\`.`,
+      `provider-kit comes from \`${relative}\`: \`provider-kit init\` packed the provider-kit that made`,
+      `this project there, as the package is not on the npm registry yet, and package.json depends on`,
+      `it (\`file:${relative}\`). Keep it in version control: \`npm install\` and \`npm ci\` install`,
+      `from it. Once provider-kit is published, switch with \`npm install provider-kit@<version>\` and`,
+      `delete \`${VENDOR_DIR}/\`.`,
     ].join("\n"),
   };
 }
@@ -188,7 +188,14 @@ async function writeProject(project: {
   const { root, pkg } = ownPackage();
   const versionOf = versionLookup(pkg, source);
   const manifest: ServiceManifest = { id: serviceId, username: serviceId, password: generatePassword(), endpoint };
-  const values = { name, serviceId, port: String(DEFAULT_PORT), providerKitSource: source.readme };
+  const values = {
+    name,
+    serviceId,
+    port: String(DEFAULT_PORT),
+    providerKitSource: source.readme,
+    // One Node.js requirement for provider-kit and the projects it makes (whose CLI they run).
+    nodeEngines: pkg.engines.node,
+  };
 
   const templateDir = path.join(root, "templates", "provider");
   const templates = (await readdir(templateDir, { recursive: true, withFileTypes: true }))

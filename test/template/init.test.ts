@@ -108,6 +108,7 @@ describe("provider-kit init", () => {
     const tarball = `vendor/provider-kit-${ownPackage.version}.tgz`;
     expect(pkg.dependencies["provider-kit"]).toBe(`file:${tarball}`);
     expect(result.providerKit).toBe(`file:${tarball}`);
+    expect(pkg.engines).toEqual(ownPackage.engines);
     for (const [tool, range] of Object.entries(pkg.devDependencies)) {
       expect(range, tool).toBe((ownPackage.devDependencies as Record<string, string>)[tool]);
     }

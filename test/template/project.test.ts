@@ -117,6 +117,10 @@ describe("a project made by provider-kit init", () => {
       (await readdir(dir, { recursive: true })).filter((file) => !/^(node_modules|package-lock\.json)/.test(file)).sort();
     expect(await generated(again)).toEqual(await generated(project));
 
+    // The installed package packs into the very tarball the checkout packed.
+    const tarball = VENDORED.slice("file:".length);
+    expect(await readFile(path.join(again, tarball))).toEqual(await readFile(path.join(project, tarball)));
+
     expectSuccess(await run("npm", ["install"], { cwd: again }));
     expect(await installedFrom(again)).toBe(VENDORED);
     await expectTestsPass(again);
