@@ -56,7 +56,7 @@ export function registerCheck(program: Command): void {
   program
     .command("check")
     .description("play the platform against a running provider and report, check by check, where it differs from the contract")
-    .option("--url <url>", "base URL of the provider, e.g. http://127.0.0.1:8080")
+    .option("--url <url>", "base URL of the provider, e.g. http://127.0.0.1:8080 (a bare host:port means http://)", providerUrl)
     .option("--username <name>", "Basic auth user name (the service manifest's username, or the service id)")
     .addOption(new Option("--password <password>", "Basic auth password (the manifest's password)").env("PROVIDER_KIT_PASSWORD"))
     .addOption(new Option("--variant <variant>", "which platform to play").choices(VARIANTS).default("current"))
@@ -167,6 +167,14 @@ function progress(): (event: ProgressEvent) => void {
       process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: remove it by hand\n`);
     }
   };
+}
+
+/** A host (name, IPv4 or bracketed IPv6) and port with no scheme, e.g. `localhost:8080`, `[::1]:8080/base`. */
+const BARE_HOST_PORT = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):\d+(?:\/.*)?$/;
+
+/** The provider's base URL as given, with http:// before a bare host:port. */
+function providerUrl(value: string): string {
+  return BARE_HOST_PORT.test(value) ? `http://${value}` : value;
 }
 
 function seconds(value: string): number {

@@ -5,13 +5,18 @@
  * npm would drop a real .gitignore from the package), and a `.tmpl` suffix marks a file whose
  * `{{placeholders}}` are filled in (and keeps files like package.json from confusing tooling
  * in this repository). Every other file is copied as it is.
+ *
+ * provider-kit itself: the project depends on a copy of the running provider-kit, packed into
+ * its `vendor/` folder, so it installs without provider-kit on the npm registry (from a checkout
+ * and from an installed package alike); `--registry-version` depends on the registry instead.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { assertEndpoint, assertServiceId, generatePassword, renderManifest, type ServiceManifest } from "./manifest.js";
+import { ownPackage, packOwnPackage, type OwnPackage } from "./own-package.js";
 
 export interface InitOptions {
   /** Directory to create the project in; must be absent or empty. */
@@ -22,6 +27,11 @@ export interface InitOptions {
   serviceId?: string;
   /** Where the platform will reach the provider. Default: `DEFAULT_ENDPOINT`. */
   endpoint?: string;
+  /**
+   * Depend on provider-kit from the npm registry, at this version or range (once it is
+   * published there). Default: a copy of the running provider-kit, packed into `vendor/`.
+   */
+  registryVersion?: string;
 }
 
 export interface InitResult {
@@ -29,6 +39,8 @@ export interface InitResult {
   manifest: ServiceManifest;
   /** Paths written, relative to `dir`. */
   files: string[];
+  /** package.json's dependency on provider-kit: `file:vendor/provider-kit-<version>.tgz`, or the registry range. */
+  providerKit: string;
 }
 
 const DEFAULT_PORT = 8080;
@@ -36,31 +48,58 @@ const DEFAULT_ENDPOINT = `http://localhost:${DEFAULT_PORT}`;
 /** npm's rule for package names (unscoped or scoped), which package.json's `name` must follow. */
 const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
 
-interface OwnPackage {
-  version: string;
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
+/** Characters of an npm version or range (`0.2.0`, `^0.1.0`, `>=0.1 <1`, `latest`): no paths, URLs or `file:`. */
+const VERSION_RANGE = /^[0-9A-Za-z.^~<>=|*+ -]+$/;
+/** Folder of a generated project that holds its copy of provider-kit. */
+const VENDOR_DIR = "vendor";
+
+/** Where a generated project gets provider-kit from. */
+interface ProviderKitSource {
+  /** The dependency in package.json. */
+  spec: string;
+  /** One paragraph of the project's README saying where provider-kit comes from. */
+  readme: string;
+  /** The tarball to copy into `vendor/`, when the project gets its own copy. */
+  tarball?: string;
 }
 
-/** This package's root and package.json: found by walking up, as the depth differs between src/ and dist/src/. */
-function ownPackage(): { root: string; pkg: OwnPackage } {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = path.join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as OwnPackage & { name?: string };
-      if (pkg.name === "provider-kit") return { root: dir, pkg };
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("provider-kit's package.json not found: the installation is incomplete.");
-    dir = parent;
+function registrySource(range: string): ProviderKitSource {
+  if (!VERSION_RANGE.test(range.trim())) {
+    throw new Error(
+      `Invalid --registry-version "${range}": give a version or range of provider-kit on the npm registry, e.g. "^0.1.0".`,
+    );
   }
+  return {
+    spec: range.trim(),
+    readme: `provider-kit comes from the npm registry (\`${range.trim()}\` in package.json).`,
+  };
 }
 
-/** The dependency range a generated project uses: this version of provider-kit, and our own dev tools. */
-function versionLookup(own: OwnPackage): (pkg: string) => string {
+/**
+ * A copy of the running provider-kit for the project's `vendor/`, packed into `scratch`: the
+ * project installs without the npm registry having provider-kit, from a checkout or from an
+ * installed package alike.
+ */
+async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
+  const filename = await packOwnPackage(scratch);
+  const relative = `${VENDOR_DIR}/${filename}`;
+  return {
+    spec: `file:${relative}`,
+    tarball: path.join(scratch, filename),
+    readme: [
+      `provider-kit comes from \`${relative}\`: \`provider-kit init\` packed the provider-kit that made`,
+      `this project there, as the package is not on the npm registry yet, and package.json depends on`,
+      `it (\`file:${relative}\`). Keep it in version control: \`npm install\` and \`npm ci\` install`,
+      `from it. Once provider-kit is published, switch with \`npm install provider-kit@<version>\` and`,
+      `delete \`${VENDOR_DIR}/\`.`,
+    ].join("\n"),
+  };
+}
+
+/** The dependency range a generated project uses: provider-kit from `source`, and our own dev tools. */
+function versionLookup(own: OwnPackage, source: ProviderKitSource): (pkg: string) => string {
   return (pkg) => {
-    if (pkg === "provider-kit") return `^${own.version}`;
+    if (pkg === "provider-kit") return source.spec;
     const range = own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
     if (range === undefined) throw new Error(`Template bug: no version known for ${pkg}.`);
     return range;
@@ -106,7 +145,10 @@ function envFile(manifest: ServiceManifest): string {
   ].join("\n");
 }
 
-/** Writes a new provider project. Throws (writing nothing) when the options are invalid. */
+/**
+ * Writes a new provider project. Throws (writing nothing) when the options are invalid or
+ * provider-kit cannot be packed into it.
+ */
 export async function initProject(options: InitOptions): Promise<InitResult> {
   const dir = path.resolve(options.dir);
   const name = options.name ?? path.basename(dir);
@@ -125,10 +167,35 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   assertEndpoint(endpoint);
   await assertEmptyDirectory(dir);
 
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "provider-kit-init-"));
+  try {
+    const source =
+      options.registryVersion === undefined ? await vendoredSource(scratch) : registrySource(options.registryVersion);
+    return await writeProject({ dir, name, serviceId, endpoint, source });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+async function writeProject(project: {
+  dir: string;
+  name: string;
+  serviceId: string;
+  endpoint: string;
+  source: ProviderKitSource;
+}): Promise<InitResult> {
+  const { dir, name, serviceId, endpoint, source } = project;
   const { root, pkg } = ownPackage();
-  const versionOf = versionLookup(pkg);
+  const versionOf = versionLookup(pkg, source);
   const manifest: ServiceManifest = { id: serviceId, username: serviceId, password: generatePassword(), endpoint };
-  const values = { name, serviceId, port: String(DEFAULT_PORT) };
+  const values = {
+    name,
+    serviceId,
+    port: String(DEFAULT_PORT),
+    providerKitSource: source.readme,
+    // One Node.js requirement for provider-kit and the projects it makes (whose CLI they run).
+    nodeEngines: pkg.engines.node,
+  };
 
   const templateDir = path.join(root, "templates", "provider");
   const templates = (await readdir(templateDir, { recursive: true, withFileTypes: true }))
@@ -146,10 +213,16 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     const content = await readFile(path.join(templateDir, template), "utf8");
     await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
   }
+  if (source.tarball) {
+    const relative = path.join(VENDOR_DIR, path.basename(source.tarball));
+    await mkdir(path.join(dir, VENDOR_DIR));
+    await copyFile(source.tarball, path.join(dir, relative));
+    files.push(relative);
+  }
   // The two files holding the password: readable by their owner only, from the moment they exist.
   await write(".env", envFile(manifest), 0o600);
   await write("service.yaml", renderManifest(manifest), 0o600);
-  return { dir, manifest, files };
+  return { dir, manifest, files, providerKit: source.spec };
 }
 
 /** Adds `provider-kit init <dir>` to the CLI. */
@@ -161,6 +234,11 @@ export function registerInit(program: Command): void {
     .option("--name <name>", "project name (default: the directory's name)")
     .option("--service-id <id>", "the platform's service id (default: the project name)")
     .option("--endpoint <url>", `address at which the platform reaches the provider (default: ${DEFAULT_ENDPOINT})`)
+    .option(
+      "--registry-version <range>",
+      "depend on this version of provider-kit from the npm registry, once it is published there " +
+        `(default: a copy of this provider-kit, packed into ${VENDOR_DIR}/)`,
+    )
     .action(async (dir: string, options: Omit<InitOptions, "dir">, command: Command) => {
       let result: InitResult;
       try {
@@ -169,15 +247,20 @@ export function registerInit(program: Command): void {
         command.error(`error: ${(error as Error).message}`);
       }
       const shown = path.relative(process.cwd(), result.dir) || ".";
+      const vendored = result.providerKit.startsWith("file:");
       process.stdout.write(
         [
           `Created provider "${result.manifest.id}" in ${shown} (${result.files.length} files).`,
+          vendored
+            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)} (keep it in version control).`
+            : `provider-kit comes from the npm registry: ${result.providerKit}.`,
           "",
           "Next steps:",
           `  cd ${shown}`,
           "  npm install",
           "  npm test",
-          "  npm start",
+          `  npm start       # listens on PORT from .env (${DEFAULT_PORT})`,
+          "  npm run dev     # the same, restarting on every change to src/",
           "",
           "Register it on the platform (edit endpoint.production first):",
           "  tsuru service-create service.yaml",

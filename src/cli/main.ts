@@ -7,9 +7,11 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./check.js";
 import { registerInit } from "./init.js";
 import { registerManifest } from "./manifest.js";
+import { ownPackage } from "./own-package.js";
 
 const program = new Command("provider-kit")
   .description("Build, check and register provider services for the Tsuru platform.")
+  .version(ownPackage().pkg.version, "-v, --version", "print the version of provider-kit")
   // Commander exits by itself on bad usage; the override lets usage errors exit with 2.
   .exitOverride();
 

@@ -122,6 +122,16 @@ describe("provider-kit check", () => {
     expect(code).toBe(2);
   });
 
+  it("takes a bare host:port as an http:// URL", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const hostPort = url.replace(/^http:\/\//, "");
+      expect(hostPort).toMatch(/^127\.0\.0\.1:\d+$/);
+      const { code, stdout } = await check(["--url", hostPort, ...LOGIN, "--groups", "create"]);
+      expect(stdout).toMatch(/PASSED: 2 passed/);
+      expect(code).toBe(0);
+    });
+  });
+
   it("lists the checks as the table of docs/conformance-checks.md", async () => {
     const { code, stdout } = await check(["--list-checks"]);
     expect(code).toBe(0);

@@ -1,6 +1,6 @@
 /**
- * `provider-kit init` and `provider-kit manifest` as a user runs them: real processes of the
- * CLI (from source, through tsx), their output and exit codes.
+ * `provider-kit init`, `provider-kit manifest` and `provider-kit --version` as a user runs them:
+ * real processes of the CLI (from source, through tsx), their output and exit codes.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initProject } from "../../src/cli/init.js";
 import { SERVICE_ID_RULE } from "../../src/cli/manifest.js";
+import ownPackage from "../../package.json" with { type: "json" };
 import { readManifestYaml } from "./manifest-yaml.js";
 import { run } from "./processes.js";
 
@@ -25,14 +26,31 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
+describe("provider-kit --version", () => {
+  it.each(["--version", "-v"])("%s prints the version of provider-kit", async (flag) => {
+    const result = await providerKit([flag], scratch);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${ownPackage.version}\n`);
+  });
+});
+
 describe("provider-kit init", () => {
   it("writes the project and prints the next steps", async () => {
     const result = await providerKit(["init", "billing", "--endpoint", "https://billing.example.com"], scratch);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Created provider "billing" in billing');
-    expect(result.stdout).toMatch(/npm install[\s\S]*npm test[\s\S]*npm start[\s\S]*tsuru service-create service.yaml/);
+    expect(result.stdout).toContain("the project depends on the copy in vendor/provider-kit-");
+    expect(result.stdout).toMatch(/npm install[\s\S]*npm test[\s\S]*npm start[\s\S]*npm run dev[\s\S]*tsuru service-create service.yaml/);
     const manifest = readManifestYaml(await readFile(path.join(scratch, "billing", "service.yaml"), "utf8"));
     expect(manifest).toMatchObject({ id: "billing", endpoint: { production: "https://billing.example.com" } });
+  });
+
+  it("depends on provider-kit from the npm registry with --registry-version", async () => {
+    const result = await providerKit(["init", "published", "--registry-version", "^1.2.0"], scratch);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("provider-kit comes from the npm registry: ^1.2.0.");
+    const pkg = JSON.parse(await readFile(path.join(scratch, "published", "package.json"), "utf8"));
+    expect(pkg.dependencies["provider-kit"]).toBe("^1.2.0");
   });
 
   it("refuses a non-empty directory with a clear message and a non-zero exit", async () => {
@@ -56,7 +74,7 @@ describe("provider-kit init", () => {
 describe("provider-kit manifest", () => {
   let project: string;
   beforeAll(async () => {
-    project = (await initProject({ dir: path.join(scratch, "search"), serviceId: "search-svc" })).dir;
+    project = (await initProject({ dir: path.join(scratch, "search"), serviceId: "search-svc", registryVersion: "^0.1.0" })).dir;
   });
 
   it("prints the manifest of the project it runs in, as YAML with every field", async () => {

@@ -1,10 +1,12 @@
 /**
- * End to end, as a service author lives it: `provider-kit init` (the built CLI), provider-kit
- * installed from this checkout's `npm pack` tarball, then the new project type-checks, passes
- * its own tests, starts with `npm start`, passes the conformance CLI and prints its manifest.
+ * End to end, exactly as a service author lives it: `provider-kit init` from the built CLI in a
+ * temporary folder, then plain `npm install` (provider-kit comes from the copy init packs into
+ * vendor/, so it installs although provider-kit is not on the npm registry), then `npm test`,
+ * `npm start` and `npx provider-kit check` against it. Then the same again outside a checkout:
+ * `npx provider-kit init` from the provider-kit installed in that project.
  *
- * Slow (npm pack builds the package; npm install fetches the dev tools): ONE generate and
- * install cycle, in beforeAll, serves every check.
+ * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
+ * serves every check.
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
@@ -16,10 +18,25 @@ import { run, startLongRunning, type Finished } from "./processes.js";
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");
 const SLOW = 300_000;
+const VENDORED = `file:vendor/provider-kit-${ownPackage.version}.tgz`;
 
 /** Fails with the command's output, so a broken step says why. */
 function expectSuccess(result: Finished): void {
   expect(result.code, `${result.command} failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** `npm test` in `dir`: passes, every test run. */
+async function expectTestsPass(dir: string): Promise<void> {
+  const result = await run("npm", ["test"], { cwd: dir });
+  expectSuccess(result);
+  expect(result.stdout).toMatch(/Tests\s+\d+ passed/);
+  expect(result.stdout).not.toMatch(/failed|skipped/);
+}
+
+/** Where the project's installed provider-kit came from, according to its package-lock.json. */
+async function installedFrom(dir: string): Promise<string | undefined> {
+  const lock = JSON.parse(await readFile(path.join(dir, "package-lock.json"), "utf8"));
+  return lock.packages["node_modules/provider-kit"]?.resolved;
 }
 
 let work: string;
@@ -27,14 +44,11 @@ let project: string;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), "provider-kit-project-"));
-  expectSuccess(await run("npm", ["pack", "--pack-destination", work], { cwd: root }));
-  const tarball = path.join(work, `provider-kit-${ownPackage.version}.tgz`);
-
+  // The built CLI, from the current sources.
+  expectSuccess(await run("npm", ["run", "build"], { cwd: root }));
   project = path.join(work, "orders-db");
   expectSuccess(await run("node", [cli, "init", project], { cwd: work }));
-  expectSuccess(
-    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], { cwd: project }),
-  );
+  expectSuccess(await run("npm", ["install"], { cwd: project }));
 }, SLOW);
 
 afterAll(async () => {
@@ -49,18 +63,31 @@ async function dotEnv(key: string): Promise<string> {
 }
 
 describe("a project made by provider-kit init", () => {
+  it("installs provider-kit from its own vendor/ copy, not from the npm registry", async () => {
+    expect(await installedFrom(project)).toBe(VENDORED);
+    const installed = JSON.parse(await readFile(path.join(project, "node_modules", "provider-kit", "package.json"), "utf8"));
+    expect(installed.version).toBe(ownPackage.version);
+  });
+
+  it("gets the ESM-only error from require(\"provider-kit\") in CommonJS, and provider-kit itself from import()", async () => {
+    const script = [
+      'try { require("provider-kit"); } catch (error) { console.log(error.code); }',
+      'import("provider-kit").then((kit) => console.log(typeof kit.createProvider));',
+    ].join("\n");
+    const result = await run("node", ["--input-type=commonjs", "-e", script], { cwd: project });
+    expectSuccess(result);
+    expect(result.stdout).toBe("ERR_REQUIRE_ESM\nfunction\n");
+  });
+
   it("type-checks", async () => {
     expectSuccess(await run("npx", ["tsc", "--noEmit"], { cwd: project }));
   }, SLOW);
 
   it("passes its own tests (HTTP calls and the conformance kit)", async () => {
-    const result = await run("npm", ["test"], { cwd: project });
-    expectSuccess(result);
-    expect(result.stdout).toMatch(/Tests\s+\d+ passed/);
-    expect(result.stdout).not.toMatch(/failed|skipped/);
+    await expectTestsPass(project);
   }, SLOW);
 
-  it("starts with npm start and passes the conformance CLI run against it", async () => {
+  it("starts with npm start and passes `npx provider-kit check` run against it", async () => {
     const username = await dotEnv("PROVIDER_USERNAME");
     const password = await dotEnv("PROVIDER_PASSWORD");
     // PORT from the environment wins over .env: a free port, so tests never collide.
@@ -69,7 +96,7 @@ describe("a project made by provider-kit init", () => {
       const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
       const port = (JSON.parse(listening) as { port: number }).port;
 
-      const check = await run("node", [cli, "check", "--url", `http://127.0.0.1:${port}`, "--username", username], {
+      const check = await run("npx", ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username], {
         cwd: project,
         env: { PROVIDER_KIT_PASSWORD: password },
       });
@@ -82,12 +109,21 @@ describe("a project made by provider-kit init", () => {
     expect(server.output()).not.toContain(password);
   }, SLOW);
 
-  it("can make the same project again with the installed provider-kit (the package ships its templates)", async () => {
+  it("makes the same project again with the installed provider-kit, which installs and passes its tests too", async () => {
+    // Outside a checkout: the provider-kit in node_modules packs itself into the new project.
     const again = path.join(work, "orders-db-again");
     expectSuccess(await run("npx", ["provider-kit", "init", again], { cwd: project }));
     const generated = async (dir: string) =>
       (await readdir(dir, { recursive: true })).filter((file) => !/^(node_modules|package-lock\.json)/.test(file)).sort();
     expect(await generated(again)).toEqual(await generated(project));
+
+    // The installed package packs into the very tarball the checkout packed.
+    const tarball = VENDORED.slice("file:".length);
+    expect(await readFile(path.join(again, tarball))).toEqual(await readFile(path.join(project, tarball)));
+
+    expectSuccess(await run("npm", ["install"], { cwd: again }));
+    expect(await installedFrom(again)).toBe(VENDORED);
+    await expectTestsPass(again);
   }, SLOW);
 
   it("prints its service manifest with the installed provider-kit", async () => {

@@ -1,0 +1,61 @@
+/**
+ * This copy of provider-kit, wherever it runs from: a checkout (src/ through tsx, or dist/src),
+ * or an installed package (node_modules/provider-kit, which holds only what `files` in
+ * package.json ships).
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+export interface OwnPackage {
+  version: string;
+  engines: { node: string };
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** This package's root and package.json: found by walking up, as the depth differs between src/ and dist/src/. */
+export function ownPackage(): { root: string; pkg: OwnPackage } {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = path.join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as OwnPackage & { name?: string };
+      if (pkg.name === "provider-kit") return { root: dir, pkg };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error("provider-kit's package.json not found: the installation is incomplete.");
+    dir = parent;
+  }
+}
+
+/**
+ * Packs this copy of provider-kit with `npm pack` into `destination` and returns the tarball's
+ * file name. The built code is packed as it is on disk (`--ignore-scripts`: an installed copy has
+ * no compiler to rebuild it with), so the tarball holds exactly the code that is running.
+ */
+export async function packOwnPackage(destination: string): Promise<string> {
+  const { root } = ownPackage();
+  if (!existsSync(path.join(root, "dist", "src", "index.js"))) {
+    throw new Error(`${root} has no built provider-kit (dist/src): run \`npm run build\` there first.`);
+  }
+  let stdout: string;
+  try {
+    ({ stdout } = await promisify(execFile)(
+      "npm",
+      ["pack", "--ignore-scripts", "--json", "--pack-destination", destination],
+      { cwd: root, shell: process.platform === "win32" },
+    ));
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    throw new Error(
+      `Could not pack provider-kit from ${root} with npm (${stderr?.trim() || message}). ` +
+        "Once provider-kit is on the npm registry, pass --registry-version <range> to depend on it from there instead.",
+    );
+  }
+  const [packed] = JSON.parse(stdout) as { filename: string }[];
+  if (!packed) throw new Error(`npm pack in ${root} reported no tarball.`);
+  return packed.filename;
+}
