@@ -75,16 +75,10 @@ const succeeded = (result: CallResult | undefined) => is2xx(statusOf(result) ?? 
 
 export async function runScenario(context: ScenarioContext): Promise<void> {
   const { recorder: checks, variant, names } = context;
-  const send = async (call: Call): Promise<CallResult> => {
+  const send: Send = async (call, creates) => {
     const result = await context.client.send(call, context.signal);
-    if (context.signal?.aborted) throw new Interrupted();
-    return result;
-  };
-  /** Creates an instance, remembering it for the cleanup only when the provider may hold it. */
-  const create = async (call: Call, instance: string): Promise<CallResult> => {
-    const result = await context.client.send(call, context.signal);
-    // No answer: a create that timed out may have succeeded (the platform knows this too).
-    if (succeeded(result) || !result.answer) context.created.add(instance);
+    // Removed at the end: an instance a create made (2xx), or may have made (no answer: a timed-out create can succeed).
+    if (creates && (succeeded(result) || !result.answer)) context.created.add(creates);
     if (context.signal?.aborted) throw new Interrupted();
     return result;
   };
@@ -98,16 +92,16 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   const instance = names.instance;
   // Every check on the instance needs create.status, so this is "any instance check asked for".
   if (checks.wants("create.status")) {
-    const created = await create(calls.create(instance), instance);
+    const created = await send(calls.create(instance), instance);
     checks.judge("create.status", () => expectStatus(created, is2xx, "2xx"), [created.exchange]);
   }
   // Created now, so that it provisions while the first one does.
   if (checks.passed("create.status") && checks.wants("isolation.instances")) {
-    await create(calls.create(names.otherInstance), names.otherInstance);
+    await send(calls.create(names.otherInstance), names.otherInstance);
   }
   if (checks.wants("create.unknown-plan")) {
     if (checks.passed("plans.shape") && plans.listed.length > 0) {
-      const refused = await create(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
+      const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
       checks.judge("create.unknown-plan", () => unknownPlanVerdict(refused), [refused.exchange]);
     } else {
       // Skipped with the dependency's reason when the plan list itself was wrong.
@@ -135,16 +129,17 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
 const UNKNOWN_PLAN = "pkc-no-such-plan";
 
 function unknownPlanVerdict(result: CallResult): Verdict {
-  const plan = UNKNOWN_PLAN;
+  const plan = `with plan "${UNKNOWN_PLAN}"`;
   const status = statusOf(result);
-  if (status === undefined) return problem(`${describe(result)} with plan "${plan}" got no answer: ${result.error}`);
-  if (is2xx(status)) return problem(`${describe(result)} with plan "${plan}", which the provider does not list, answered ${status}: refuse it with 400 and say which plans exist`);
+  if (status === undefined) return problem(`${describe(result)} ${plan} got no answer: ${result.error}`);
+  if (is2xx(status)) return problem(`${describe(result)} ${plan}, which the provider does not list, answered ${status}: refuse it with 400 and say which plans exist`);
   if (!((status >= 400 && status < 500) || status === 500)) return problem(unexpected(result, "400 (any 4xx) or 500 with an explanation"));
   const unexplained = explanationProblem(bodyOf(result), result.answer?.contentType ?? "");
-  return unexplained ? problem(`${describe(result)} with plan "${plan}" answered ${status} with ${unexplained}: say that the plan does not exist, and which do`) : ok();
+  return unexplained ? problem(`${describe(result)} ${plan} answered ${status} with ${unexplained}: say that the plan does not exist, and which do`) : ok();
 }
 
-type Send = (call: Call) => Promise<CallResult>;
+/** Sends one call; `creates`: the instance a create call is for, to remove at the end if it was made. */
+type Send = (call: Call, creates?: string) => Promise<CallResult>;
 
 /** Lists the plans (first call of the run: it also tells whether the provider is there at all). */
 async function planStep(context: ScenarioContext, send: Send): Promise<{ chosen?: string; listed: string[] }> {
