@@ -13,7 +13,7 @@ const B: readonly Variant[] = ["B"];
 /** A line of docs/contract.md (a test checks that each quote is on its line). */
 const contract = (line: number, quote: string): Citation => ({ file: "docs/contract.md", line, quote });
 
-const NOT_FOUND = contract(28, "404: the instance does not exist");
+const NOT_FOUND = contract(29, "404: the instance does not exist");
 
 export const CHECKS: readonly CheckDefinition[] = [
   // auth
@@ -52,7 +52,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "GET /resources/plans answers 200",
-    cite: contract(37, "`GET /resources/plans` answers 200 with a JSON array of plans."),
+    cite: contract(38, "`GET /resources/plans` answers 200 with a JSON array of plans."),
   },
   {
     id: "plans.shape",
@@ -60,7 +60,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: A_AND_CURRENT,
     title: "The plans are a JSON array of {name, description} strings",
-    cite: contract(38, "A plan is an object with a `name` (string) and a `description` (string)."),
+    cite: contract(39, "A plan is an object with a `name` (string) and a `description` (string)."),
     dependsOn: ["plans.status"],
   },
 
@@ -71,7 +71,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "POST /resources with the platform's fields answers 2xx",
-    cite: contract(42, "answers 2xx (201 in the written interface)"),
+    cite: contract(43, "answers 2xx (201 in the written interface)"),
   },
   {
     id: "create.duplicate",
@@ -79,7 +79,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Creating an instance whose name is taken answers 409",
-    cite: contract(43, "A create for a name that already exists answers 409"),
+    cite: contract(44, "A create for a name that already exists answers 409"),
     dependsOn: ["create.status"],
   },
   {
@@ -88,7 +88,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: A_AND_CURRENT,
     title: "Creating an instance with a plan the provider does not list answers 4xx or 500, with an explanation",
-    cite: contract(44, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
+    cite: contract(45, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
     dependsOn: ["plans.shape"],
   },
 
@@ -99,7 +99,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "GET /resources/<instance>/status answers 202 while pending and 204 (or 200 with text) once ready, within the timeout",
-    cite: contract(47, "answers 202 while the instance is provisioning, 204 once it is ready"),
+    cite: contract(48, "answers 202 while the instance is provisioning, 204 once it is ready"),
     dependsOn: ["create.status"],
   },
   {
@@ -108,7 +108,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "A 200 status answer carries the status text (never an empty body)",
-    cite: contract(48, "A 200 answer means its body text is the status"),
+    cite: contract(49, "A 200 answer means its body text is the status"),
     dependsOn: ["create.status"],
   },
 
@@ -119,7 +119,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Binding while the instance is still provisioning answers 412",
-    cite: contract(56, "While the instance is still being provisioned, a bind answers 412."),
+    cite: contract(57, "While the instance is still being provisioned, a bind answers 412."),
     dependsOn: ["create.status"],
   },
   {
@@ -128,7 +128,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Binding an app to the instance answers 2xx",
-    cite: contract(52, "sent once when an app is bound, answers 2xx with the bind result"),
+    cite: contract(53, "sent once when an app is bound, answers 2xx with the bind result"),
     // Not status.ready: the platform binds without asking the status first.
     dependsOn: ["create.status"],
   },
@@ -138,7 +138,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "The bind result is a JSON object or null",
-    cite: contract(53, "an empty body, a number or an array fails the bind"),
+    cite: contract(54, "an empty body, a number or an array fails the bind"),
     dependsOn: ["bind-app.status"],
   },
   {
@@ -147,7 +147,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "Every value of the bind result is a string",
-    cite: contract(54, "Today's platform needs every value of the bind result to be a string."),
+    cite: contract(55, "Today's platform needs every value of the bind result to be a string."),
     dependsOn: ["bind-app.json"],
   },
   {
@@ -156,7 +156,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Binding the same app again answers 2xx with a JSON object or null",
-    cite: contract(55, "A bind for an app that is already bound answers 2xx with the same kind of result again"),
+    cite: contract(56, "A bind for an app that is already bound answers 2xx with the same kind of result again"),
     dependsOn: ["bind-app.json"],
   },
 
@@ -167,7 +167,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "Binding a unit (POST /resources/<instance>/bind) answers 2xx",
-    cite: contract(60, "sent every time an app adds a unit, answers 2xx"),
+    cite: contract(61, "sent every time an app adds a unit, answers 2xx"),
     dependsOn: ["create.status"],
   },
   {
@@ -176,7 +176,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "Unbinding the unit (DELETE /resources/<instance>/bind) answers 2xx",
-    cite: contract(61, "sent every time an app removes a unit, answers 2xx"),
+    cite: contract(62, "sent every time an app removes a unit, answers 2xx"),
     dependsOn: ["bind-unit.status"],
   },
 
@@ -187,7 +187,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "PUT /resources/<instance>/binds/jobs/<job> answers 2xx, or 404 when jobs are not supported",
-    cite: contract(64, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
+    cite: contract(65, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
     dependsOn: ["create.status"],
   },
   {
@@ -196,7 +196,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Jobs can be bound (the job bind does not answer 404)",
-    cite: contract(64, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
+    cite: contract(65, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
     dependsOn: ["bind-job.status"],
   },
   {
@@ -205,7 +205,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "The job bind result is null or a JSON object of strings",
-    cite: contract(65, "A job bind answers 2xx with a JSON object of string values, or `null`."),
+    cite: contract(66, "A job bind answers 2xx with a JSON object of string values, or `null`."),
     dependsOn: ["bind-job.supported"],
   },
   {
@@ -214,7 +214,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "Unbinding the job (DELETE /resources/<instance>/binds/jobs/<job>) answers 2xx",
-    cite: contract(64, "behave like binding and unbinding an app"),
+    cite: contract(65, "behave like binding and unbinding an app"),
     dependsOn: ["bind-job.supported"],
   },
 
@@ -225,7 +225,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "PUT /resources/<instance> answers 2xx, or 404 when updates are not supported (never 405)",
-    cite: contract(68, "404 means \"updates not supported\" and is ignored, 405 is an error"),
+    cite: contract(69, "404 means \"updates not supported\" and is ignored, 405 is an error"),
     dependsOn: ["create.status"],
   },
   {
@@ -234,7 +234,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Instances can be updated (the update does not answer 404)",
-    cite: contract(68, "404 means \"updates not supported\" and is ignored"),
+    cite: contract(69, "404 means \"updates not supported\" and is ignored"),
     dependsOn: ["update.status"],
   },
 
@@ -245,7 +245,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "GET /resources/<instance> answers 200, or 404 when there is no extra info (another status only warns: it reads as no info)",
-    cite: contract(71, "it answers 200 with a JSON array of extra info items, or 404 when there is none"),
+    cite: contract(72, "it answers 200 with a JSON array of extra info items, or 404 when there is none"),
     dependsOn: ["create.status"],
   },
   {
@@ -254,7 +254,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ALL,
     title: "The instance has extra info (the info call answers 200)",
-    cite: contract(71, "`GET /resources/<instance>` is optional"),
+    cite: contract(72, "`GET /resources/<instance>` is optional"),
     dependsOn: ["info.status"],
   },
   {
@@ -263,7 +263,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "The extra info is a JSON array of {label, value} strings",
-    cite: contract(72, "An extra info item is an object with a `label` (string) and a `value` (string)."),
+    cite: contract(73, "An extra info item is an object with a `label` (string) and a `value` (string)."),
     dependsOn: ["info.supported"],
   },
 
@@ -274,7 +274,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Unbinding the app answers 2xx",
-    cite: contract(76, "sent once when the app is unbound, answers 2xx"),
+    cite: contract(77, "sent once when the app is unbound, answers 2xx"),
     dependsOn: ["bind-app.status"],
   },
   {
@@ -283,7 +283,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Unbinding an app that is no longer bound answers 2xx",
-    cite: contract(77, "An unbind of a binding that is already gone answers 2xx"),
+    cite: contract(78, "An unbind of a binding that is already gone answers 2xx"),
     dependsOn: ["unbind-app.status"],
   },
 
@@ -294,7 +294,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "DELETE /resources/<instance> answers 2xx",
-    cite: contract(80, "`DELETE /resources/<instance>` answers 2xx"),
+    cite: contract(81, "`DELETE /resources/<instance>` answers 2xx"),
     dependsOn: ["create.status"],
   },
 
@@ -305,7 +305,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ALL,
     title: "Two apps bound to one instance get different credentials",
-    cite: contract(57, "Each binding gets its own credentials, keyed by instance and app name"),
+    cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
     dependsOn: ["bind-app.json"],
   },
   {
@@ -314,7 +314,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ALL,
     title: "One app bound to two instances gets different credentials from each",
-    cite: contract(57, "Each binding gets its own credentials, keyed by instance and app name"),
+    cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
     dependsOn: ["bind-app.json"],
   },
 
@@ -328,7 +328,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Every 500 answer explains the failure (not empty, not HTML, not a framework's default text)",
-    cite: contract(32, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
+    cite: contract(33, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
     followsFrom: ["create.unknown-plan"],
   },
   {
@@ -337,7 +337,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Error answers with a body carry a short plain-text message (not HTML, not JSON)",
-    cite: contract(31, "a short, human, plain-text sentence, not an HTML page and not JSON"),
+    cite: contract(32, "a short, human, plain-text sentence, not an HTML page and not JSON"),
     followsFrom: ["errors.explained"],
   },
 
@@ -348,7 +348,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "No call answers 405 (an unsupported optional route answers 404; on info and plans a 405 only warns)",
-    cite: contract(23, "An unsupported optional call answers 404; 405 is read as an error on every call where 404 has a meaning."),
+    cite: contract(24, "An unsupported optional call answers 404; 405 is read as an error on every call where 404 has a meaning."),
     followsFrom: "any",
   },
   {
@@ -366,7 +366,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ALL,
     title: "Plans, bind results and extra info are sent as application/json",
-    cite: contract(22, "Answers with a body are JSON: send them as `application/json`"),
+    cite: contract(23, "Answers with a body are JSON: send them as `application/json`"),
   },
 ];
 
@@ -389,7 +389,7 @@ function notFoundChecks(): CheckDefinition[] {
     // The same route failing the same way on the real instance is the one cause.
     followsFrom: [sameRoute],
   });
-  const unbind = contract(77, "a 404 on unbind is ignored by the platform: it has the same effect as a 2xx");
+  const unbind = contract(78, "a 404 on unbind is ignored by the platform: it has the same effect as a 2xx");
   return [
     route("bind-app", "POST /resources/<instance>/bind-app", A_AND_CURRENT, "bind-app.status"),
     {
@@ -405,10 +405,10 @@ function notFoundChecks(): CheckDefinition[] {
     route("update", "PUT /resources/<instance>", CURRENT, "update.status"),
     route("destroy", "DELETE /resources/<instance>", ALL, "destroy.status"),
     {
-      ...route("info", "GET /resources/<instance>", ALL, "info.status", contract(73, "The platform reads any answer other than 200 as \"no extra info\"")),
+      ...route("info", "GET /resources/<instance>", ALL, "info.status", contract(74, "The platform reads any answer other than 200 as \"no extra info\"")),
       title: "GET /resources/<instance> of an unknown instance answers 404 (another status than 200 only warns)",
     },
-    route("status", "GET /resources/<instance>/status", ALL, "status.ready", contract(49, "A 404 means \"status not implemented\""), "SHOULD"),
+    route("status", "GET /resources/<instance>/status", ALL, "status.ready", contract(50, "A 404 means \"status not implemented\""), "SHOULD"),
   ];
 }
 

@@ -21,7 +21,7 @@ import {
   type Variant,
 } from "./types.js";
 
-/** Instance names the platform accepts (contract-notes: Transport). */
+/** Instance names the platform accepts (docs/contract.md, Transport). */
 const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
 const CLEANUP_ATTEMPTS = 5;
 
