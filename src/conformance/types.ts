@@ -144,7 +144,7 @@ export interface ConformanceOptions {
   variant?: Variant;
   /** Default `form`. */
   encoding?: Encoding;
-  /** Plan to create the instance with. Default: the first plan the provider lists, else none. */
+  /** Plan to create the instance with. Default: the first plan the provider lists, else none. Variant B sends none (a note says so). */
   plan?: string;
   /** Team sent on create and update. Default `pkc-team`. */
   team?: string;
