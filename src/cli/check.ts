@@ -26,8 +26,8 @@ import {
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];
-const FORMATTERS: Record<Format, (report: ConformanceReport) => string> = {
-  tree: (report) => formatTree(report),
+const FORMATTERS: Record<Format, (report: ConformanceReport, verbose: boolean) => string> = {
+  tree: (report, verbose) => formatTree(report, { verbose }),
   json: formatJson,
   junit: formatJunit,
 };
@@ -46,6 +46,7 @@ interface CheckOptions {
   output?: string;
   requestIdHeader?: string;
   listChecks?: boolean;
+  verbose?: boolean;
 }
 
 const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
@@ -68,6 +69,7 @@ export function registerCheck(program: Command): void {
     .addOption(new Option("--format <format>", "report format").choices(FORMATS).default("tree"))
     .option("--output <file>", "write the report to this file (the tree still goes to the terminal)")
     .option("--request-id-header <name>", "request id header the platform is configured with (default: X-Request-ID)")
+    .option("--verbose", "show every exchange of every failure and warning in the tree (default: the first, briefly)")
     .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
     .action(async (options: CheckOptions, command: Command) => {
       if (options.listChecks) {
@@ -126,14 +128,15 @@ async function check(
     process.off("SIGTERM", stop);
   }
 
-  const forTerminal = formatTree(report, { color: process.stdout.isTTY === true });
+  const verbose = options.verbose === true;
+  const forTerminal = formatTree(report, { color: process.stdout.isTTY === true, verbose });
   if (!options.output) {
-    process.stdout.write(options.format === "tree" ? forTerminal : FORMATTERS[options.format](report));
+    process.stdout.write(options.format === "tree" ? forTerminal : FORMATTERS[options.format](report, verbose));
   } else {
     // The tree first: a report file that cannot be written must not cost the run's results.
     process.stdout.write(forTerminal);
     try {
-      await writeFile(options.output, FORMATTERS[options.format](report));
+      await writeFile(options.output, FORMATTERS[options.format](report, verbose));
       process.stderr.write(`Report written to ${options.output}\n`);
     } catch (error) {
       process.stderr.write(`error: cannot write the report to ${options.output}: ${(error as Error).message}\n`);
@@ -164,7 +167,8 @@ function progress(): (event: ProgressEvent) => void {
     if (lineOpen) process.stderr.write("\n");
     lineOpen = false;
     if (event.type === "cleanup") {
-      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: remove it by hand\n`);
+      // The report names what is left over, with what to do.
+      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}\n`);
     }
   };
 }

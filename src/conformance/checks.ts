@@ -10,10 +10,10 @@ const A_AND_CURRENT: readonly Variant[] = ["A", "current"];
 const CURRENT: readonly Variant[] = ["current"];
 const B: readonly Variant[] = ["B"];
 
-const spec = (line: number, quote: string): Citation => ({ file: "provider-interface.md", line, quote });
-const notes = (line: number, quote: string): Citation => ({ file: "contract-notes.md", line, quote });
+/** A line of docs/contract.md (a test checks that each quote is on its line). */
+const contract = (line: number, quote: string): Citation => ({ file: "docs/contract.md", line, quote });
 
-const NOT_FOUND = spec(72, "404 | the instance does not exist (bind, unbind, destroy)");
+const NOT_FOUND = contract(29, "404: the instance does not exist");
 
 export const CHECKS: readonly CheckDefinition[] = [
   // auth
@@ -23,7 +23,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: A_AND_CURRENT,
     title: "A call without credentials is refused with 401",
-    cite: spec(65, "the platform authenticates to the provider with HTTP basic authentication"),
+    cite: contract(15, "refuse a call without them, or with a wrong password, with 401"),
   },
   {
     id: "auth.wrong-password",
@@ -31,7 +31,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: A_AND_CURRENT,
     title: "A call with a wrong password is refused with 401",
-    cite: spec(65, "The password is defined in the service manifest."),
+    cite: contract(15, "refuse a call without them, or with a wrong password, with 401"),
+    followsFrom: ["auth.no-credentials"],
   },
   {
     id: "auth.password-colon",
@@ -39,7 +40,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "The password is compared whole: the right password followed by ':x' is refused with 401",
-    cite: notes(12, "Passwords may contain `:`; split on the first `:`."),
+    cite: contract(17, "split the decoded credentials on the first `:` only, and compare the whole rest"),
+    // Only telling once wrong passwords are refused at all.
+    dependsOn: ["auth.wrong-password"],
   },
 
   // plans
@@ -49,7 +52,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "GET /resources/plans answers 200",
-    cite: spec(41, "GET | /resources/plans | none | 200, JSON array of plans"),
+    cite: contract(38, "`GET /resources/plans` answers 200 with a JSON array of plans."),
   },
   {
     id: "plans.shape",
@@ -57,7 +60,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: A_AND_CURRENT,
     title: "The plans are a JSON array of {name, description} strings",
-    cite: spec(17, "Plan (variant A) | name (string), description (string)"),
+    cite: contract(39, "A plan is an object with a `name` (string) and a `description` (string)."),
     dependsOn: ["plans.status"],
   },
 
@@ -68,16 +71,25 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "POST /resources with the platform's fields answers 2xx",
-    cite: spec(42, "POST | /resources | name, plan, team (the team that owns the instance) | 201"),
+    cite: contract(43, "answers 2xx (201 in the written interface)"),
   },
   {
     id: "create.duplicate",
     group: "create",
     level: "MUST",
-    variants: CURRENT,
+    variants: ALL,
     title: "Creating an instance whose name is taken answers 409",
-    cite: notes(37, "409 = already exists"),
+    cite: contract(44, "A create for a name that already exists answers 409"),
     dependsOn: ["create.status"],
+  },
+  {
+    id: "create.unknown-plan",
+    group: "create",
+    level: "MUST",
+    variants: A_AND_CURRENT,
+    title: "Creating an instance with a plan the provider does not list answers 4xx or 500, with an explanation",
+    cite: contract(45, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
+    dependsOn: ["plans.shape"],
   },
 
   // status
@@ -87,7 +99,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "GET /resources/<instance>/status answers 202 while pending and 204 (or 200 with text) once ready, within the timeout",
-    cite: spec(48, "GET | /resources/<instance>/status | none | 202 pending, 204 running"),
+    cite: contract(48, "answers 202 while the instance is provisioning, 204 once it is ready"),
     dependsOn: ["create.status"],
   },
   {
@@ -96,7 +108,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "A 200 status answer carries the status text (never an empty body)",
-    cite: notes(44, "200 = the body text IS the status"),
+    cite: contract(49, "A 200 answer means its body text is the status"),
     dependsOn: ["create.status"],
   },
 
@@ -107,7 +119,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Binding while the instance is still provisioning answers 412",
-    cite: spec(32, "Binding is refused with 412 while the instance is still being provisioned."),
+    cite: contract(57, "While the instance is still being provisioned, a bind answers 412."),
     dependsOn: ["create.status"],
   },
   {
@@ -115,9 +127,10 @@ export const CHECKS: readonly CheckDefinition[] = [
     group: "bind-app",
     level: "MUST",
     variants: ALL,
-    title: "Binding an app to the ready instance answers 2xx",
-    cite: spec(44, "POST | /resources/<instance>/bind-app | app-host; sent once when an app is bound"),
-    dependsOn: ["status.ready"],
+    title: "Binding an app to the instance answers 2xx",
+    cite: contract(53, "sent once when an app is bound, answers 2xx with the bind result"),
+    // Not status.ready: the platform binds without asking the status first.
+    dependsOn: ["create.status"],
   },
   {
     id: "bind-app.json",
@@ -125,7 +138,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "The bind result is a JSON object or null",
-    cite: notes(40, "An empty body fails. A number fails."),
+    cite: contract(54, "an empty body, a number or an array fails the bind"),
     dependsOn: ["bind-app.status"],
   },
   {
@@ -134,16 +147,16 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "Every value of the bind result is a string",
-    cite: notes(40, "< 300 and a JSON object of STRING values, or `null`"),
+    cite: contract(55, "Today's platform needs every value of the bind result to be a string."),
     dependsOn: ["bind-app.json"],
   },
   {
     id: "bind-app.rebind",
     group: "bind-app",
     level: "MUST",
-    variants: CURRENT,
+    variants: ALL,
     title: "Binding the same app again answers 2xx with a JSON object or null",
-    cite: notes(55, "Bind-app for an app that is already bound should return the same kind of credentials again"),
+    cite: contract(56, "A bind for an app that is already bound answers 2xx with the same kind of result again"),
     dependsOn: ["bind-app.json"],
   },
 
@@ -154,8 +167,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "Binding a unit (POST /resources/<instance>/bind) answers 2xx",
-    cite: spec(43, "POST | /resources/<instance>/bind | app-host (host at which the app is reachable), unit-host"),
-    dependsOn: ["status.ready"],
+    cite: contract(61, "sent every time an app adds a unit, answers 2xx"),
+    dependsOn: ["create.status"],
   },
   {
     id: "bind-unit.unbind",
@@ -163,7 +176,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
     title: "Unbinding the unit (DELETE /resources/<instance>/bind) answers 2xx",
-    cite: spec(45, "DELETE | /resources/<instance>/bind | app-host, unit-host"),
+    cite: contract(62, "sent every time an app removes a unit, answers 2xx"),
     dependsOn: ["bind-unit.status"],
   },
 
@@ -174,8 +187,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "PUT /resources/<instance>/binds/jobs/<job> answers 2xx, or 404 when jobs are not supported",
-    cite: notes(43, "PUT/DELETE /resources/{name}/binds/jobs/{job} (1.15+)"),
-    dependsOn: ["status.ready"],
+    cite: contract(65, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
+    dependsOn: ["create.status"],
   },
   {
     id: "bind-job.supported",
@@ -183,7 +196,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Jobs can be bound (the job bind does not answer 404)",
-    cite: notes(43, "PUT/DELETE /resources/{name}/binds/jobs/{job} (1.15+) | job-name, user, eventid"),
+    cite: contract(65, "behave like binding and unbinding an app; 404 means \"jobs not supported\""),
     dependsOn: ["bind-job.status"],
   },
   {
@@ -192,7 +205,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "The job bind result is null or a JSON object of strings",
-    cite: notes(43, "job-name, user, eventid, job pool/cluster | like bind-app"),
+    cite: contract(66, "A job bind answers 2xx with a JSON object of string values, or `null`."),
     dependsOn: ["bind-job.supported"],
   },
   {
@@ -201,7 +214,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "Unbinding the job (DELETE /resources/<instance>/binds/jobs/<job>) answers 2xx",
-    cite: notes(43, "PUT/DELETE /resources/{name}/binds/jobs/{job} (1.15+)"),
+    cite: contract(65, "behave like binding and unbinding an app"),
     dependsOn: ["bind-job.supported"],
   },
 
@@ -212,8 +225,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "PUT /resources/<instance> answers 2xx, or 404 when updates are not supported (never 405)",
-    cite: notes(38, "405 is an ERROR, so an unimplemented update must answer 404, never 405"),
-    dependsOn: ["status.ready"],
+    cite: contract(69, "404 means \"updates not supported\" and is ignored, 405 is an error"),
+    dependsOn: ["create.status"],
   },
   {
     id: "update.supported",
@@ -221,7 +234,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Instances can be updated (the update does not answer 404)",
-    cite: notes(38, "404 = \"not supported\", ignored"),
+    cite: contract(69, "404 means \"updates not supported\" and is ignored"),
     dependsOn: ["update.status"],
   },
 
@@ -231,9 +244,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     group: "info",
     level: "MUST",
     variants: ALL,
-    title: "GET /resources/<instance> answers 200, or 404 when there is no extra info",
-    cite: spec(49, "GET | /resources/<instance> | none; optional endpoint | 200, JSON array of extra info items | 404"),
-    dependsOn: ["status.ready"],
+    title: "GET /resources/<instance> answers 200, or 404 when there is no extra info (another status only warns: it reads as no info)",
+    cite: contract(72, "it answers 200 with a JSON array of extra info items, or 404 when there is none"),
+    dependsOn: ["create.status"],
   },
   {
     id: "info.supported",
@@ -241,7 +254,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ALL,
     title: "The instance has extra info (the info call answers 200)",
-    cite: spec(49, "GET | /resources/<instance> | none; optional endpoint"),
+    cite: contract(72, "`GET /resources/<instance>` is optional"),
     dependsOn: ["info.status"],
   },
   {
@@ -250,7 +263,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "The extra info is a JSON array of {label, value} strings",
-    cite: spec(18, "Extra info item | label (string), value (string)"),
+    cite: contract(73, "An extra info item is an object with a `label` (string) and a `value` (string)."),
     dependsOn: ["info.supported"],
   },
 
@@ -261,16 +274,16 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "Unbinding the app answers 2xx",
-    cite: spec(46, "DELETE | /resources/<instance>/bind-app | app-host; sent once when the app is unbound | 200"),
+    cite: contract(77, "sent once when the app is unbound, answers 2xx"),
     dependsOn: ["bind-app.status"],
   },
   {
     id: "unbind-app.repeat",
     group: "unbind-app",
     level: "MUST",
-    variants: CURRENT,
+    variants: ALL,
     title: "Unbinding an app that is no longer bound answers 2xx",
-    cite: notes(56, "Unbind of a binding that is already gone should succeed."),
+    cite: contract(78, "An unbind of a binding that is already gone answers 2xx"),
     dependsOn: ["unbind-app.status"],
   },
 
@@ -281,8 +294,28 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ALL,
     title: "DELETE /resources/<instance> answers 2xx",
-    cite: spec(47, "DELETE | /resources/<instance> | none | 200, no body needed"),
+    cite: contract(81, "`DELETE /resources/<instance>` answers 2xx"),
     dependsOn: ["create.status"],
+  },
+
+  // isolation: what two bindings receive, compared (values never shown)
+  {
+    id: "isolation.apps",
+    group: "isolation",
+    level: "SHOULD",
+    variants: ALL,
+    title: "Two apps bound to one instance get different credentials",
+    cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
+    dependsOn: ["bind-app.json"],
+  },
+  {
+    id: "isolation.instances",
+    group: "isolation",
+    level: "SHOULD",
+    variants: ALL,
+    title: "One app bound to two instances gets different credentials from each",
+    cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
+    dependsOn: ["bind-app.json"],
   },
 
   // not-found: every instance route, called for an instance that does not exist
@@ -294,8 +327,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     group: "errors",
     level: "MUST",
     variants: ALL,
-    title: "Every 500 answer explains the failure in its body",
-    cite: spec(74, "500 | any failure of the operation; the provider includes an explanation in the body"),
+    title: "Every 500 answer explains the failure (not empty, not HTML, not a framework's default text)",
+    cite: contract(33, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
+    followsFrom: ["create.unknown-plan"],
   },
   {
     id: "errors.plain-text",
@@ -303,7 +337,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: CURRENT,
     title: "Error answers with a body carry a short plain-text message (not HTML, not JSON)",
-    cite: notes(31, "Error bodies are shown verbatim to the platform's user: make them short, human, plain text."),
+    cite: contract(32, "a short, human, plain-text sentence, not an HTML page and not JSON"),
+    followsFrom: ["errors.explained"],
   },
 
   // transport, over every answer of the run
@@ -312,8 +347,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     group: "transport",
     level: "MUST",
     variants: CURRENT,
-    title: "No call answers 405 (an unsupported optional route answers 404)",
-    cite: notes(67, "405 on unimplemented optional routes"),
+    title: "No call answers 405 (an unsupported optional route answers 404; on info and plans a 405 only warns)",
+    cite: contract(24, "An unsupported optional call answers 404; 405 is read as an error on every call where 404 has a meaning."),
+    followsFrom: "any",
   },
   {
     id: "transport.no-redirect",
@@ -321,7 +357,16 @@ export const CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: CURRENT,
     title: "No call answers with a redirect (3xx)",
-    cite: notes(28, "Redirects are followed as GET: a provider must never redirect"),
+    cite: contract(21, "never answer with a redirect"),
+    followsFrom: "any",
+  },
+  {
+    id: "transport.json-content-type",
+    group: "transport",
+    level: "SHOULD",
+    variants: ALL,
+    title: "Plans, bind results and extra info are sent as application/json",
+    cite: contract(23, "Answers with a body are JSON: send them as `application/json`"),
   },
 ];
 
@@ -331,6 +376,7 @@ function notFoundChecks(): CheckDefinition[] {
     name: string,
     what: string,
     variants: readonly Variant[],
+    sameRoute: string,
     cite: Citation = NOT_FOUND,
     level: Level = "MUST",
   ): CheckDefinition => ({
@@ -340,20 +386,29 @@ function notFoundChecks(): CheckDefinition[] {
     variants,
     title: `${what} of an unknown instance answers 404`,
     cite,
+    // The same route failing the same way on the real instance is the one cause.
+    followsFrom: [sameRoute],
   });
+  const unbind = contract(78, "a 404 on unbind is ignored by the platform: it has the same effect as a 2xx");
   return [
-    route("bind-app", "POST /resources/<instance>/bind-app", A_AND_CURRENT),
-    route("unbind-app", "DELETE /resources/<instance>/bind-app", A_AND_CURRENT),
-    route("bind-unit", "POST /resources/<instance>/bind", A_AND_CURRENT),
-    route("unbind-unit", "DELETE /resources/<instance>/bind", A_AND_CURRENT),
-    route("bind-hostname", "POST /resources/<instance>", B),
-    route("unbind-hostname", "DELETE /resources/<instance>/hostname/<host>", B),
-    route("bind-job", "PUT /resources/<instance>/binds/jobs/<job>", CURRENT, notes(43, "| like bind-app | 412, 404")),
-    route("unbind-job", "DELETE /resources/<instance>/binds/jobs/<job>", CURRENT, notes(43, "| like bind-app | 412, 404")),
-    route("update", "PUT /resources/<instance>", CURRENT, notes(38, "404 = \"not supported\", ignored")),
-    route("destroy", "DELETE /resources/<instance>", ALL),
-    route("info", "GET /resources/<instance>", ALL, spec(72, "on the extra info call, no extra info exists")),
-    route("status", "GET /resources/<instance>/status", ALL, notes(44, "404 = \"not implemented\""), "SHOULD"),
+    route("bind-app", "POST /resources/<instance>/bind-app", A_AND_CURRENT, "bind-app.status"),
+    {
+      ...route("unbind-app", "DELETE /resources/<instance>/bind-app", A_AND_CURRENT, "unbind-app.status", unbind),
+      title: "DELETE /resources/<instance>/bind-app of an unknown instance answers 404 (a 2xx only warns: the platform ignores 404 on unbind)",
+    },
+    route("bind-unit", "POST /resources/<instance>/bind", A_AND_CURRENT, "bind-unit.status"),
+    route("unbind-unit", "DELETE /resources/<instance>/bind", A_AND_CURRENT, "bind-unit.unbind"),
+    route("bind-hostname", "POST /resources/<instance>", B, "bind-app.status"),
+    route("unbind-hostname", "DELETE /resources/<instance>/hostname/<host>", B, "unbind-app.status"),
+    route("bind-job", "PUT /resources/<instance>/binds/jobs/<job>", CURRENT, "bind-job.status"),
+    route("unbind-job", "DELETE /resources/<instance>/binds/jobs/<job>", CURRENT, "bind-job.unbind"),
+    route("update", "PUT /resources/<instance>", CURRENT, "update.status"),
+    route("destroy", "DELETE /resources/<instance>", ALL, "destroy.status"),
+    {
+      ...route("info", "GET /resources/<instance>", ALL, "info.status", contract(74, "The platform reads any answer other than 200 as \"no extra info\"")),
+      title: "GET /resources/<instance> of an unknown instance answers 404 (another status than 200 only warns)",
+    },
+    route("status", "GET /resources/<instance>/status", ALL, "status.ready", contract(50, "A 404 means \"status not implemented\""), "SHOULD"),
   ];
 }
 

@@ -5,10 +5,12 @@
 import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
-export type Verdict = { ok: true; note?: string } | { ok: false; problem: string } | { skip: string };
+/** `should`: the problem only breaks a SHOULD, whatever the check's level (the platform copes with it). */
+export type Verdict = { ok: true; note?: string } | { ok: false; problem: string; should?: true } | { skip: string };
 
 export const ok = (note?: string): Verdict => ({ ok: true, note });
 export const problem = (text: string): Verdict => ({ ok: false, problem: text });
+export const should = (text: string): Verdict => ({ ok: false, problem: text, should: true });
 export const skip = (reason: string): Verdict => ({ skip: reason });
 
 export class Recorder {
@@ -51,14 +53,17 @@ export class Recorder {
   judge(id: string, verdict: () => Verdict, exchanges: Exchange[] = []): void {
     if (!this.needed.has(id) || this.results.has(id)) return;
     const check = checkById(id);
-    const level = levelIn(check, this.variant);
     const blocker = (check.dependsOn ?? []).find((dependency) => !this.passed(dependency));
     const decided = blocker ? skip(this.dependencyReason(blocker)) : verdict();
+    let level = levelIn(check, this.variant);
     let outcome: Outcome;
     let detail: string | undefined;
     if ("skip" in decided) [outcome, detail] = ["skip", decided.skip];
     else if (decided.ok) [outcome, detail] = ["pass", decided.note];
-    else [outcome, detail] = [level === "MUST" ? "fail" : "warn", decided.problem];
+    else {
+      if (decided.should) level = "SHOULD";
+      [outcome, detail] = [level === "MUST" ? "fail" : "warn", decided.problem];
+    }
     const result: CheckResult = {
       id,
       group: check.group,
@@ -73,9 +78,21 @@ export class Recorder {
     if (this.selected.has(id)) this.onProgress?.({ type: "check", result });
   }
 
+  /** When a check's dependency did not pass, judge it skipped (with the reason) and return true: its step need not run. */
+  skipIfBlocked(id: string): boolean {
+    if (!(checkById(id).dependsOn ?? []).some((dependency) => !this.passed(dependency))) return false;
+    this.judge(id, () => skip("blocked")); // judge words the skip after the dependency
+    return true;
+  }
+
+  /** Judge each of `ids` not judged yet as skipped, with `reason`. */
+  skipAll(ids: readonly string[], reason: string): void {
+    for (const id of ids) this.judge(id, () => skip(reason));
+  }
+
   /** The selected checks in catalog order; any the run never reached are skipped with `reason`. */
   finish(reason: string): CheckResult[] {
-    for (const id of this.selected) this.judge(id, () => skip(reason));
+    this.skipAll([...this.selected], reason);
     return checksFor(this.variant)
       .filter((check) => this.selected.has(check.id))
       .map((check) => this.results.get(check.id))

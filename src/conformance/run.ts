@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { platformCalls, runNames, type PlatformCalls } from "./calls.js";
 import { PlatformClient } from "./platform-client.js";
 import { Recorder } from "./recorder.js";
+import { linkRootCauses } from "./root-causes.js";
 import { Interrupted, runScenario } from "./scenario.js";
 import {
   CHECK_GROUPS,
@@ -17,9 +18,10 @@ import {
   type ConformanceReport,
   type Outcome,
   type ProgressEvent,
+  type Variant,
 } from "./types.js";
 
-/** Instance names the platform accepts (contract-notes: Transport). */
+/** Instance names the platform accepts (docs/contract.md, Transport). */
 const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
 const CLEANUP_ATTEMPTS = 5;
 
@@ -63,6 +65,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       signal: options.signal,
       onProgress: options.onProgress,
       created,
+      jsonAnswers: [],
     });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
@@ -72,6 +75,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   }
 
   const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
+  linkRootCauses(results);
   const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
   for (const result of results) counts[result.outcome] += 1;
   return {
@@ -82,6 +86,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     passed: counts.fail === 0 && !interrupted,
     counts,
     results,
+    notes: notesOn(options, variant),
     leftovers,
     interrupted,
     durationMs: Date.now() - started,
@@ -108,6 +113,15 @@ async function removeInstances(
     if (!removed) leftovers.push(instance);
   }
   return leftovers;
+}
+
+/** Options the run could not honour as given, said in the report rather than silently dropped. */
+function notesOn(options: ConformanceOptions, variant: Variant): string[] {
+  const notes: string[] = [];
+  if (variant === "B" && options.plan !== undefined) {
+    notes.push(`The plan "${options.plan}" was not sent: Variant B creates instances with the name only.`);
+  }
+  return notes;
 }
 
 function validate(options: ConformanceOptions): void {

@@ -5,9 +5,20 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PlatformCalls, RunNames } from "./calls.js";
+import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
+import { isolationVerdict } from "./isolation.js";
 import type { Call, CallResult, PlatformClient } from "./platform-client.js";
-import { ok, problem, skip, type Recorder, type Verdict } from "./recorder.js";
-import { bindResultProblem, firstPlan, infoProblem, plansProblem } from "./shapes.js";
+import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
+import {
+  bindResultProblem,
+  errorTextProblem,
+  explanationProblem,
+  planNames,
+  infoProblem,
+  isJson,
+  isJsonContentType,
+  plansProblem,
+} from "./shapes.js";
 import type { ProgressEvent, Variant } from "./types.js";
 
 export interface ScenarioContext {
@@ -22,8 +33,10 @@ export interface ScenarioContext {
   pollIntervalMs: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
-  /** Instances the provider may now hold: the run removes them at the end, whatever happened. */
+  /** Instances the run created (a create answered 2xx, or got no answer): removed at the end, whatever happened. */
   created: Set<string>;
+  /** Answers whose body is JSON data (plans, bind results, info): their Content-Type is judged. */
+  jsonAnswers: CallResult[];
 }
 
 /** The provider did not answer the first call at all. */
@@ -42,7 +55,14 @@ const only = (expected: number) => (status: number) => status === expected;
 
 function expectStatus(result: CallResult, accept: (status: number) => boolean, expected: string): Verdict {
   if (!result.answer) return problem(`${describe(result)} got no answer: ${result.error}`);
-  return accept(result.answer.status) ? ok() : problem(`${describe(result)} answered ${result.answer.status}, expected ${expected}`);
+  return accept(result.answer.status) ? ok() : problem(unexpected(result, expected));
+}
+
+/** "PUT /resources/x answered 405, expected 2xx (405 means the provider does not serve PUT on ...)". */
+function unexpected(result: CallResult, expected: string): string {
+  const status = statusOf(result) ?? 0;
+  const hint = statusHint(result.exchange.method, result.exchange.path, status);
+  return `${describe(result)} answered ${status}, expected ${expected}${hint ? ` (${hint})` : ""}`;
 }
 
 function describe(result: CallResult): string {
@@ -55,16 +75,16 @@ const succeeded = (result: CallResult | undefined) => is2xx(statusOf(result) ?? 
 
 export async function runScenario(context: ScenarioContext): Promise<void> {
   const { recorder: checks, variant, names } = context;
-  const send = async (call: Call): Promise<CallResult> => {
+  const send: Send = async (call, creates) => {
     const result = await context.client.send(call, context.signal);
+    // Removed at the end: an instance a create made (2xx), or may have made (no answer: a timed-out create can succeed).
+    if (creates && (succeeded(result) || !result.answer)) context.created.add(creates);
     if (context.signal?.aborted) throw new Interrupted();
-    // A provider that wrongly accepts a call on the unknown instance may have created it: remove it too.
-    if (succeeded(result) && call.path.startsWith(`/resources/${names.missing}`)) context.created.add(names.missing);
     return result;
   };
 
-  const plan = await planStep(context, send);
-  const calls = context.callsFor(plan);
+  const plans = await planStep(context, send);
+  const calls = context.callsFor(plans.chosen);
 
   if (variant !== "B") await authStep(context, send, calls);
   await notFoundStep(context, send, calls);
@@ -72,9 +92,21 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   const instance = names.instance;
   // Every check on the instance needs create.status, so this is "any instance check asked for".
   if (checks.wants("create.status")) {
-    context.created.add(instance);
-    const create = await send(calls.create(instance));
-    checks.judge("create.status", () => expectStatus(create, is2xx, "2xx"), [create.exchange]);
+    const created = await send(calls.create(instance), instance);
+    checks.judge("create.status", () => expectStatus(created, is2xx, "2xx"), [created.exchange]);
+  }
+  // Created now, so that it provisions while the first one does.
+  if (checks.passed("create.status") && checks.wants("isolation.instances")) {
+    await send(calls.create(names.otherInstance), names.otherInstance);
+  }
+  if (checks.wants("create.unknown-plan")) {
+    if (checks.passed("plans.shape") && plans.listed.length > 0) {
+      const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
+      checks.judge("create.unknown-plan", () => unknownPlanVerdict(refused), [refused.exchange]);
+    } else {
+      // Skipped with the dependency's reason when the plan list itself was wrong.
+      checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
+    }
   }
   if (checks.passed("create.status")) {
     const bindEarly = await awaitReady(context, send, calls);
@@ -82,7 +114,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
       const duplicate = await send(calls.create(instance));
       checks.judge("create.duplicate", () => expectStatus(duplicate, only(409), "409 (already exists)"), [duplicate.exchange]);
     }
-    if (checks.passed("status.ready")) await boundSteps(context, send, calls, bindEarly);
+    await boundSteps(context, send, calls, bindEarly);
     if (checks.wants("destroy.status")) {
       const destroy = await send(calls.destroy(instance));
       checks.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
@@ -93,23 +125,39 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   judgeWholeRun(context);
 }
 
-type Send = (call: Call) => Promise<CallResult>;
+/** No provider lists this plan. */
+const UNKNOWN_PLAN = "pkc-no-such-plan";
+
+function unknownPlanVerdict(result: CallResult): Verdict {
+  const plan = `with plan "${UNKNOWN_PLAN}"`;
+  const status = statusOf(result);
+  if (status === undefined) return problem(`${describe(result)} ${plan} got no answer: ${result.error}`);
+  if (is2xx(status)) return problem(`${describe(result)} ${plan}, which the provider does not list, answered ${status}: refuse it with 400 and say which plans exist`);
+  if (!((status >= 400 && status < 500) || status === 500)) return problem(unexpected(result, "400 (any 4xx) or 500 with an explanation"));
+  const unexplained = explanationProblem(bodyOf(result), result.answer?.contentType ?? "");
+  return unexplained ? problem(`${describe(result)} ${plan} answered ${status} with ${unexplained}: say that the plan does not exist, and which do`) : ok();
+}
+
+/** Sends one call; `creates`: the instance a create call is for, to remove at the end if it was made. */
+type Send = (call: Call, creates?: string) => Promise<CallResult>;
 
 /** Lists the plans (first call of the run: it also tells whether the provider is there at all). */
-async function planStep(context: ScenarioContext, send: Send): Promise<string | undefined> {
+async function planStep(context: ScenarioContext, send: Send): Promise<{ chosen?: string; listed: string[] }> {
   const { recorder: checks, variant } = context;
   const withoutPlan = context.callsFor(undefined);
   // Variant B lists no plans: its first call is the status of the unknown instance.
   const first = variant === "B" ? withoutPlan.status(context.names.missing) : withoutPlan.plans();
   const result = await send(first);
   if (!result.answer) throw new ProviderUnreachableError(context.client.url, result.error ?? "no answer");
-  if (variant === "B") return context.plan;
+  if (variant === "B") return { chosen: context.plan, listed: [] };
   checks.judge("plans.status", () => expectStatus(result, only(200), "200"), [result.exchange]);
   checks.judge("plans.shape", () => {
     const wrong = plansProblem(bodyOf(result));
     return wrong ? problem(wrong) : ok();
   }, [result.exchange]);
-  return context.plan ?? firstPlan(bodyOf(result));
+  context.jsonAnswers.push(result);
+  const listed = planNames(bodyOf(result));
+  return { chosen: context.plan ?? listed[0], listed };
 }
 
 /** Calls without credentials, with a wrong password, and with the password plus a colon suffix. */
@@ -122,7 +170,7 @@ async function authStep(context: ScenarioContext, send: Send, calls: PlatformCal
     { id: "auth.password-colon", credentials: { password: `${client.password}:x` }, what: "with the password followed by ':x'" },
   ];
   for (const { id, credentials, what } of cases) {
-    if (!checks.wants(id)) continue;
+    if (!checks.wants(id) || checks.skipIfBlocked(id)) continue;
     const results: CallResult[] = [];
     for (const call of probes()) results.push(await send({ ...call, credentials }));
     const accepted = results.filter((result) => statusOf(result) !== 401);
@@ -155,8 +203,32 @@ async function notFoundStep(context: ScenarioContext, send: Send, calls: Platfor
   for (const [id, call] of routes) {
     if (!checks.wants(id)) continue;
     const result = await send(call(names.missing));
-    checks.judge(id, () => expectStatus(result, only(404), "404"), [result.exchange]);
+    const judge = LENIENT_NOT_FOUND[id] ?? ((answer: CallResult) => expectStatus(answer, only(404), "404"));
+    checks.judge(id, () => judge(result), [result.exchange]);
   }
+}
+
+/** Unknown-instance probes where the platform copes with more than the 404 the contract asks for. */
+const LENIENT_NOT_FOUND: Record<string, (result: CallResult) => Verdict> = {
+  // The platform ignores a 404 on unbind: a 2xx has the same effect.
+  "not-found.unbind-app": (result) =>
+    succeeded(result)
+      ? should(`${describe(result)} answered ${statusOf(result)} for an instance that does not exist; the platform ignores 404 on unbind, so this works, but 404 says the truth`)
+      : expectStatus(result, only(404), "404"),
+  // The platform reads any non-200 on info as "no extra info".
+  "not-found.info": (result) => infoStatusVerdict(result, false),
+};
+
+/**
+ * 404, and 200 for an instance that exists, pass; a redirect or no answer fails; any other
+ * status only loses the info (the platform reads it as "no extra info"): a warning.
+ */
+function infoStatusVerdict(result: CallResult, exists: boolean): Verdict {
+  const status = statusOf(result);
+  const expected = exists ? "200, or 404 when there is no extra info" : "404";
+  if (status === 404 || (exists && status === 200)) return ok();
+  if (status === undefined || is2xx(status) || (status >= 300 && status < 400)) return expectStatus(result, () => false, expected);
+  return should(`${unexpected(result, expected)}; the platform reads it as "no extra info"`);
 }
 
 /**
@@ -197,7 +269,7 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
     } else if (status === undefined) {
       verdict = problem(`${describe(result)} got no answer: ${result.error}`);
     } else {
-      verdict = problem(`${describe(result)} answered ${status}, expected 202 while pending then 204 (or 200 with the status text)`);
+      verdict = problem(unexpected(result, "202 while pending then 204 (or 200 with the status text)"));
     }
   }
   const ready = verdict;
@@ -219,7 +291,14 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
   return early;
 }
 
-/** Everything done to a ready instance: binds, update, info, unbinds. */
+/** The checks that need an instance the provider can bind: skipped together when it cannot. */
+const BOUND_CHECKS = ["bind-app.status", "bind-unit.status", "bind-job.status", "update.status", "info.status", "isolation.apps", "isolation.instances"];
+
+/**
+ * Everything done to the created instance: binds, update, info, unbinds. The platform binds
+ * without asking the status first, so a failed status.ready stops these only when a bind
+ * answers 412 (still provisioning).
+ */
 async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, early: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
   const instance = names.instance;
@@ -227,26 +306,41 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     const wrong = bindResultProblem(bodyOf(result), stringsOnly);
     return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
   };
+  const bindJson = (result: CallResult) => {
+    context.jsonAnswers.push(result);
+    return result;
+  };
+
+  let bind: CallResult | undefined;
+  if (!checks.passed("status.ready") && checks.wants(...BOUND_CHECKS)) {
+    bind = bindJson(await send(calls.bindApp(instance)));
+    if (statusOf(bind) === 412) {
+      checks.skipAll(BOUND_CHECKS, `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
+      return;
+    }
+  }
 
   let bound = succeeded(early);
   if (checks.wants("bind-app.status")) {
-    const bind = await send(calls.bindApp(instance));
-    bound ||= succeeded(bind);
-    checks.judge("bind-app.status", () => expectStatus(bind, is2xx, "2xx"), [bind.exchange]);
-    checks.judge("bind-app.json", bindResult(bind, false), [bind.exchange]);
-    checks.judge("bind-app.env-strings", bindResult(bind, true), [bind.exchange]);
-    if (checks.wants("bind-app.rebind") && checks.passed("bind-app.json")) {
-      const again = await send(calls.bindApp(instance));
+    bind ??= bindJson(await send(calls.bindApp(instance)));
+    const first = bind;
+    bound ||= succeeded(first);
+    checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
+    checks.judge("bind-app.json", bindResult(first, false), [first.exchange]);
+    checks.judge("bind-app.env-strings", bindResult(first, true), [first.exchange]);
+    if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
+      const again = bindJson(await send(calls.bindApp(instance)));
       checks.judge(
         "bind-app.rebind",
         () => (succeeded(again) ? bindResult(again, false)() : expectStatus(again, is2xx, "2xx")),
         [again.exchange],
       );
     }
+    await isolationSteps(context, send, calls, first);
   }
 
   if (checks.wants("bind-unit.status")) {
-    const bindUnit = await send(calls.bindUnit(instance));
+    const bindUnit = bindJson(await send(calls.bindUnit(instance)));
     checks.judge("bind-unit.status", () => expectStatus(bindUnit, is2xx, "2xx"), [bindUnit.exchange]);
     if (succeeded(bindUnit)) {
       const unbindUnit = await send(calls.unbindUnit(instance));
@@ -255,7 +349,7 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
   }
 
   if (checks.wants("bind-job.status")) {
-    const bindJob = await send(calls.bindJob(instance));
+    const bindJob = bindJson(await send(calls.bindJob(instance)));
     checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
     checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
     checks.judge("bind-job.result", bindResult(bindJob, true), [bindJob.exchange]);
@@ -272,8 +366,8 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
   }
 
   if (checks.wants("info.status")) {
-    const info = await send(calls.info(instance));
-    checks.judge("info.status", () => expectStatus(info, (status) => status === 200 || status === 404, "200, or 404 when there is no extra info"), [info.exchange]);
+    const info = bindJson(await send(calls.info(instance)));
+    checks.judge("info.status", () => infoStatusVerdict(info, true), [info.exchange]);
     checks.judge("info.supported", () => (statusOf(info) === 404 ? problem("the info call answers 404 (no extra info)") : ok()), [info.exchange]);
     checks.judge("info.shape", () => {
       const wrong = infoProblem(bodyOf(info));
@@ -291,37 +385,83 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
   }
 }
 
-const MAX_EVIDENCE = 5;
+/**
+ * Binds a second app to the instance and the first app to a second instance, and compares
+ * what each binding got with the first bind. Both extra bindings are undone.
+ */
+async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult): Promise<void> {
+  const { recorder: checks, names } = context;
+  const pairs = [
+    { id: "isolation.apps", pair: "two apps on one instance", instance: names.instance, app: names.otherApp },
+    { id: "isolation.instances", pair: "one app on two instances", instance: names.otherInstance, app: names.app },
+  ] as const;
+  for (const { id, pair, instance, app } of pairs) {
+    if (!checks.wants(id) || checks.skipIfBlocked(id)) continue;
+    if (id === "isolation.instances" && !context.created.has(instance)) {
+      checks.judge(id, () => skip("the second instance could not be created"));
+      continue;
+    }
+    const other = await bindWhenReady(context, send, calls.bindApp(instance, app));
+    checks.judge(id, () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), pair) : problem(unexpected(other, "2xx"))), [first.exchange, other.exchange]);
+    if (succeeded(other)) await send(calls.unbindApp(instance, app));
+  }
+  if (context.created.has(names.otherInstance)) {
+    const removed = await send(calls.destroy(names.otherInstance));
+    if (succeeded(removed)) context.created.delete(names.otherInstance);
+  }
+}
 
-/** Checks over every answer of the run: error bodies, 405s, redirects. */
+/** A bind retried while it answers 412 (the second instance may still be provisioning), up to the provisioning timeout. */
+async function bindWhenReady(context: ScenarioContext, send: Send, call: Call): Promise<CallResult> {
+  const started = Date.now();
+  for (;;) {
+    const result = await send(call);
+    if (statusOf(result) !== 412 || Date.now() - started >= context.provisionTimeoutMs) return result;
+    await sleep(context.pollIntervalMs, undefined, { signal: context.signal }).catch(() => {
+      throw new Interrupted();
+    });
+  }
+}
+
+/** Checks over every answer of the run: error bodies, 405s, redirects, JSON content types. */
 function judgeWholeRun(context: ScenarioContext): void {
   const { recorder: checks, client } = context;
   const answered = client.log.filter((result) => result.answer !== undefined);
-  const over = (id: string, offending: CallResult[], what: (result: CallResult) => string, fix: string) =>
-    checks.judge(id, () =>
-      offending.length === 0
-        ? ok(`${answered.length} answers looked at`)
-        : problem(`${offending.slice(0, MAX_EVIDENCE).map(what).join("; ")}${offending.length > MAX_EVIDENCE ? ` and ${offending.length - MAX_EVIDENCE} more` : ""}: ${fix}`),
-      offending.slice(0, MAX_EVIDENCE).map((result) => result.exchange),
-    );
+  /** Judged on the offending answers, each distinct (method, route, status) shown once. */
+  const over = (id: string, offending: CallResult[], what: (result: CallResult) => string, fix: string, level = problem) =>
+    checks.judge(id, () => {
+      if (offending.length === 0) return ok(`${answered.length} answers looked at`);
+      const seen = distinctAnswers(offending).map(({ first, count }) => `${what(first)}${count > 1 ? ` (${count} times)` : ""}`);
+      return level(`${seen.join("; ")}: ${fix}`);
+    }, distinctAnswers(offending).map(({ first }) => first.exchange));
+  const answer = (result: CallResult) => result.answer ?? { status: 0, contentType: "", body: "" };
 
+  const unexplained = answered.filter((result) => statusOf(result) === 500 && explanationProblem(bodyOf(result), answer(result).contentType));
   over(
     "errors.explained",
-    answered.filter((result) => statusOf(result) === 500 && bodyOf(result).trim() === ""),
-    (result) => `${describe(result)} answered 500 with an empty body`,
-    "say what went wrong in the body",
+    unexplained,
+    (result) => `${describe(result)} answered 500 with ${explanationProblem(bodyOf(result), answer(result).contentType)}`,
+    "say in a sentence of plain text what went wrong",
+  );
+  const notText = answered.filter(
+    (result) => (statusOf(result) ?? 0) >= 400 && bodyOf(result).trim() !== "" && errorTextProblem(bodyOf(result), answer(result).contentType),
   );
   over(
     "errors.plain-text",
-    answered.filter((result) => (statusOf(result) ?? 0) >= 400 && bodyOf(result).trim() !== "" && !isShortPlainText(result)),
-    (result) => `${describe(result)} answered ${statusOf(result)} with ${result.answer?.contentType || "no content type"} (${bodyOf(result).length} characters)`,
-    "answer errors as short text/plain messages",
+    notText,
+    (result) => `${describe(result)} answered ${statusOf(result)} with ${errorTextProblem(bodyOf(result), answer(result).contentType)}`,
+    "answer errors with a short plain-text sentence; the platform shows it to its user as it is",
   );
+
+  const answered405 = answered.filter((result) => statusOf(result) === 405);
+  // On info and plans any non-200 reads as "nothing to show": a 405 there only warns.
+  const harmless = (result: CallResult) => result.exchange.method === "GET" && /^\/resources\/(plans|<instance>)$/.test(routeOf(result.exchange.path));
   over(
     "transport.no-405",
-    answered.filter((result) => statusOf(result) === 405),
+    answered405,
     (result) => `${describe(result)} answered 405`,
     "answer 404 on a route the provider does not support",
+    answered405.every(harmless) ? should : problem,
   );
   over(
     "transport.no-redirect",
@@ -332,11 +472,11 @@ function judgeWholeRun(context: ScenarioContext): void {
     (result) => `${describe(result)} answered ${statusOf(result)}${result.exchange.response?.location ? ` to ${result.exchange.response.location}` : ""}`,
     "serve every route at the exact path the platform calls, without redirects",
   );
-}
-
-const MAX_ERROR_TEXT = 1000;
-
-function isShortPlainText(result: CallResult): boolean {
-  const answer = result.answer;
-  return !!answer && answer.contentType.startsWith("text/plain") && answer.body.length <= MAX_ERROR_TEXT;
+  over(
+    "transport.json-content-type",
+    // Bodies that are not JSON at all fail their own shape checks.
+    context.jsonAnswers.filter((result) => succeeded(result) && isJson(bodyOf(result)) && !isJsonContentType(answer(result).contentType)),
+    (result) => `${describe(result)} answered ${statusOf(result)} with ${answer(result).contentType || "no content type"}`,
+    "send JSON as application/json: today's platform copes, stricter clients do not",
+  );
 }

@@ -28,6 +28,7 @@ export type CheckGroup =
   | "info"
   | "unbind-app"
   | "destroy"
+  | "isolation"
   | "not-found"
   | "errors"
   | "transport";
@@ -44,14 +45,15 @@ export const CHECK_GROUPS: readonly CheckGroup[] = [
   "info",
   "unbind-app",
   "destroy",
+  "isolation",
   "not-found",
   "errors",
   "transport",
 ];
 
-/** The line of the contract a check enforces. */
+/** The line of the contract a check enforces: docs/contract.md ships with the package. */
 export interface Citation {
-  file: "provider-interface.md" | "contract-notes.md";
+  file: "docs/contract.md";
   line: number;
   /** The words of that line the check relies on. */
   quote: string;
@@ -69,6 +71,11 @@ export interface CheckDefinition {
   cite: Citation;
   /** Checks that must pass first; when one did not, this check is skipped with the reason. */
   dependsOn?: readonly string[];
+  /**
+   * Checks whose failure this one repeats when both fail on the same answers (same method,
+   * route and status): it is then reported as following from that root cause. `any`: every check.
+   */
+  followsFrom?: readonly string[] | "any";
 }
 
 /** One request the kit sent and what came back, with secrets already redacted. */
@@ -97,6 +104,8 @@ export interface CheckResult {
   outcome: Outcome;
   /** Why it failed, warned or was skipped; a short note on a pass. */
   detail?: string;
+  /** On a failure or warning: the id of the failed check it follows from (its root cause). */
+  followsFrom?: string;
   /** The calls the verdict is based on (shown on failures and warnings). */
   exchanges: Exchange[];
 }
@@ -113,6 +122,8 @@ export interface ConformanceReport {
   results: CheckResult[];
   /** Instances created by the run that could not be removed: remove them by hand. */
   leftovers: string[];
+  /** What the run did differently from what was asked (e.g. a plan Variant B cannot send). */
+  notes: string[];
   /** True when the run was interrupted (its `signal` aborted) before every check ran. */
   interrupted: boolean;
   durationMs: number;
@@ -133,7 +144,7 @@ export interface ConformanceOptions {
   variant?: Variant;
   /** Default `form`. */
   encoding?: Encoding;
-  /** Plan to create the instance with. Default: the first plan the provider lists, else none. */
+  /** Plan to create the instance with. Default: the first plan the provider lists, else none. Variant B sends none (a note says so). */
   plan?: string;
   /** Team sent on create and update. Default `pkc-team`. */
   team?: string;

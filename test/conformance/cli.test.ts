@@ -75,9 +75,21 @@ describe("provider-kit check", () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const file = path.join(scratch, "no-such-dir", "report.xml");
       const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "create", "--format", "junit", "--output", file]);
-      expect(stdout).toMatch(/PASSED: 2 passed/);
+      expect(stdout).toMatch(/PASSED: 3 passed/);
       expect(stderr).toContain(`error: cannot write the report to ${file}: ENOENT`);
       expect(code).toBe(2);
+    });
+  });
+
+  it("shows every exchange of a failure with --verbose, the first one without", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "no-auth" }), async ({ url }) => {
+      const brief = await check(["--url", url, ...LOGIN, "--groups", "auth"]);
+      const verbose = await check(["--url", url, ...LOGIN, "--groups", "auth", "--verbose"]);
+      expect(brief.stdout).toContain("(2 more exchanges: --verbose shows them)");
+      expect(brief.stdout).toContain("follows from auth.no-credentials (--verbose shows the evidence)");
+      // auth.no-credentials and auth.wrong-password, three probes each.
+      expect(verbose.stdout.match(/^ +received: /gm)).toHaveLength(6);
+      expect([brief.code, verbose.code]).toEqual([1, 1]);
     });
   });
 
@@ -86,7 +98,7 @@ describe("provider-kit check", () => {
       const { code, stdout } = await check(["--url", url, ...LOGIN, "--format", "json", "--variant", "A", "--encoding", "json", "--groups", "create,destroy"]);
       const report = JSON.parse(stdout) as ConformanceReport;
       expect(report).toMatchObject({ variant: "A", encoding: "json", passed: true });
-      expect(report.results.map((result) => result.id)).toEqual(["create.status", "destroy.status"]);
+      expect(report.results.map((result) => result.id)).toEqual(["create.status", "create.duplicate", "create.unknown-plan", "destroy.status"]);
       expect(code).toBe(0);
     });
   });

@@ -1,42 +1,76 @@
 /**
  * The kit catches faults: each broken provider is the reference with one fault switched on.
- * The check for the broken rule fails, and nothing else fails: checks that need the broken
- * step are skipped with the reason, every other check still passes.
+ * Exactly the checks for the broken rule fail (or warn), the ones that only repeat a root cause
+ * say so, checks that need the broken step are skipped with the reason, and every other check
+ * still passes. Each case asserts the kit's exact verdicts.
  */
 import { describe, expect, it } from "vitest";
-import { formatTree, runConformance } from "../../src/conformance/index.js";
+import { answerKey } from "../../src/conformance/evidence.js";
+import { formatJson, formatJunit, formatTree, runConformance, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
-import { referenceProvider, type Fault } from "./reference-provider.js";
+import { referenceProvider, SHARED_PASSWORD, type Fault } from "./reference-provider.js";
 
 interface Case {
   fault: Fault;
   /** Exactly the checks that fail. */
   fails: string[];
-  /** Checks skipped because a failed check did not pass, with the reason given. */
+  /** Exactly the checks that warn. Default none. */
+  warns?: string[];
+  /** Exactly the failures and warnings reported as following from another check: id → its root cause. */
+  follows?: Record<string, string>;
+  /** Checks skipped because a check they need did not pass, with the reason given. */
   skips?: Record<string, string>;
+  /** The exact detail of some verdicts; `{instance}` stands for the run's instance. */
+  details?: Record<string, string | RegExp>;
+  /** Checks that must pass (where the old kit skipped or failed them). */
+  passes?: string[];
   password?: string;
+  /** Default PROVISION_MS (asynchronous provisioning); 0 provisions synchronously. */
+  provisionMs?: number;
+  variant?: Variant;
 }
 
+const HTML_CRASH = /^POST \/resources answered 500 with an HTML page titled "500 Internal Server Error" \(text\/html; charset=utf-8, \d+ characters\)/;
+
 const cases: Case[] = [
-  { fault: "update-405", fails: ["update.status", "not-found.update", "transport.no-405"], skips: { "update.supported": "needs update.status, which failed" } },
+  {
+    fault: "update-405",
+    fails: ["update.status", "not-found.update", "transport.no-405"],
+    follows: { "not-found.update": "update.status", "transport.no-405": "update.status" },
+    skips: { "update.supported": "needs update.status, which failed" },
+    details: {
+      "update.status":
+        "PUT /resources/{instance} answered 405, expected 2xx, or 404 when not supported (405 means the provider does not serve PUT on /resources/<instance>)",
+    },
+  },
   { fault: "numeric-env", fails: ["bind-app.env-strings"] },
   {
     fault: "empty-bind-body",
     fails: ["bind-app.json"],
-    skips: { "bind-app.env-strings": "needs bind-app.json, which failed", "bind-app.rebind": "needs bind-app.json, which failed" },
+    skips: {
+      "bind-app.env-strings": "needs bind-app.json, which failed",
+      "bind-app.rebind": "needs bind-app.json, which failed",
+      "isolation.apps": "needs bind-app.json, which failed",
+    },
   },
   { fault: "bind-unknown-instance-200", fails: ["not-found.bind-app"] },
-  { fault: "no-auth", fails: ["auth.no-credentials", "auth.wrong-password", "auth.password-colon"] },
+  {
+    fault: "no-auth",
+    fails: ["auth.no-credentials", "auth.wrong-password"],
+    follows: { "auth.wrong-password": "auth.no-credentials" },
+    skips: { "auth.password-colon": "needs auth.wrong-password, which failed" },
+  },
   // The classic split(":") bug: only visible with the password followed by a colon and more.
   { fault: "password-split-all", fails: ["auth.password-colon"], password: "no-colons-here" },
   {
     fault: "info-redirect",
     fails: ["info.status", "not-found.info", "transport.no-redirect"],
+    follows: { "not-found.info": "info.status", "transport.no-redirect": "info.status" },
     skips: { "info.supported": "needs info.status, which failed", "info.shape": "needs info.supported, which was skipped" },
   },
   { fault: "status-200-empty", fails: ["status.text-body"] },
   { fault: "duplicate-500", fails: ["create.duplicate"] },
-  { fault: "plans-text", fails: ["plans.shape"] },
+  { fault: "plans-text", fails: ["plans.shape"], skips: { "create.unknown-plan": "needs plans.shape, which failed" } },
   { fault: "unbind-gone-404", fails: ["unbind-app.repeat"] },
   { fault: "bind-while-provisioning", fails: ["bind-app.provisioning"] },
   {
@@ -45,52 +79,198 @@ const cases: Case[] = [
     skips: {
       "create.duplicate": "needs create.status, which failed",
       "status.ready": "needs create.status, which failed",
-      "bind-app.status": "needs status.ready, which was skipped",
+      "bind-app.status": "needs create.status, which failed",
       "unbind-app.status": "needs bind-app.status, which was skipped",
       "destroy.status": "needs create.status, which failed",
+    },
+  },
+
+  // Rebind, repeat unbind and duplicate create hold for every generation of the platform.
+  { fault: "duplicate-500", variant: "A", fails: ["create.duplicate"] },
+  { fault: "rebind-409", variant: "A", fails: ["bind-app.rebind"] },
+  { fault: "unbind-gone-404", variant: "B", fails: ["unbind-app.repeat"] },
+  { fault: "duplicate-500", variant: "B", fails: ["create.duplicate"] },
+
+  // The platform ignores 404 on unbind: a 2xx for an unknown instance only warns.
+  {
+    fault: "unbind-without-lookup",
+    fails: [],
+    warns: ["not-found.unbind-app"],
+    details: {
+      "not-found.unbind-app": /^DELETE \/resources\/pkc-missing-[0-9a-f]+\/bind-app answered 200 for an instance that does not exist; the platform ignores 404 on unbind/,
+    },
+  },
+  // No info route: the platform reads any non-200 as "no extra info". One root cause, warnings only.
+  {
+    fault: "info-405",
+    fails: [],
+    warns: ["info.status", "not-found.info", "transport.no-405"],
+    follows: { "not-found.info": "info.status", "transport.no-405": "info.status" },
+    skips: { "info.supported": "needs info.status, which did not hold" },
+    details: {
+      "info.status":
+        'GET /resources/{instance} answered 405, expected 200, or 404 when there is no extra info (405 means the provider does not serve GET on /resources/<instance>); the platform reads it as "no extra info"',
+    },
+  },
+  // A broken status route, instance created synchronously: the platform binds anyway, so the kit does too.
+  {
+    fault: "status-500",
+    provisionMs: 0,
+    fails: ["status.ready"],
+    warns: ["not-found.status"],
+    follows: { "not-found.status": "status.ready" },
+    passes: ["bind-app.status", "bind-app.rebind", "bind-job.status", "update.status", "info.status", "unbind-app.status", "unbind-app.repeat", "isolation.apps"],
+  },
+  // The same, still provisioning: a bind answers 412, so what needs a ready instance is skipped.
+  {
+    fault: "status-500",
+    fails: ["status.ready"],
+    warns: ["not-found.status"],
+    follows: { "not-found.status": "status.ready" },
+    skips: {
+      "bind-app.status": "needs status.ready, which did not pass, and POST /resources/{instance}/bind-app answered 412 (still provisioning)",
+      "update.status": "needs status.ready, which did not pass, and POST /resources/{instance}/bind-app answered 412 (still provisioning)",
+      "unbind-app.status": "needs bind-app.status, which was skipped",
+    },
+  },
+  // A framework's crash page explains nothing.
+  {
+    fault: "duplicate-crash-page",
+    fails: ["create.duplicate", "errors.explained"],
+    warns: ["errors.plain-text"],
+    follows: { "errors.plain-text": "errors.explained" },
+    details: { "errors.explained": HTML_CRASH },
+  },
+  {
+    fault: "unknown-plan-crash-page",
+    fails: ["create.unknown-plan", "errors.explained"],
+    warns: ["errors.plain-text"],
+    follows: { "errors.explained": "create.unknown-plan", "errors.plain-text": "create.unknown-plan" },
+    details: {
+      "create.unknown-plan":
+        /^POST \/resources with plan "pkc-no-such-plan" answered 500 with an HTML page titled "500 Internal Server Error" .*: say that the plan does not exist, and which do$/,
+    },
+  },
+  {
+    fault: "unknown-plan-accepted",
+    fails: ["create.unknown-plan"],
+    details: {
+      "create.unknown-plan": 'POST /resources with plan "pkc-no-such-plan", which the provider does not list, answered 201: refuse it with 400 and say which plans exist',
+    },
+  },
+  // Plain-text messages served as text/html are what the platform's user reads: fine.
+  { fault: "errors-typed-html", fails: [] },
+  { fault: "not-found-pages", fails: [], warns: ["errors.plain-text"] },
+  { fault: "json-as-html", fails: [], warns: ["transport.json-content-type"] },
+  {
+    fault: "shared-credentials",
+    fails: [],
+    warns: ["isolation.apps", "isolation.instances"],
+    details: {
+      "isolation.apps":
+        "REF_PASSWORD had the same value for two apps on one instance (values not shown): give each binding its own credentials, so that unbinding one revokes only its access",
+      "isolation.instances":
+        "REF_PASSWORD had the same value for one app on two instances (values not shown): give each binding its own credentials, so that unbinding one revokes only its access",
+    },
+  },
+  {
+    fault: "no-credentials",
+    fails: [],
+    warns: ["isolation.apps", "isolation.instances"],
+    details: {
+      "isolation.apps": /^neither bind result carries a credential \(.*\): nothing tells the two apps apart, and unbinding one revokes nothing/,
+      "isolation.instances": /^the two instances gave the same variables with the same values, none of them a credential/,
     },
   },
 ];
 
 describe("a broken provider (plain Express, one fault each)", () => {
-  it.each(cases)("$fault: fails exactly $fails", async ({ fault, fails, skips = {}, password = CREDENTIALS.password }) => {
-    const credentials = { ...CREDENTIALS, password };
-    await serving(referenceProvider({ ...credentials, provisionMs: PROVISION_MS, fault }), async ({ url }) => {
-      const report = await runConformance({ url, ...credentials, ...FAST });
-      expect(ids(report, "fail").sort()).toEqual([...fails].sort());
-      expect(ids(report, "warn")).toEqual([]);
-      for (const [id, reason] of Object.entries(skips)) expect(resultOf(report, id)).toMatchObject({ outcome: "skip", detail: reason });
-      // Each failure says what was sent and what came back.
-      for (const id of fails) {
-        const failure = resultOf(report, id);
-        expect(failure.detail).toBeTruthy();
-        expect(failure.exchanges.length).toBeGreaterThan(0);
-      }
-      expect(report.passed).toBe(false);
-      expect(report.leftovers).toEqual([]);
-      expect(await statusOf(url, report.instance, credentials)).toBe(404);
-    });
-  });
+  it.each(cases)(
+    "$fault (variant $variant): fails exactly $fails, warns $warns",
+    async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant }) => {
+      const credentials = { ...CREDENTIALS, password };
+      await serving(referenceProvider({ ...credentials, provisionMs, fault }), async ({ url }) => {
+        const cleanups: ProgressEvent[] = [];
+        const report = await runConformance({
+          url,
+          ...credentials,
+          ...FAST,
+          variant,
+          onProgress: (event) => event.type === "cleanup" && cleanups.push(event),
+        });
+        const named = (text: string) => text.replaceAll("{instance}", report.instance);
+        expect(ids(report, "fail").sort()).toEqual([...fails].sort());
+        expect(ids(report, "warn").sort()).toEqual([...warns].sort());
+        const followers = Object.fromEntries(report.results.filter((result) => result.followsFrom).map((result) => [result.id, result.followsFrom]));
+        expect(followers).toEqual(follows);
+        for (const [id, reason] of Object.entries(skips)) expect(resultOf(report, id)).toMatchObject({ outcome: "skip", detail: named(reason) });
+        for (const [id, detail] of Object.entries(details)) {
+          if (typeof detail === "string") expect(resultOf(report, id).detail).toBe(named(detail));
+          else expect(resultOf(report, id).detail).toMatch(detail);
+        }
+        for (const id of passes) expect(resultOf(report, id).outcome).toBe("pass");
+        // Each failure and warning says what was sent and what came back, each answer once.
+        for (const id of [...fails, ...warns]) {
+          const { detail, exchanges } = resultOf(report, id);
+          expect(detail).toBeTruthy();
+          expect(exchanges.length).toBeGreaterThan(0);
+          if (id.startsWith("errors.") || id.startsWith("transport.")) {
+            expect(new Set(exchanges.map(answerKey)).size).toBe(exchanges.length);
+          }
+        }
+        expect(report.passed).toBe(fails.length === 0);
+        // The run removes what it created, and only that: no cleanup of an instance it never created.
+        expect(report.leftovers).toEqual([]);
+        expect(cleanups.every((event) => event.type === "cleanup" && event.removed)).toBe(true);
+        // The status route tells whether the instance is gone, unless it is the broken part.
+        if (fault !== "status-500") expect(await statusOf(url, report.instance, credentials)).toBe(404);
+      });
+    },
+  );
 
   it("an instance the provider will not remove is retried, then named in the report as left over", async () => {
     await serving(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }), async ({ url }) => {
       const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
       expect(ids(report, "fail")).toEqual(["destroy.status"]);
-      expect(report.leftovers).toEqual([report.instance]);
-      expect(formatTree(report)).toContain(`Could not remove ${report.instance}: remove it by hand.`);
+      // The second instance (isolation checks) could not be removed either.
+      const other = `${report.instance}-2`;
+      expect(report.leftovers).toEqual([report.instance, other]);
+      expect(formatTree(report)).toContain(`Could not remove ${report.instance}, ${other}: remove them by hand.`);
       expect(await statusOf(url, report.instance)).toBe(204);
     });
   });
 
-  it("an unknown instance the provider wrongly creates on a bind is removed too", async () => {
-    await serving(referenceProvider({ ...CREDENTIALS, fault: "bind-creates-unknown-instance" }), async ({ url }) => {
-      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
-      // Once created, the later probes find it too: what matters here is that it does not stay.
-      expect(ids(report, "fail")).toContain("not-found.bind-app");
-      const missing = /\/resources\/(pkc-missing-[0-9a-f]+)\//.exec(resultOf(report, "not-found.bind-app").exchanges[0]!.path)?.[1];
-      expect(missing).toBeDefined();
+  it("a 2xx on the unknown instance, or a wrong password let through, is not taken for a creation: nothing to remove", async () => {
+    for (const fault of ["unbind-without-lookup", "no-auth", "bind-unknown-instance-200"] as const) {
+      await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 0, fault }), async ({ url }) => {
+        const cleanups: ProgressEvent[] = [];
+        const report = await runConformance({ url, ...CREDENTIALS, ...FAST, onProgress: (event) => event.type === "cleanup" && cleanups.push(event) });
+        // Both instances were removed by the run itself: the cleanup had nothing left to do.
+        expect(cleanups).toEqual([]);
+        expect(report.leftovers).toEqual([]);
+        expect(formatTree(report)).not.toContain("Could not remove");
+      });
+    }
+  });
+
+  it("an instance created with an unknown plan is removed at the end", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: 0, fault: "unknown-plan-accepted" }), async ({ url }) => {
+      const cleanups: string[] = [];
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST, onProgress: (event) => event.type === "cleanup" && cleanups.push(event.instance) });
+      expect(cleanups).toEqual([`${report.instance}-plan`]);
       expect(report.leftovers).toEqual([]);
-      expect(await statusOf(url, missing!)).toBe(404);
+      expect(await statusOf(url, `${report.instance}-plan`)).toBe(404);
+    });
+  });
+
+  it("the credentials two bindings share are named, never shown, in any report format", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "shared-credentials" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+      expect(resultOf(report, "isolation.apps").outcome).toBe("warn");
+      for (const text of [formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
+        expect(text).not.toContain(SHARED_PASSWORD);
+        expect(text).toContain("REF_PASSWORD");
+      }
     });
   });
 

@@ -49,5 +49,6 @@ export function normalise(text: string): string {
     .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:<port>")
     .replace(/pkc-missing-[0-9a-f]{10}/g, "pkc-missing-<id>")
     .replace(/pkc-[0-9a-f]{10}/g, "pkc-<id>")
-    .replace(/eventid=[0-9a-f]{24}/g, "eventid=<eventid>");
+    .replace(/eventid=[0-9a-f]{24}/g, "eventid=<eventid>")
+    .replace(/checks in \d+\.\d s\./, "checks in <seconds> s.");
 }

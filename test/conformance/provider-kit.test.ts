@@ -6,16 +6,23 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
+import { createHash } from "node:crypto";
+import { BadRequestError, createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, statusOf } from "./helpers.js";
+
+/** Each binding's own password, the same again on a rebind. */
+const passwordOf = (...binding: string[]) => createHash("sha256").update(binding.join("\0")).digest("base64url").slice(0, 16);
 
 /** The resource: a map of instances, each ready once its background provisioning ran. */
 function inMemoryHandlers(): ProviderHandlers {
   const resources = new Map<string, { size: string }>();
   return {
     plans: () => [{ name: "small", description: "A small in-memory thing" }],
-    create: (request) => ({ pending: true, data: { size: request.plan ?? "small" } }),
+    create: (request) => {
+      if (request.plan && request.plan !== "small") throw new BadRequestError(`Unknown plan "${request.plan}": the only plan is small.`);
+      return { pending: true, data: { size: request.plan ?? "small" } };
+    },
     provision: async (record) => {
       await sleep(PROVISION_MS);
       resources.set(record.name, { size: String(record.data.size) });
@@ -24,11 +31,14 @@ function inMemoryHandlers(): ProviderHandlers {
     destroy: (request) => {
       resources.delete(request.instance);
     },
-    bindApp: (request) => ({ THING_URL: `mem://${request.instance}`, THING_APP: request.appName ?? request.appHost ?? "" }),
+    bindApp: (request) => {
+      const app = request.appName ?? request.appHost ?? "";
+      return { THING_URL: `mem://${request.instance}`, THING_APP: app, THING_PASSWORD: passwordOf(request.instance, app) };
+    },
     unbindApp: () => {},
     bindUnit: () => {},
     unbindUnit: () => {},
-    bindJob: (request) => ({ THING_URL: `mem://${request.instance}`, THING_JOB: request.jobName }),
+    bindJob: (request) => ({ THING_URL: `mem://${request.instance}`, THING_JOB: request.jobName, THING_PASSWORD: passwordOf(request.instance, request.jobName) }),
     unbindJob: () => {},
     info: (request) => [{ label: "Size", value: resources.get(request.instance)?.size ?? "unknown" }],
   };

@@ -4,7 +4,7 @@
  * Each fault replaces one piece of the reference (a route or the auth rule), so the broken
  * providers share every other line with the reference.
  */
-import { timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 
@@ -13,7 +13,8 @@ type Handler = (req: Request, res: Response) => void;
 interface Instance {
   /** Date.now() from which the instance is ready (async provisioning). */
   readyAt: number;
-  apps: Set<string>;
+  /** Bound apps and the password each got: its own, the same again on a rebind. */
+  apps: Map<string, string>;
   units: Set<string>;
   jobs: Set<string>;
 }
@@ -31,6 +32,16 @@ type RouteName = "plans" | "create" | "update" | "destroy" | "status" | "info" |
 
 /** Splits Basic credentials; the `password-split-all` fault swaps in the classic `split(":")` bug. */
 type CredentialsParser = (decoded: string) => [string, string];
+
+const PLANS = [
+  { name: "small", description: "One small thing" },
+  { name: "large", description: "A large thing" },
+];
+
+/** The app a bind or unbind is for: its name, or (Variant B) its hostname. */
+function appOf(req: Request): string | undefined {
+  return field(req, "app-name", "appName") ?? field(req, "hostname", "hostname") ?? (req.params.host ? String(req.params.host) : undefined);
+}
 
 class Reference {
   readonly instances = new Map<string, Instance>();
@@ -53,21 +64,26 @@ class Reference {
     return instance;
   }
 
-  env(req: Request): Record<string, string> {
-    return { REF_URL: `ref://${String(req.params.name)}`, REF_USER: field(req, "app-name", "appName") ?? "" };
+  /** The bind result of `app` on `instance`: its own password, kept for a rebind. */
+  env(req: Request, instance: Instance, app: string): Record<string, string> {
+    const password = instance.apps.get(app) ?? randomBytes(9).toString("base64url");
+    instance.apps.set(app, password);
+    return { REF_URL: `ref://${String(req.params.name)}`, REF_USER: app, REF_PASSWORD: password };
   }
 
   readonly routes: Record<RouteName, Handler> = {
     plans: (_req, res) => {
-      res.json([{ name: "small", description: "One small thing" }, { name: "large", description: "A large thing" }]);
+      res.json(PLANS);
     },
     create: (req, res) => {
       const name = field(req, "name", "name");
       if (!name) return text(res, 400, "Missing the instance name.");
       if (this.instances.has(name)) return text(res, 409, "An instance with this name already exists.");
+      const plan = field(req, "plan", "plan");
+      if (plan && !PLANS.some((known) => known.name === plan)) return text(res, 400, `Unknown plan "${plan}": choose small or large.`);
       this.instances.set(name, {
         readyAt: Date.now() + (this.options.provisionMs ?? 0),
-        apps: new Set(),
+        apps: new Map(),
         units: new Set(),
         jobs: new Set(),
       });
@@ -92,15 +108,14 @@ class Reference {
     bindApp: (req, res) => {
       const instance = this.findReady(req, res);
       if (!instance) return;
-      const app = field(req, "app-name", "appName") ?? field(req, "hostname", "hostname");
+      const app = appOf(req);
       if (!app) return text(res, 400, "Missing app-name.");
-      instance.apps.add(app);
-      res.status(201).json(this.env(req));
+      res.status(201).json(this.env(req, instance, app));
     },
     unbindApp: (req, res) => {
       const instance = this.find(req, res);
       if (!instance) return;
-      instance.apps.delete(field(req, "app-name", "appName") ?? String(req.params.host));
+      instance.apps.delete(appOf(req) ?? "");
       res.status(200).end();
     },
   };
@@ -112,7 +127,8 @@ export const FAULTS = {
   "numeric-env": {
     routes: {
       bindApp: (ref) => (req, res) => {
-        if (ref.findReady(req, res)) res.status(201).json({ ...ref.env(req), REF_PORT: 6379 });
+        const instance = ref.findReady(req, res);
+        if (instance) res.status(201).json({ ...ref.env(req, instance, appOf(req) ?? ""), REF_PORT: 6379 });
       },
     },
   },
@@ -158,22 +174,13 @@ export const FAULTS = {
       },
     },
   },
-  "bind-creates-unknown-instance": {
-    routes: {
-      bindApp: (ref) => (req, res) => {
-        const name = String(req.params.name);
-        if (!ref.instances.has(name)) ref.instances.set(name, { readyAt: 0, apps: new Set(), units: new Set(), jobs: new Set() });
-        ref.routes.bindApp(req, res);
-      },
-    },
-  },
   "plans-text": { routes: { plans: () => (_req, res) => text(res, 200, "small: One small thing") } },
   "unbind-gone-404": {
     routes: {
       unbindApp: (ref) => (req, res) => {
         const instance = ref.find(req, res);
         if (!instance) return;
-        if (!instance.apps.delete(field(req, "app-name", "appName") ?? "")) return text(res, 404, "App is not bound.");
+        if (!instance.apps.delete(appOf(req) ?? "")) return text(res, 404, "App is not bound.");
         res.status(200).end();
       },
     },
@@ -182,24 +189,117 @@ export const FAULTS = {
     routes: {
       bindApp: (ref) => (req, res) => {
         const instance = ref.find(req, res);
-        if (instance) res.status(201).json(ref.env(req));
+        if (instance) res.status(201).json(ref.env(req, instance, appOf(req) ?? ""));
       },
     },
   },
-} satisfies Record<
-  string,
-  { routes?: Partial<Record<RouteName, (ref: Reference) => Handler>>; auth?: false; parseCredentials?: CredentialsParser }
->;
+  // Issue 14's providers: what the kit used to misjudge, and the faults it used to miss.
+  "unbind-without-lookup": { routes: { unbindApp: () => (_req, res) => void res.status(200).end() } },
+  "info-405": { routes: { info: () => (_req, res) => text(res, 405, "Method Not Allowed") } },
+  // A status probe looking at the wrong port: every status call fails.
+  "status-500": { routes: { status: () => (_req, res) => text(res, 500, "Could not reach the resource's status port.") } },
+  // Flask's default page for an unhandled exception, on a duplicate create.
+  "duplicate-crash-page": {
+    routes: {
+      create: (ref) => (req, res) => {
+        if (ref.instances.has(field(req, "name", "name") ?? "")) return void res.status(500).type("text/html").send(CRASH_PAGE);
+        ref.routes.create(req, res);
+      },
+    },
+  },
+  "unknown-plan-crash-page": {
+    routes: {
+      create: (ref) => (req, res) => {
+        const plan = field(req, "plan", "plan");
+        if (plan && !PLANS.some((known) => known.name === plan)) return void res.status(500).type("text/html").send(CRASH_PAGE);
+        ref.routes.create(req, res);
+      },
+    },
+  },
+  "unknown-plan-accepted": {
+    routes: {
+      create: (ref) => (req, res) => {
+        const { plan: _ignored, ...rest } = (req.body ?? {}) as Record<string, unknown>;
+        req.body = rest;
+        ref.routes.create(req, res);
+      },
+    },
+  },
+  // Flask's habit: plain-text error messages served as text/html.
+  "errors-typed-html": { errorType: "text/html; charset=utf-8" },
+  // Default 404 pages: every unknown instance and route answers an HTML page.
+  "not-found-pages": {
+    errorBody: (status: number, message: string) =>
+      status === 404 ? `<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>${message}</p>\n` : undefined,
+  },
+  // Plans, bind results and info sent as text/html (JSON bodies all the same).
+  "json-as-html": { jsonType: "text/html; charset=utf-8" },
+  // A bind of an app already bound fails instead of answering its credentials again.
+  "rebind-409": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        if (instance.apps.has(appOf(req) ?? "")) return text(res, 409, "This app is already bound.");
+        ref.routes.bindApp(req, res);
+      },
+    },
+  },
+  // Every app on every instance gets the same password.
+  "shared-credentials": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        if (ref.findReady(req, res)) res.status(201).json({ REF_URL: "ref://shared", REF_PASSWORD: SHARED_PASSWORD });
+      },
+    },
+  },
+  // Every app on every instance gets the same host and port, and no credentials at all.
+  "no-credentials": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        if (ref.findReady(req, res)) res.status(201).json({ REF_HOST: "10.0.0.5", REF_PORT: "6379" });
+      },
+    },
+  },
+} satisfies Record<string, FaultSwitches>;
+
+/** What a fault changes: routes, the auth rule, or how answers are typed and worded. */
+interface FaultSwitches {
+  routes?: Partial<Record<RouteName, (ref: Reference) => Handler>>;
+  auth?: false;
+  parseCredentials?: CredentialsParser;
+  /** Content-Type of the plain-text error answers. */
+  errorType?: string;
+  /** An HTML page as the body of error answers, instead of the message alone (undefined: the message). */
+  errorBody?: (status: number, message: string) => string | undefined;
+  /** Content-Type of the JSON answers. */
+  jsonType?: string;
+}
+
+/** The value every binding gets from the `shared-credentials` provider: it must never reach a report. */
+export const SHARED_PASSWORD = "same-for-everyone-1234";
+
+const CRASH_PAGE = `<!doctype html>
+<html lang=en>
+<title>500 Internal Server Error</title>
+<h1>Internal Server Error</h1>
+<p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>
+`;
 
 export type Fault = keyof typeof FAULTS;
 
 export function referenceProvider(options: ReferenceOptions): Express {
   const reference = new Reference(options);
-  const fault: { routes?: Partial<Record<RouteName, (ref: Reference) => Handler>>; auth?: false; parseCredentials?: CredentialsParser } =
-    options.fault ? FAULTS[options.fault] : {};
+  const fault: FaultSwitches = options.fault ? FAULTS[options.fault] : {};
   const route = (name: RouteName): Handler => fault.routes?.[name]?.(reference) ?? reference.routes[name];
 
   const app = express();
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.locals.fault = fault;
+    // res.json keeps a Content-Type already set.
+    if (fault.jsonType) res.type(fault.jsonType);
+    next();
+  });
   if (fault.auth !== false) app.use(basicAuth(options, fault.parseCredentials ?? splitOnFirstColon));
   app.use(express.urlencoded({ extended: false }), express.json());
 
@@ -218,7 +318,7 @@ export function referenceProvider(options: ReferenceOptions): Express {
     const instance = reference.findReady(req, res);
     if (!instance) return;
     instance.units.add(field(req, "unit-host", "unitHost") ?? "");
-    res.status(201).json(reference.env(req));
+    res.status(201).json({ REF_URL: `ref://${String(req.params.name)}` });
   });
   app.delete("/resources/:name/bind", (req, res) => {
     reference.find(req, res)?.units.delete(field(req, "unit-host", "unitHost") ?? "");
@@ -269,7 +369,10 @@ function field(req: Request, formName: string, jsonName: string): string | undef
 }
 
 function text(res: Response, status: number, message: string): void {
-  res.status(status).type("text/plain").send(message);
+  const fault = (status >= 400 ? res.locals.fault : undefined) as FaultSwitches | undefined;
+  const page = fault?.errorBody?.(status, message);
+  if (page) return void res.status(status).type("text/html").send(page);
+  res.status(status).type(fault?.errorType ?? "text/plain").send(message);
 }
 
 export interface Listening {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  CHECKS,
   formatCheckTable,
   formatJson,
   formatJunit,
@@ -12,7 +13,7 @@ import {
   type ConformanceReport,
 } from "../../src/conformance/index.js";
 import { readFile } from "node:fs/promises";
-import { CREDENTIALS, normalise, serving } from "./helpers.js";
+import { CREDENTIALS, normalise, resultOf, serving } from "./helpers.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 
@@ -24,7 +25,8 @@ async function failingRun(fault: Fault): Promise<ConformanceReport> {
 /** What must never appear in any report: the password and the values the provider bound. */
 function secretsIn(text: string): string[] {
   const base64Credentials = Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString("base64");
-  return [CREDENTIALS.password, base64Credentials, "ref://"].filter((secret) => text.includes(secret));
+  // REF_PASSWORD values are random per binding: none may show, so no quoted string follows the name.
+  return [CREDENTIALS.password, base64Credentials, "ref://", '"REF_PASSWORD":"'].filter((secret) => text.includes(secret));
 }
 
 describe("the reports", () => {
@@ -43,8 +45,9 @@ describe("the reports", () => {
   it("no report format carries the password, the Authorization header or a bind result value", async () => {
     for (const fault of ["numeric-env", "no-auth", "unbind-gone-404"] as const) {
       const report = await failingRun(fault);
-      for (const text of [formatTree(report), formatJson(report), formatJunit(report)]) expect(secretsIn(text)).toEqual([]);
-      expect(formatTree(report)).toContain("Authorization: Basic <redacted>");
+      const trees = [formatTree(report), formatTree(report, { verbose: true })];
+      for (const text of [...trees, formatJson(report), formatJunit(report)]) expect(secretsIn(text)).toEqual([]);
+      expect(trees[1]).toContain("Authorization: Basic <redacted>");
     }
   });
 
@@ -67,9 +70,52 @@ describe("the reports", () => {
     expect(parsed.results.find((result) => result.id === "create.duplicate")).toMatchObject({
       outcome: "fail",
       level: "MUST",
-      cite: { file: "contract-notes.md", line: 37, quote: "409 = already exists" },
+      cite: { file: "docs/contract.md", line: expect.any(Number), quote: "A create for a name that already exists answers 409" },
       detail: "POST /resources answered 500, expected 409 (already exists)",
     });
+  });
+
+  it("tree: the duration and the root causes first; a failure that follows from another is one line", async () => {
+    const report = await failingRun("update-405");
+    const tree = normalise(formatTree(report));
+    const [header, ...rest] = tree.split("\n\nauth\n");
+    expect(header).toContain(`Ran ${report.results.length} checks in <seconds> s.`);
+    expect(header).toContain("Root causes: 1 (2 other results follow from them)");
+    expect(header).toContain(
+      "✗ FAIL  update.status: PUT /resources/pkc-<id> answered 405, expected 2xx, or 404 when not supported (405 means the provider does not serve PUT on /resources/<instance>) [also: not-found.update, transport.no-405]",
+    );
+    expect(rest.join("")).toMatch(/not-found\.update +PUT \/resources\/<instance> of an unknown instance answers 404\n {6}follows from update\.status \(--verbose shows the evidence\)\n/);
+  });
+
+  it("tree: one screen per failure by default, every exchange with --verbose", async () => {
+    const report = await failingRun("not-found-pages");
+    const block = (tree: string) => tree.slice(tree.indexOf("errors.plain-text  "), tree.indexOf("\n\ntransport"));
+    const brief = block(formatTree(report)).split("\n");
+    const verbose = block(formatTree(report, { verbose: true })).split("\n");
+    const exchanges = resultOf(report, "errors.plain-text").exchanges.length;
+    expect(exchanges).toBeGreaterThan(5);
+    // The check line, the detail, the rule, one exchange (4 lines), the count of the others.
+    expect(brief).toHaveLength(8);
+    expect(brief[7]).toBe(`      (${exchanges - 1} more exchanges: --verbose shows them)`);
+    expect(verbose.filter((line) => line.includes("received:"))).toHaveLength(exchanges);
+  });
+
+  it("says when a plan cannot be sent: Variant B creates without one", async () => {
+    const report = await serving(referenceProvider(CREDENTIALS), ({ url }) => runConformance({ url, ...CREDENTIALS, variant: "B", plan: "dedicated" }));
+    const note = 'The plan "dedicated" was not sent: Variant B creates instances with the name only.';
+    expect(report.notes).toEqual([note]);
+    expect(formatTree(report)).toContain(`\nNote: ${note}\n`);
+    expect(JSON.parse(formatJson(report))).toMatchObject({ notes: [note] });
+    const onA = await serving(referenceProvider(CREDENTIALS), ({ url }) => runConformance({ url, ...CREDENTIALS, variant: "A", plan: "small", groups: ["create"] }));
+    expect(onA.notes).toEqual([]);
+  });
+
+  it("every check cites a line of docs/contract.md that holds its quote", async () => {
+    const lines = (await readFile(new URL("../../docs/contract.md", import.meta.url), "utf8")).split("\n");
+    for (const check of CHECKS) {
+      expect(check.cite.file).toBe("docs/contract.md");
+      expect(lines[check.cite.line - 1], `${check.id} cites line ${check.cite.line}`).toContain(check.cite.quote);
+    }
   });
 
   it("docs/conformance-checks.md is the generated check table", async () => {

@@ -1,5 +1,5 @@
 /**
- * What the kit puts on the wire is what the platform sends (contract-notes.md, "Transport"):
+ * What the kit puts on the wire is what the platform sends (docs/contract.md, "Transport"):
  * a raw node:http server records every request of a run.
  */
 import http from "node:http";

@@ -11,13 +11,14 @@ export function formatCheckTable(): string {
       check.title,
       formatCitation(check.cite),
       (check.dependsOn ?? []).map((id) => `\`${id}\``).join(", "),
+      check.followsFrom === "any" ? "any check" : (check.followsFrom ?? []).map((id) => `\`${id}\``).join(", "),
     ]
       .map((cell) => cell.replace(/\|/g, "\\|"))
       .join(" | "),
   );
   return [
-    "| id | level | variants | what must hold | rule | skipped unless these pass |",
-    "|---|---|---|---|---|---|",
+    "| id | level | variants | what must hold | rule | skipped unless these pass | reported as following from, on the same answers |",
+    "|---|---|---|---|---|---|---|",
     ...rows.map((row) => `| ${row} |`),
     "",
   ].join("\n");

@@ -1,11 +1,18 @@
 /** One exchange as text lines, shared by the tree and JUnit reports. Secrets are redacted already. */
 import type { Exchange } from "../types.js";
 
-export function exchangeLines(exchange: Exchange): string[] {
+/** How much of each body the brief form shows: enough to recognise it, short enough for one screen. */
+const BRIEF_BODY = 160;
+
+export function exchangeLines(exchange: Exchange, options: { brief?: boolean } = {}): string[] {
+  const body = (text: string) => {
+    const line = oneLine(text);
+    return options.brief && line.length > BRIEF_BODY ? `${line.slice(0, BRIEF_BODY)}… (--verbose shows more)` : line;
+  };
   const auth = exchange.requestHeaders.Authorization ?? "none";
   const type = exchange.requestHeaders["Content-Type"];
   const lines = [`sent:     ${exchange.method} ${exchange.path} (Authorization: ${auth}; Content-Type: ${type})`];
-  if (exchange.requestBody) lines.push(`          ${oneLine(exchange.requestBody)}`);
+  if (exchange.requestBody) lines.push(`          ${body(exchange.requestBody)}`);
   const response = exchange.response;
   if (!response) {
     lines.push(`received: nothing: ${exchange.error ?? "no answer"}`);
@@ -13,7 +20,7 @@ export function exchangeLines(exchange: Exchange): string[] {
   }
   const extras = [response.contentType, response.location && `Location: ${response.location}`].filter(Boolean);
   lines.push(`received: ${response.status}${extras.length > 0 ? ` (${extras.join("; ")})` : ""}`);
-  lines.push(`          ${response.body ? oneLine(response.body) : "(empty body)"}`);
+  lines.push(`          ${response.body ? body(response.body) : "(empty body)"}`);
   return lines;
 }
 

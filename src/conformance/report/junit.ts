@@ -26,7 +26,12 @@ export function formatJunit(report: ConformanceReport): string {
 
 function testCase(result: CheckResult): string {
   const open = `    <testcase name="${attr(`${result.id} [${result.level}]`)}" classname="${attr(`conformance.${result.group}`)}"`;
-  const evidence = [result.detail ?? "", `rule: ${formatCitation(result.cite)}`, ...result.exchanges.flatMap(exchangeLines)].join("\n");
+  const evidence = [
+    ...(result.followsFrom ? [`follows from ${result.followsFrom}`] : []),
+    result.detail ?? "",
+    `rule: ${formatCitation(result.cite)}`,
+    ...result.exchanges.flatMap((exchange) => exchangeLines(exchange)),
+  ].join("\n");
   switch (result.outcome) {
     case "pass":
       return `${open}/>`;

@@ -1,11 +1,19 @@
-/** The terminal report: checks grouped, one line each, with the evidence under each failure. */
+/**
+ * The terminal report: the run's duration and its root causes first, then the checks grouped,
+ * one line each, with the evidence under each failure or warning. By default a failure shows
+ * its first exchange only and a failure that follows from another shows one line: one screen
+ * per failure. `verbose` shows every exchange.
+ */
 import { formatCitation } from "../checks.js";
+import { rootCauses } from "../root-causes.js";
 import type { CheckResult, ConformanceReport, Outcome } from "../types.js";
 import { exchangeLines } from "./exchange.js";
 
 export interface TreeOptions {
   /** ANSI colours (the CLI turns them on for a terminal). Default false. */
   color?: boolean;
+  /** Every exchange of every failure and warning, bodies as recorded. Default false. */
+  verbose?: boolean;
 }
 
 const MARK: Record<Outcome, string> = { pass: "✓ pass", fail: "✗ FAIL", warn: "! warn", skip: "- skip" };
@@ -16,12 +24,15 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
   const width = Math.max(...report.results.map((result) => result.id.length));
   const lines = [
     `Conformance of ${report.url} (variant ${report.variant}, ${report.encoding} bodies, instance ${report.instance})`,
+    `Ran ${report.results.length} checks in ${(report.durationMs / 1000).toFixed(1)} s.`,
+    ...report.notes.map((note) => `Note: ${note}`),
+    ...rootCauseLines(report, paint),
   ];
   for (const [group, results] of groupBy(report.results)) {
     lines.push("", group);
     for (const result of results) {
       lines.push(`  ${paint(result.outcome, MARK[result.outcome])}  ${result.level.padEnd(6)} ${result.id.padEnd(width)}  ${result.title}`);
-      lines.push(...details(result).map((line) => `      ${line}`));
+      lines.push(...details(result, options.verbose === true).map((line) => `      ${line}`));
     }
   }
   lines.push("", summary(report));
@@ -31,12 +42,33 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
   return `${lines.join("\n")}\n`;
 }
 
-function details(result: CheckResult): string[] {
+/** "Root causes: 2 (fix these first; 3 other results follow from them)" and one line per cause. */
+function rootCauseLines(report: ConformanceReport, paint: (outcome: Outcome, text: string) => string): string[] {
+  const roots = rootCauses(report.results);
+  if (roots.length === 0) return [];
+  const following = (root: CheckResult) => report.results.filter((result) => result.followsFrom === root.id).map((result) => result.id);
+  const followers = report.results.filter((result) => result.followsFrom).length;
+  return [
+    "",
+    `Root causes: ${roots.length}${followers > 0 ? ` (${followers} other ${followers > 1 ? "results follow" : "result follows"} from them)` : ""}`,
+    ...roots.map((root) => {
+      const also = following(root);
+      return `  ${paint(root.outcome, MARK[root.outcome])}  ${root.id}: ${root.detail ?? root.title}${also.length > 0 ? ` [also: ${also.join(", ")}]` : ""}`;
+    }),
+  ];
+}
+
+function details(result: CheckResult, verbose: boolean): string[] {
   if (result.outcome === "pass") return [];
   const lines = result.detail ? [result.detail] : [];
   if (result.outcome === "skip") return lines;
+  if (result.followsFrom && !verbose) return [`follows from ${result.followsFrom} (--verbose shows the evidence)`];
+  if (result.followsFrom) lines.unshift(`follows from ${result.followsFrom}`);
   lines.push(`rule:     ${formatCitation(result.cite)}`);
-  for (const exchange of result.exchanges) lines.push(...exchangeLines(exchange));
+  const shown = verbose ? result.exchanges : result.exchanges.slice(0, 1);
+  for (const exchange of shown) lines.push(...exchangeLines(exchange, { brief: !verbose }));
+  const hidden = result.exchanges.length - shown.length;
+  if (hidden > 0) lines.push(`(${hidden} more exchange${hidden > 1 ? "s" : ""}: --verbose shows them)`);
   return lines;
 }
 
