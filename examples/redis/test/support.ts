@@ -39,7 +39,10 @@ export function testConfig(overrides: Partial<Config> & Pick<Config, "dataDir">)
     password: PASSWORD,
     redisServer: REDIS_SERVER,
     dedicatedMaxmemory: "64mb",
+    sharedMaxmemory: "64mb",
+    sharedMaxmemoryPolicy: "noeviction",
     logLevel: "silent",
+    logFormat: "json",
     ...overrides,
   };
 }
