@@ -16,7 +16,7 @@ import { redisClient, type Address } from "../../src/redis/connection.js";
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
-import { freePort, superviseRedisServer } from "../../src/redis/server.js";
+import { freePort, superviseRedisServer, type RedisServerSpec } from "../../src/redis/server.js";
 import { sharedPlan } from "./shared.js";
 
 /**
@@ -60,12 +60,14 @@ function addressOfUrl(redisUrl: string): Address {
 }
 
 /** An embedded server under `<dataDir>/<name>`, supervised: restarted with back-off if it dies. */
-async function embeddedServer(config: Config, name: string, log: Logger, limits: { maxmemory?: string; maxmemoryPolicy?: string } = {}): Promise<UsedServer> {
-  const dir = join(config.dataDir, name);
+type EmbeddedSettings = Pick<RedisServerSpec, "maxmemory" | "maxmemoryPolicy" | "syncEveryWrite">;
+
+async function embeddedServer(config: Config, dataDir: string, name: string, log: Logger, settings: EmbeddedSettings): Promise<UsedServer> {
+  const dir = join(dataDir, name);
   // Same port as last time: apps bound to shared instances keep their REDIS_PORT across restarts.
   const port = (await portOfLastRun(dir)) ?? (await freePort());
   const server = await superviseRedisServer(
-    { dir, port, password: generatePassword(), binary: config.redisServer, ...limits },
+    { dir, port, password: generatePassword(), binary: config.redisServer, ...settings },
     { log: log.child({ server: name }) },
   );
   return { address: server.address, dir, stop: () => server.stop() };
@@ -84,7 +86,7 @@ interface Servers {
   registry: UsedServer;
 }
 
-async function startServers(config: Config, log: Logger): Promise<Servers> {
+async function startServers(config: Config, dataDir: string, log: Logger): Promise<Servers> {
   const started: UsedServer[] = [];
   const use = async (server: Promise<UsedServer>) => {
     started.push(await server);
@@ -94,7 +96,7 @@ async function startServers(config: Config, log: Logger): Promise<Servers> {
     const administered = await use(
       config.redisUrl
         ? Promise.resolve({ address: addressOfUrl(config.redisUrl), stop: async () => {} })
-        : embeddedServer(config, "embedded", log, { maxmemory: config.sharedMaxmemory, maxmemoryPolicy: config.sharedMaxmemoryPolicy }),
+        : embeddedServer(config, dataDir, "embedded", log, { maxmemory: config.sharedMaxmemory, maxmemoryPolicy: config.sharedMaxmemoryPolicy }),
     );
     const registryUrl = config.registryRedisUrl ?? config.redisUrl;
     if (registryUrl !== undefined && registryUrl === config.redisUrl) {
@@ -105,7 +107,9 @@ async function startServers(config: Config, log: Logger): Promise<Servers> {
       return { administered, registry: administered };
     }
     const registry = await use(
-      registryUrl ? Promise.resolve({ address: addressOfUrl(registryUrl), stop: async () => {} }) : embeddedServer(config, "registry", log),
+      registryUrl
+        ? Promise.resolve({ address: addressOfUrl(registryUrl), stop: async () => {} })
+        : embeddedServer(config, dataDir, "registry", log, { syncEveryWrite: true }),
     );
     return { administered, registry };
   } catch (error) {
@@ -121,7 +125,7 @@ export async function startRedisProvider(config: Config, options: StartOptions):
   const lock = await lockDataDir(config.dataDir);
   let servers: Servers | undefined;
   try {
-    servers = await startServers(config, options.logger);
+    servers = await startServers(config, lock.dir, options.logger);
     return await serve(config, options, servers, lock);
   } catch (error) {
     // No embedded server outlives a failed start (stopping one twice does no harm).

@@ -25,6 +25,12 @@ export interface RedisServerSpec {
   /** Redis `maxmemory-policy` (e.g. `noeviction`, `allkeys-lru`); absent: Redis's default, `noeviction`. */
   maxmemoryPolicy?: string;
   /**
+   * true: every write reaches the disk before Redis answers (`appendfsync always`). Default
+   * (`everysec`) can lose the last writes when the process is killed: Redis postpones a write
+   * while a background fsync runs. Right for a registry, whose writes are few and must not be lost.
+   */
+  syncEveryWrite?: boolean;
+  /**
    * true: the process gets its own session and outlives the provider (dedicated instances keep
    * serving apps while the provider restarts). false: it is the provider's child (embedded server).
    */
@@ -231,6 +237,7 @@ async function writeServerFiles(spec: RedisServerSpec): Promise<void> {
     "appendonly yes",
     ...(spec.maxmemory ? [`maxmemory ${spec.maxmemory}`] : []),
     ...(spec.maxmemoryPolicy ? [`maxmemory-policy ${spec.maxmemoryPolicy}`] : []),
+    ...(spec.syncEveryWrite ? ["appendfsync always"] : []),
     "",
   ].join("\n");
   await writeFile(join(spec.dir, "redis.conf"), config, { mode: 0o600 });
