@@ -1,7 +1,7 @@
 /**
- * The embedded servers as an operator relies on them: a registry server apart from the one
- * tenants reach, a memory limit on the tenants' server, and a server that dies (kill -9) or
- * freezes is restarted, or reported, without restarting the provider.
+ * The provider as an operator relies on it: a registry server apart from the one tenants reach,
+ * a memory limit on the tenants' server, a server that dies (kill -9) or freezes is restarted,
+ * or reported, without restarting the provider; metrics on a port of their own.
  */
 import { Writable } from "node:stream";
 import { pino } from "pino";
@@ -9,10 +9,11 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import { startRedisProvider, type RunningProvider } from "../redis-provider.js";
 import type { Config } from "../config.js";
-import { appClient, bindEnv, failure, isAlive, killServersUnder, pidIn, platform, tempDir, testConfig } from "./support.js";
 import { join } from "node:path";
+import { parsePrometheusText } from "../../../test/support/prometheus.js";
+import { appClient, bindEnv, failure, isAlive, killServersUnder, PASSWORD, pidIn, platform, tempDir, testConfig } from "./support.js";
 
-describe("the embedded redis-servers", () => {
+describe("the Redis provider in operation", () => {
   const providers: RunningProvider[] = [];
   const dirs: string[] = [];
   const redisServers: RedisServer[] = [];
@@ -131,5 +132,18 @@ describe("the embedded redis-servers", () => {
     };
     expect(await keysOn(registry)).toContain("_provider-kit:instance:cache");
     expect(await keysOn(tenants)).toEqual([]);
+  });
+
+  it("serves the metrics without auth on METRICS_PORT, and not on the API", async () => {
+    const { provider, api } = await start({ metricsPort: 0 });
+    expect((await api.create("cache", "shared")).status).toBe(201);
+    expect(provider.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const answer = await fetch(provider.metricsUrl!);
+    expect(answer.status).toBe(200);
+    const metrics = parsePrometheusText(await answer.text());
+    expect(metrics.value("provider_instances", { state: "ready" })).toBe(1);
+    expect(metrics.value("provider_store_up")).toBe(1);
+    const authorization = `Basic ${Buffer.from(`redis:${PASSWORD}`).toString("base64")}`;
+    expect((await fetch(`${provider.url}/metrics`, { headers: { authorization } })).status).toBe(404);
   });
 });
