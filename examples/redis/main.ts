@@ -35,7 +35,8 @@ function plainStartError(error: unknown): string | undefined {
   if (error instanceof RedisServerNotFoundError || error instanceof DataDirLockedError) return error.message;
   if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
     const { address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-    return `Port ${port} on ${address ?? "every address"} is already in use: stop what listens there, or set PORT (or METRICS_PORT) to a free port.`;
+    const where = address === undefined || address === "::" || address === "0.0.0.0" ? "every address" : address;
+    return `Port ${port} on ${where} is already in use: stop what listens there, or set PORT (or METRICS_PORT) to a free port.`;
   }
   return undefined;
 }

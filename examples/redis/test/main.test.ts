@@ -159,7 +159,10 @@ describe("examples/redis/main.ts as a process", () => {
     const first = await start();
     await first.api.create("cache", "shared");
     const appEnv = bindEnv(await first.api.bindApp("cache", "web"));
-    first.program.child.kill("SIGKILL"); // no clean-up at all (its embedded servers get the parent-death signal)
+    const [, ...servers] = await processesOf(dataDir);
+    first.program.child.kill("SIGKILL"); // no clean-up at all
+    // Linux: the embedded servers get the parent-death signal (elsewhere the next start stops them).
+    if (process.platform === "linux") await eventually(() => !servers.some(isAlive), 15_000);
 
     const second = await start();
     expect((await second.api.status("cache")).status).toBe(204);
