@@ -13,6 +13,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { answersPing, type Address } from "./connection.js";
+import { isAlive } from "./process.js";
 
 export interface RedisServerSpec {
   /** Data directory; the process runs with it as working directory. */
@@ -310,15 +311,6 @@ async function logTail(dir: string): Promise<string> {
 
 // ---------------------------------------------------------------------------
 // Finding and stopping.
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The pid recorded in `dir` when that process still runs in `dir`. The working-directory check
