@@ -77,7 +77,7 @@ export type Provider = Express & {
   serveMetrics: ProviderMetrics["serve"];
 };
 
-export const METRICS_PATH = "/metrics";
+const METRICS_PATH = "/metrics";
 
 /** `GET /metrics`, mounted after auth. */
 function metricsRoute(metrics: ProviderMetrics): RouteHandler {

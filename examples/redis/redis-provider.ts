@@ -49,19 +49,21 @@ interface UsedServer {
   stop(): Promise<void>;
 }
 
-function addressOfUrl(redisUrl: string): Address {
+/** A server given by URL: someone else runs it. */
+async function externalServer(redisUrl: string): Promise<UsedServer> {
   const url = new URL(redisUrl);
-  return {
+  const address = {
     host: url.hostname,
     port: Number(url.port || 6379),
     username: url.username ? decodeURIComponent(url.username) : undefined,
     password: decodeURIComponent(url.password),
   };
+  return { address, stop: async () => {} };
 }
 
-/** An embedded server under `<dataDir>/<name>`, supervised: restarted with back-off if it dies. */
 type EmbeddedSettings = Pick<RedisServerSpec, "maxmemory" | "maxmemoryPolicy" | "syncEveryWrite">;
 
+/** An embedded server under `<dataDir>/<name>`, supervised: restarted with back-off if it dies. */
 async function embeddedServer(config: Config, dataDir: string, name: string, log: Logger, settings: EmbeddedSettings): Promise<UsedServer> {
   const dir = join(dataDir, name);
   // Same port as last time: apps bound to shared instances keep their REDIS_PORT across restarts.
@@ -95,7 +97,7 @@ async function startServers(config: Config, dataDir: string, log: Logger): Promi
   try {
     const administered = await use(
       config.redisUrl
-        ? Promise.resolve({ address: addressOfUrl(config.redisUrl), stop: async () => {} })
+        ? externalServer(config.redisUrl)
         : embeddedServer(config, dataDir, "embedded", log, { maxmemory: config.sharedMaxmemory, maxmemoryPolicy: config.sharedMaxmemoryPolicy }),
     );
     const registryUrl = config.registryRedisUrl ?? config.redisUrl;
@@ -107,9 +109,7 @@ async function startServers(config: Config, dataDir: string, log: Logger): Promi
       return { administered, registry: administered };
     }
     const registry = await use(
-      registryUrl
-        ? Promise.resolve({ address: addressOfUrl(registryUrl), stop: async () => {} })
-        : embeddedServer(config, dataDir, "registry", log, { syncEveryWrite: true }),
+      registryUrl ? externalServer(registryUrl) : embeddedServer(config, dataDir, "registry", log, { syncEveryWrite: true }),
     );
     return { administered, registry };
   } catch (error) {

@@ -170,6 +170,8 @@ export async function superviseRedisServer(
   const stableAfterMs = options.stableAfterMs ?? 30_000;
   const where = { dir: spec.dir, port: spec.port };
   let backoffMs = firstBackoffMs;
+  /** Set once the first start answered: before that, an exit fails the start instead. */
+  let supervising = false;
   let stopped = false;
   let restartTimer: NodeJS.Timeout | undefined;
 
@@ -177,7 +179,7 @@ export async function superviseRedisServer(
     const server = await launch(child);
     const startedAt = Date.now();
     server.once("exit", (code, signal) => {
-      if (stopped) return;
+      if (stopped || !supervising) return;
       if (Date.now() - startedAt >= stableAfterMs) backoffMs = firstBackoffMs;
       scheduleRestart({ ...where, code, signal }, "redis-server exited");
     });
@@ -209,6 +211,7 @@ export async function superviseRedisServer(
   await stopRedisServer(spec.dir);
   try {
     await untilAnswering(child, await run(), options.timeoutMs ?? 20_000);
+    supervising = true;
   } catch (error) {
     stopped = true;
     await stopRedisServer(spec.dir);
