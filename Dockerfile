@@ -31,6 +31,9 @@ USER node
 ENV NODE_ENV=production PORT=8080 DATA_DIR=/data LOG_FORMAT=json
 VOLUME /data
 EXPOSE 8080
+# Readiness as the platform asks for it: every component (registry, administered Redis) answers.
+HEALTHCHECK --interval=30s --timeout=10s \
+    CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthcheck?check=all`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node as PID 1 gets no default signal handlers; main.js installs its own for SIGTERM, SIGINT and
 # SIGHUP. `docker run --init` (or tini) is still advised: it reaps the dedicated instances' processes
 # that outlive a provider restart inside the container.
