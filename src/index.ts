@@ -13,7 +13,8 @@ export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
 export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
-export type { Store } from "./lifecycle/store.js";
+export type { Store, StoreCensus } from "./lifecycle/store.js";
+export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
 export { RedisStore, StoreUnavailableError, type RedisStoreOptions } from "./lifecycle/redis-store.js";

@@ -4,6 +4,7 @@
  * than one that does not start).
  */
 import { pino, type Logger } from "pino";
+import type { HealthCheck } from "./http/healthcheck.js";
 import type { RegistryOptions } from "./lifecycle/registry.js";
 
 /** Which generation of the platform's calls to serve: see the routes table in the README. */
@@ -37,6 +38,19 @@ export interface ProviderOptions {
   handlerTimeoutMs?: number;
   /** Largest request body accepted, in bytes; larger answers 413. Default 1 MiB. */
   bodyLimitBytes?: number;
+  /**
+   * Your components for `GET /healthcheck?check=all`, by name (`{ "database": () => db.ping() }`):
+   * a check resolves when the component works and rejects when it does not. The registry's
+   * store is checked as `state store` without being listed here.
+   */
+  healthChecks?: Record<string, HealthCheck>;
+  /** Longest wait for one health check before it counts as failed. Default 5 000 ms. */
+  healthCheckTimeoutMs?: number;
+  /**
+   * Serve `GET /metrics` on the API, behind its auth. Default true; false when you serve
+   * `provider.serveMetrics` elsewhere (a port of its own).
+   */
+  metricsRoute?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -48,6 +62,9 @@ export interface ResolvedOptions {
   requestIdHeader: string;
   handlerTimeoutMs: number;
   bodyLimitBytes: number;
+  healthChecks: ReadonlyArray<readonly [name: string, check: HealthCheck]>;
+  healthCheckTimeoutMs: number;
+  metricsRoute: boolean;
 }
 
 export const DEFAULTS = {
@@ -55,6 +72,7 @@ export const DEFAULTS = {
   requestIdHeader: "X-Request-ID",
   handlerTimeoutMs: 60_000,
   bodyLimitBytes: 1024 * 1024,
+  healthCheckTimeoutMs: 5_000,
 } as const;
 
 /** Thrown by `createProvider` for a configuration it refuses to run with. */
@@ -91,6 +109,19 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   return value;
 }
 
+function resolveHealthChecks(checks: ProviderOptions["healthChecks"]): ResolvedOptions["healthChecks"] {
+  const entries = Object.entries(checks ?? {});
+  for (const [name, check] of entries) {
+    if (typeof check !== "function") {
+      throw new ConfigurationError(`createProvider: healthChecks["${name}"] must be an async function that rejects when "${name}" fails.`);
+    }
+    if (name === "" || /[\r\n:]/.test(name)) {
+      throw new ConfigurationError(`createProvider: health check name ${JSON.stringify(name)} must be non-empty, on one line and without ':'.`);
+    }
+  }
+  return entries;
+}
+
 function resolveVariants(variants: Variant[] | undefined): ReadonlySet<Variant> {
   if (variants === undefined) return new Set(ALL_VARIANTS);
   const unknown = variants.filter((variant) => !ALL_VARIANTS.includes(variant));
@@ -117,5 +148,8 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
     requestIdHeader: requestIdHeader.toLowerCase(),
     handlerTimeoutMs: positiveInteger(given.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, "handlerTimeoutMs"),
     bodyLimitBytes: positiveInteger(given.bodyLimitBytes, DEFAULTS.bodyLimitBytes, "bodyLimitBytes"),
+    healthChecks: resolveHealthChecks(given.healthChecks),
+    healthCheckTimeoutMs: positiveInteger(given.healthCheckTimeoutMs, DEFAULTS.healthCheckTimeoutMs, "healthCheckTimeoutMs"),
+    metricsRoute: given.metricsRoute ?? true,
   };
 }

@@ -23,13 +23,14 @@ import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
 import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
 import { errorAnswer, notFound } from "./http/errors.js";
-import { healthcheck } from "./http/healthcheck.js";
+import { healthcheck, type HealthCheck } from "./http/healthcheck.js";
 import { pipeline } from "./http/pipeline.js";
 import { routeTable, type Method, type RouteHandler } from "./http/router.js";
-import { requestScope } from "./http/scope.js";
+import { requestScope, scopeOf } from "./http/scope.js";
 import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
+import { createMetrics, probeStore, type ProviderMetrics } from "./metrics.js";
 import { ALL_VARIANTS, ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
 import type { ProviderHandlers } from "./types.js";
 
@@ -70,7 +71,21 @@ const ROUTES: readonly Route[] = [
 export type Provider = Express & {
   /** Answer 503 to new requests, wait for those in flight, then stop the lifecycle. */
   close(): Promise<void>;
+  /** The provider's prom-client registry: add your own metrics to it. */
+  metricsRegistry: ProviderMetrics["registry"];
+  /** Answers a request with the metrics in the Prometheus text format, for serving them on a port of their own. */
+  serveMetrics: ProviderMetrics["serve"];
 };
+
+const METRICS_PATH = "/metrics";
+
+/** `GET /metrics`, mounted after auth. */
+function metricsRoute(metrics: ProviderMetrics): RouteHandler {
+  return async (req, res) => {
+    scopeOf(req).route = METRICS_PATH;
+    metrics.serve(req, res);
+  };
+}
 
 const REQUIRED_HANDLERS = ["create", "destroy", "bindApp", "unbindApp"] as const;
 
@@ -85,10 +100,17 @@ function checkHandlers(handlers: ProviderHandlers): void {
 export function createProvider(handlers: ProviderHandlers, options: ProviderOptions): Provider {
   checkHandlers(handlers);
   const config = resolveOptions(options);
+  const metrics = createMetrics();
   const lifecycle =
     config.registry === false
       ? statelessLifecycle(handlers)
-      : registryLifecycle(handlers, config.registry, config.logger);
+      : registryLifecycle(handlers, config.registry, config.logger, metrics.steps);
+  const { store } = lifecycle;
+  if (store) metrics.observeStore(store);
+  const healthChecks: Array<readonly [string, HealthCheck]> = [
+    ...(store ? [["state store", () => probeStore(store)] as const] : []),
+    ...config.healthChecks,
+  ];
   const drain = createDrain();
   const deps = { lifecycle, logger: config.logger, deadlines: deadlinesOf(config.handlerTimeoutMs) };
 
@@ -99,20 +121,24 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   app.set("query parser", false);
 
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
+  const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
+  if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
   // One Express layer for the whole surface: Express's router matches and dispatches per layer.
   app.use(
     pipeline(
-      requestScope(config.logger, config.requestIdHeader, drain), // request id, in-flight count, the log line
-      healthcheck, // answered before auth
+      requestScope(config.logger, config.requestIdHeader, drain, metrics), // request id, in-flight count, log line, metrics
+      healthcheck(healthChecks, config.healthCheckTimeoutMs), // answered before auth
       ...(config.auth === false ? [] : [authentication(config.auth)]),
       bodyParsing(config.bodyLimitBytes),
-      routeTable(served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }))),
+      routeTable(routes),
       notFound,
     ),
   );
   app.use(errorAnswer);
 
   return Object.assign(app, {
+    metricsRegistry: metrics.registry,
+    serveMetrics: metrics.serve,
     async close() {
       await drain.close();
       await lifecycle.close();

@@ -4,29 +4,44 @@
  */
 import { z } from "zod";
 
-const ENV = z.object({
-  PORT: z.coerce
+const port = () =>
+  z.coerce
     .number({ error: "must be a port number" })
     .int("must be a whole number")
     .min(0, "must be between 0 and 65535")
-    .max(65535, "must be between 0 and 65535")
-    .default(8080),
+    .max(65535, "must be between 0 and 65535");
+const redisUrl = () => z.string().regex(/^redis:\/\//, "must look like redis://[user:password@]host:port");
+const memorySize = () => z.string().regex(/^\d+(b|k|kb|m|mb|g|gb)?$/i, "must be a Redis memory size such as 64mb or 1gb");
+
+/** Redis's `maxmemory-policy` values. */
+const EVICTION_POLICIES = [
+  "noeviction",
+  "allkeys-lru",
+  "allkeys-lfu",
+  "allkeys-random",
+  "volatile-lru",
+  "volatile-lfu",
+  "volatile-random",
+  "volatile-ttl",
+] as const;
+
+const ENV = z.object({
+  PORT: port().default(8080),
   HOST: z.string().min(1).optional(),
   PROVIDER_USERNAME: z.string().min(1).default("redis"),
   PROVIDER_PASSWORD: z
     .string({ error: "is required: the password the platform sends (the `password` of the service manifest)" })
     .min(1, "is empty: set the password the platform sends (the `password` of the service manifest)"),
-  REDIS_URL: z
-    .string()
-    .regex(/^redis:\/\//, "must look like redis://[user:password@]host:port")
-    .optional(),
+  REDIS_URL: redisUrl().optional(),
+  REGISTRY_REDIS_URL: redisUrl().optional(),
+  SHARED_MAXMEMORY: memorySize().default("256mb"),
+  SHARED_MAXMEMORY_POLICY: z.enum(EVICTION_POLICIES, { error: `must be one of ${EVICTION_POLICIES.join(", ")}` }).default("noeviction"),
   DATA_DIR: z.string().min(1).default("./.redis-data"),
   REDIS_SERVER: z.string().min(1).default("redis-server"),
-  DEDICATED_MAXMEMORY: z
-    .string()
-    .regex(/^\d+(b|k|kb|m|mb|g|gb)?$/i, "must be a Redis memory size such as 64mb or 1gb")
-    .default("64mb"),
+  DEDICATED_MAXMEMORY: memorySize().default("64mb"),
+  METRICS_PORT: port().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: z.enum(["json", "pretty"], { error: "must be json or pretty" }).optional(),
 });
 
 export interface Config {
@@ -36,21 +51,31 @@ export interface Config {
   /** Basic auth the platform presents: the manifest's `username` (or service id) and `password`. */
   username: string;
   password: string;
-  /** The Redis the provider administers and keeps its registry in; absent: an embedded server. */
+  /** The Redis the provider administers (shared instances live there); absent: an embedded server. */
   redisUrl?: string;
+  /** The Redis of the provider's registry; absent: `redisUrl` when set (with a warning), else an embedded server. */
+  registryRedisUrl?: string;
+  /** `maxmemory` and `maxmemory-policy` of the embedded administered server (all shared instances together). */
+  sharedMaxmemory: string;
+  sharedMaxmemoryPolicy: (typeof EVICTION_POLICIES)[number];
   /** Data of the embedded server (`<dataDir>/embedded`) and dedicated instances (`<dataDir>/instances`). */
   dataDir: string;
   /** The `redis-server` executable, for the embedded server and dedicated instances. */
   redisServer: string;
   dedicatedMaxmemory: string;
+  /** Serve `GET /metrics` on this port, without auth, instead of on the API behind its auth. */
+  metricsPort?: number;
   logLevel: z.infer<typeof ENV>["LOG_LEVEL"];
+  /** `pretty`: readable lines for people; `json`: one JSON object per line, for machines. */
+  logFormat: "json" | "pretty";
 }
 
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** LOG_FORMAT defaults to `pretty` when a person watches the output (a terminal), `json` otherwise. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = process.stdout.isTTY === true): Config {
   // An empty variable counts as unset, as shells and .env files often leave them.
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
   const parsed = ENV.safeParse(given);
@@ -65,9 +90,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     username: values.PROVIDER_USERNAME,
     password: values.PROVIDER_PASSWORD,
     redisUrl: values.REDIS_URL,
+    registryRedisUrl: values.REGISTRY_REDIS_URL,
+    sharedMaxmemory: values.SHARED_MAXMEMORY,
+    sharedMaxmemoryPolicy: values.SHARED_MAXMEMORY_POLICY,
     dataDir: values.DATA_DIR,
     redisServer: values.REDIS_SERVER,
     dedicatedMaxmemory: values.DEDICATED_MAXMEMORY,
+    metricsPort: values.METRICS_PORT,
     logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT ?? (stdoutIsTerminal ? "pretty" : "json"),
   };
 }

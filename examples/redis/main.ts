@@ -1,9 +1,13 @@
+#!/usr/bin/env node
 /**
- * The Redis provider as a program: `PROVIDER_PASSWORD=... npm start`.
+ * The Redis provider as a program: `PROVIDER_PASSWORD=... npm start`, or compiled,
+ * `node dist/examples/redis/main.js` (the package's `provider-kit-redis` bin, the Dockerfile).
  * Configuration comes from the environment (see config.ts and the README section "example").
  */
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
+import { PinoPretty } from "pino-pretty";
 import { ConfigError, readConfig, type Config } from "./config.js";
+import { DataDirLockedError, onParentExit } from "../../src/redis/process.js";
 import { RedisServerNotFoundError } from "../../src/redis/server.js";
 import { startRedisProvider } from "./redis-provider.js";
 
@@ -20,23 +24,52 @@ try {
   throw error;
 }
 
-const logger = pino({ level: config.logLevel });
+/** JSON lines for machines; with LOG_FORMAT=pretty (the default on a terminal), lines for people. */
+function createLogger({ logLevel, logFormat }: Config): Logger {
+  if (logFormat === "json") return pino({ level: logLevel });
+  return pino({ level: logLevel }, PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname" }));
+}
+
+/** Start-up failures a user fixes without a stack trace: one plain line. */
+function plainStartError(error: unknown): string | undefined {
+  if (error instanceof RedisServerNotFoundError || error instanceof DataDirLockedError) return error.message;
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+    const { address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+    const where = address === undefined || address === "::" || address === "0.0.0.0" ? "every address" : address;
+    return `Port ${port} on ${where} is already in use: stop what listens there, or set PORT (or METRICS_PORT) to a free port.`;
+  }
+  return undefined;
+}
+
+const logger = createLogger(config);
 const provider = await startRedisProvider(config, { logger }).catch((error: unknown) => {
-  if (error instanceof RedisServerNotFoundError) fail(error.message);
+  const plain = plainStartError(error);
+  if (plain !== undefined) fail(plain);
   logger.fatal({ err: error }, "the provider could not start");
   process.exit(1);
 });
 
-// Dedicated instances keep running for their apps; the embedded server stops with us.
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.once(signal, () => {
-    logger.info({ signal }, "stopping: finishing the calls in progress");
-    provider.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, "stopping failed");
-        process.exit(1);
-      },
-    );
-  });
+// Dedicated instances keep running for their apps; the embedded servers stop with us.
+function stop(why: Record<string, unknown>): void {
+  logger.info(why, "stopping: finishing the calls in progress");
+  provider.close().then(
+    () => {
+      logger.info("Redis provider stopped");
+      process.exit(0);
+    },
+    (error: unknown) => {
+      logger.error({ err: error }, "stopping failed");
+      process.exit(1);
+    },
+  );
 }
+
+let stopping = false;
+const stopOnce = (why: Record<string, unknown>) => {
+  if (stopping) return;
+  stopping = true;
+  stop(why);
+};
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => stopOnce({ signal }));
+// A parent killed without passing its signal on (npm, a shell, a supervisor) must not leave us orphaned.
+onParentExit(() => stopOnce({ reason: "the parent process exited" }));

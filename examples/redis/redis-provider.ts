@@ -1,32 +1,37 @@
 /**
- * Puts the Redis provider together: the Redis server it administers (the given REDIS_URL or an
- * embedded one), the registry in that server, both plans, and the HTTP server.
+ * Puts the Redis provider together: the Redis server it administers for the `shared` plan
+ * (REDIS_URL, or an embedded server), the Redis of its registry (REGISTRY_REDIS_URL, or a second
+ * embedded server, so no tenant can ever reach it), both plans, and the HTTP server.
  */
 import { once } from "node:events";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { createProvider, RedisStore, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
 import { redisClient, type Address } from "../../src/redis/connection.js";
+import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
-import { ensureRedisServer, freePort, stopRedisServer } from "../../src/redis/server.js";
+import { freePort, superviseRedisServer, type RedisServerSpec } from "../../src/redis/server.js";
 import { sharedPlan } from "./shared.js";
 
 /**
  * Registry keys start with `_`, which no instance name can (see NAME_PATTERN), so no instance's
- * key prefix `<name>:`, and so no app's ACL key pattern, ever covers them.
+ * key prefix `<name>:`, and so no app's ACL key pattern, ever covers them (this matters when
+ * one URL serves both the registry and the tenants).
  */
 export const REGISTRY_KEY_PREFIX = "_provider-kit:";
 
 export interface RunningProvider {
   /** `http://<host>:<port>` the provider answers on. */
   url: string;
-  /** Drains HTTP calls, stops background work and the embedded server. Dedicated instances keep running. */
+  /** `http://<host>:<port>/metrics` when METRICS_PORT serves the metrics apart from the API. */
+  metricsUrl?: string;
+  /** Drains HTTP calls, stops background work and the embedded servers. Dedicated instances keep running. */
   close(): Promise<void>;
 }
 
@@ -36,31 +41,38 @@ export interface StartOptions {
   registry?: Omit<RegistryOptions, "store">;
 }
 
-/** The server the provider administers: the configured one, or an embedded one it starts and stops. */
-interface AdminServer {
+/** A Redis server the provider uses: one given by URL, or an embedded one it runs and stops. */
+interface UsedServer {
   address: Address;
+  /** Set for an embedded server: its data directory. */
+  dir?: string;
   stop(): Promise<void>;
 }
 
-async function adminServer(config: Config): Promise<AdminServer> {
-  if (config.redisUrl) {
-    const url = new URL(config.redisUrl);
-    const address = {
-      host: url.hostname,
-      port: Number(url.port || 6379),
-      username: url.username ? decodeURIComponent(url.username) : undefined,
-      password: decodeURIComponent(url.password),
-    };
-    return { address, stop: async () => {} };
-  }
-  const dir = resolve(config.dataDir, "embedded");
+/** A server given by URL: someone else runs it. */
+async function externalServer(redisUrl: string): Promise<UsedServer> {
+  const url = new URL(redisUrl);
+  const address = {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: decodeURIComponent(url.password),
+  };
+  return { address, stop: async () => {} };
+}
+
+type EmbeddedSettings = Pick<RedisServerSpec, "maxmemory" | "maxmemoryPolicy" | "syncEveryWrite">;
+
+/** An embedded server under `<dataDir>/<name>`, supervised: restarted with back-off if it dies. */
+async function embeddedServer(config: Config, dataDir: string, name: string, log: Logger, settings: EmbeddedSettings): Promise<UsedServer> {
+  const dir = join(dataDir, name);
   // Same port as last time: apps bound to shared instances keep their REDIS_PORT across restarts.
   const port = (await portOfLastRun(dir)) ?? (await freePort());
-  const password = generatePassword();
-  // A server still running here is a leftover of a run that crashed; it has that run's password.
-  await stopRedisServer(dir);
-  await ensureRedisServer({ dir, port, password, detached: false, binary: config.redisServer });
-  return { address: { host: "127.0.0.1", port, password }, stop: () => stopRedisServer(dir) };
+  const server = await superviseRedisServer(
+    { dir, port, password: generatePassword(), binary: config.redisServer, ...settings },
+    { log: log.child({ server: name }) },
+  );
+  return { address: server.address, dir, stop: () => server.stop() };
 }
 
 async function portOfLastRun(dir: string): Promise<number | undefined> {
@@ -69,31 +81,87 @@ async function portOfLastRun(dir: string): Promise<number | undefined> {
   return port === undefined ? undefined : Number(port);
 }
 
-export async function startRedisProvider(config: Config, options: StartOptions): Promise<RunningProvider> {
-  const server = await adminServer(config);
+interface Servers {
+  /** Where the `shared` plan's instances live: the server tenants reach. */
+  administered: UsedServer;
+  /** Where the registry lives; the same object as `administered` when one URL serves both. */
+  registry: UsedServer;
+}
+
+async function startServers(config: Config, dataDir: string, log: Logger): Promise<Servers> {
+  const started: UsedServer[] = [];
+  const use = async (server: Promise<UsedServer>) => {
+    started.push(await server);
+    return started.at(-1)!;
+  };
   try {
-    return await serve(config, options, server);
+    const administered = await use(
+      config.redisUrl
+        ? externalServer(config.redisUrl)
+        : embeddedServer(config, dataDir, "embedded", log, { maxmemory: config.sharedMaxmemory, maxmemoryPolicy: config.sharedMaxmemoryPolicy }),
+    );
+    const registryUrl = config.registryRedisUrl ?? config.redisUrl;
+    if (registryUrl !== undefined && registryUrl === config.redisUrl) {
+      log.warn(
+        "The registry shares its Redis server with the tenants of the shared plan (REDIS_URL): a tenant who crashes or fills that server " +
+          "takes the registry down with it. Set REGISTRY_REDIS_URL to a server tenants cannot reach.",
+      );
+      return { administered, registry: administered };
+    }
+    const registry = await use(
+      registryUrl ? externalServer(registryUrl) : embeddedServer(config, dataDir, "registry", log, { syncEveryWrite: true }),
+    );
+    return { administered, registry };
   } catch (error) {
-    await server.stop(); // an embedded server must not outlive a failed start
+    await Promise.all(started.map((server) => server.stop())); // no embedded server outlives a failed start
     throw error;
   }
 }
 
-async function serve(config: Config, options: StartOptions, server: AdminServer): Promise<RunningProvider> {
+const describeAddress = ({ host, port }: Address) => `${host}:${port}`;
+
+export async function startRedisProvider(config: Config, options: StartOptions): Promise<RunningProvider> {
+  // Before anything in the directory is touched: a second provider must not stop the first one's servers.
+  const lock = await lockDataDir(config.dataDir);
+  let servers: Servers | undefined;
+  try {
+    servers = await startServers(config, lock.dir, options.logger);
+    return await serve(config, options, servers, lock);
+  } catch (error) {
+    // No embedded server outlives a failed start (stopping one twice does no harm).
+    await servers?.administered.stop();
+    await servers?.registry.stop();
+    await lock.release();
+    throw error;
+  }
+}
+
+async function listen(server: Server, port: number, host: string | undefined): Promise<string> {
+  server.listen({ port, host });
+  await once(server, "listening");
+  return `http://${host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
+}
+
+async function serve(config: Config, options: StartOptions, servers: Servers, lock: DataDirLock): Promise<RunningProvider> {
   const log = options.logger;
-  const { address } = server;
-  // Long-lived, so it reconnects; each plan call fails fast while the server is away.
-  const admin = redisClient(address, { reconnect: true });
+  const { administered, registry } = servers;
+  // Long-lived, so they reconnect (an embedded server that died is restarted); calls fail fast meanwhile.
+  const admin = redisClient(administered.address, { reconnect: true });
   admin.on("error", (error: unknown) => log.warn({ err: error }, "connection to the administered Redis failed; reconnecting"));
   await admin.connect();
   if (!(await hasAclFile(admin))) {
     log.warn("The Redis server has no aclfile: the users of bound apps will be lost if that server restarts.");
   }
-  const store: Store = new RedisStore({ client: admin, keyPrefix: REGISTRY_KEY_PREFIX, log });
+  const registryClient = registry === administered ? admin : redisClient(registry.address, { reconnect: true });
+  if (registryClient !== admin) {
+    registryClient.on("error", (error: unknown) => log.warn({ err: error }, "connection to the registry's Redis failed; reconnecting"));
+    await registryClient.connect();
+  }
+  const store: Store = new RedisStore({ client: registryClient, keyPrefix: REGISTRY_KEY_PREFIX, log });
 
-  const shared = sharedPlan({ admin, host: address.host, port: address.port });
+  const shared = sharedPlan({ admin, host: administered.address.host, port: administered.address.port });
   const dedicated = dedicatedPlan({
-    dir: resolve(config.dataDir, "instances"),
+    dir: join(lock.dir, "instances"),
     binary: config.redisServer,
     maxmemory: config.dedicatedMaxmemory,
   });
@@ -101,25 +169,48 @@ async function serve(config: Config, options: StartOptions, server: AdminServer)
     auth: { usernames: [config.username], password: config.password },
     registry: { ...options.registry, store },
     logger: log,
+    healthChecks: { "administered redis": () => admin.ping() },
+    metricsRoute: config.metricsPort === undefined,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
   const adopted = dedicated.adopt(store, log);
 
-  const http = createServer(provider).listen({ port: config.port, host: config.host });
-  await once(http, "listening");
-  const { port } = http.address() as AddressInfo;
-  const url = `http://${config.host ?? "127.0.0.1"}:${port}`;
-  log.info({ url }, "Redis provider listening");
-
+  const http = createServer(provider);
+  const metrics = config.metricsPort === undefined ? undefined : createServer((req, res) => provider.serveMetrics(req, res));
   let closing: Promise<void> | undefined;
   const close = async () => {
     await provider.close();
-    http.closeAllConnections();
-    await new Promise((done) => http.close(done));
+    for (const server of [http, metrics]) {
+      server?.closeAllConnections();
+      await new Promise((done) => (server?.listening ? server.close(done) : done(undefined)));
+    }
     await adopted;
     await store.close();
     admin.destroy();
-    await server.stop();
+    if (registryClient !== admin) registryClient.destroy();
+    await administered.stop();
+    if (registry !== administered) await registry.stop();
+    await lock.release();
   };
-  return { url, close: () => (closing ??= close()) };
+
+  let url: string;
+  let metricsUrl: string | undefined;
+  try {
+    url = await listen(http, config.port, config.host);
+    metricsUrl = metrics && `${await listen(metrics, config.metricsPort!, config.host)}/metrics`;
+  } catch (error) {
+    await close(); // a taken port: nothing of this start may keep running
+    throw error;
+  }
+  log.info(
+    {
+      url,
+      metricsUrl: metricsUrl ?? `${url}/metrics`,
+      dataDir: lock.dir,
+      administeredRedis: `${describeAddress(administered.address)}${administered.dir ? ` (embedded, ${administered.dir})` : ""}`,
+      registryRedis: `${describeAddress(registry.address)}${registry.dir ? ` (embedded, ${registry.dir})` : ""}`,
+    },
+    "Redis provider listening",
+  );
+  return { url, metricsUrl, close: () => (closing ??= close()) };
 }

@@ -8,6 +8,7 @@ import { timingSafeEqual } from "node:crypto";
 import basicAuth from "express-basic-auth";
 import type { RequestHandler } from "express";
 import type { AuthOptions } from "../options.js";
+import { scopeOf } from "./scope.js";
 
 /**
  * True when `given` equals one of `accepted`. Every candidate is compared, each in time that
@@ -38,9 +39,12 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
     unauthorizedResponse(req) {
       // express-basic-auth sends strings with res.send, which would default to text/html.
       req.res?.type("text/plain; charset=utf-8");
-      return req.auth === undefined
-        ? "Authentication required: send the service's user name and password with HTTP Basic auth."
-        : "Wrong user name or password for this provider: check the service manifest's username and password.";
+      const reason =
+        req.auth === undefined
+          ? "Authentication required: send the service's user name and password with HTTP Basic auth."
+          : "Wrong user name or password for this provider: check the service manifest's username and password.";
+      scopeOf(req).reason = reason;
+      return reason;
     },
   });
 

@@ -29,12 +29,15 @@ export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next)
   if (res.headersSent) return next(error);
   const scope = scopeOf(req);
   const answer = answerFor(error, scope.requestId);
-  // Only failures are logged with their error; 4xx answers are the caller's business.
+  // Failures are logged with their error; refusals (4xx) with their message only.
   if (answer.status >= 500) scope.error = error;
+  else scope.reason = answer.message;
   sendText(res, answer.status, answer.message);
 };
 
 /** Unknown paths and methods: 404 (never 405, which the platform reads as an error). */
 export const notFound: RequestHandler = (req, res) => {
-  sendText(res, 404, `This provider has no route for ${req.method} ${req.path}.`);
+  const message = `This provider has no route for ${req.method} ${req.path}.`;
+  scopeOf(req).reason = message;
+  sendText(res, 404, message);
 };

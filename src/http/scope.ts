@@ -1,7 +1,7 @@
 /**
  * Per-request bookkeeping: the request id (read from the configured header, generated when
- * absent, echoed in the answer), the in-flight count `close()` waits on, and the ONE log line
- * written when the answer is done.
+ * absent, echoed in the answer), the in-flight count `close()` waits on, and, when the answer is
+ * done, the ONE log line and the request metrics.
  * The line holds who/what/how long, never headers, bodies or bind results (secrets live there).
  */
 import { randomUUID } from "node:crypto";
@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
+import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
 import type { Encoding, Fields } from "./fields.js";
 
@@ -25,6 +26,8 @@ export interface RequestScope {
   encoding: Encoding;
   /** What went wrong behind a 5xx answer, for the log line only. */
   error?: unknown;
+  /** Why a 4xx answer refused the call: its message, which the caller reads too. */
+  reason?: string;
   /** Counted among the requests `close()` waits for (false once closing began: answered 503). */
   admitted: boolean;
 }
@@ -50,15 +53,16 @@ function requestIdOf(req: IncomingMessage, header: string): string {
 }
 
 /** Only the fields that are set: pino would drop `undefined` ones anyway, after visiting them. */
-function logLine(logger: Logger, req: Request, res: Response, scope: RequestScope): void {
-  const line: Record<string, unknown> = { method: req.method };
+function logLine(logger: Logger, req: Request, res: Response, scope: RequestScope, durationMs: number): void {
+  const line: Record<string, unknown> = { method: req.method, path: req.path };
   if (scope.route !== undefined) line.route = scope.route;
   if (scope.instance !== undefined) line.instance = scope.instance;
   line.status = res.statusCode;
-  line.durationMs = Math.round((performance.now() - scope.startedAt) * 10) / 10;
+  line.durationMs = Math.round(durationMs * 10) / 10;
   line.requestId = scope.requestId;
   if (scope.user !== undefined) line.user = scope.user;
   if (scope.eventId !== undefined) line.eventId = scope.eventId;
+  if (scope.reason !== undefined) line.reason = scope.reason;
   // The caller went away before the answer was complete.
   if (!res.writableFinished) line.aborted = true;
   if (res.statusCode < 500) return logger.info(line, "request");
@@ -66,12 +70,14 @@ function logLine(logger: Logger, req: Request, res: Response, scope: RequestScop
   logger.error(line, "request failed");
 }
 
-export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain): RequestHandler {
+export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain, metrics: ProviderMetrics): RequestHandler {
   // One listener for every answer (`this` is the response): no closure per request.
   function answered(this: Response): void {
     const scope = scopeOf(this.req);
     if (scope.admitted) drain.release();
-    logLine(logger, this.req, this, scope);
+    const durationMs = performance.now() - scope.startedAt;
+    metrics.request(this.req.method, scope.route, this.statusCode, durationMs / 1_000, scope.error !== undefined);
+    logLine(logger, this.req, this, scope, durationMs);
   }
 
   return (req, res, next) => {
@@ -86,6 +92,7 @@ export function requestScope(logger: Logger, requestIdHeader: string, drain: Dra
       fields: NO_FIELDS,
       encoding: "form",
       error: undefined,
+      reason: undefined,
       admitted: drain.admit(),
     };
     (req as ScopedRequest)[SCOPE] = scope;

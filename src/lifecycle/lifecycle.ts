@@ -7,6 +7,7 @@
  * and shares `handlerFor` with it, so both answer a missing optional handler the same way.
  */
 import { ProviderError } from "../errors.js";
+import type { Store } from "./store.js";
 import type {
   BindAppRequest,
   BindJobRequest,
@@ -30,6 +31,8 @@ import type {
 export type RequestContext = Omit<HandlerContext, "record" | "binding">;
 
 export interface Lifecycle {
+  /** The registry's store; absent without a registry. */
+  readonly store?: Store;
   plans(context: RequestContext): Promise<Plan[]>;
   create(request: CreateRequest, context: RequestContext): Promise<void>;
   update(request: UpdateRequest, context: RequestContext): Promise<void>;

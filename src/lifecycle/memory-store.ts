@@ -4,7 +4,7 @@
  */
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import type { Store } from "./store.js";
+import { emptyCensus, type Store, type StoreCensus } from "./store.js";
 
 const bindingKey = (kind: BindingKind, key: string) => `${kind}:${key}`;
 
@@ -74,6 +74,15 @@ export class MemoryStore implements Store {
 
   async releaseLease(name: string, owner: string): Promise<void> {
     if (this.leases.get(name)?.owner === owner) this.leases.delete(name);
+  }
+
+  async census(): Promise<StoreCensus> {
+    const census = emptyCensus();
+    for (const record of this.instances.values()) census.instances[record.state] += 1;
+    for (const forInstance of this.bindings.values()) {
+      for (const binding of forInstance.values()) census.bindings[binding.kind] += 1;
+    }
+    return census;
   }
 
   async close(): Promise<void> {}

@@ -17,7 +17,7 @@ import { createClient, type RedisClientType } from "redis";
 import { ProviderError } from "../errors.js";
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import { LockTimeoutError, type Store } from "./store.js";
+import { emptyCensus, LockTimeoutError, type Store, type StoreCensus } from "./store.js";
 
 export type RedisStoreOptions = (
   | {
@@ -231,6 +231,24 @@ export class RedisStore implements Store {
 
   async releaseLease(name: string, owner: string): Promise<void> {
     await this.script(RELEASE_IF_HOLDER, [this.key("lease", name)], [owner]);
+  }
+
+  /** Walks every instance and binding key (SCAN, in pages): one scrape costs O(instances + bindings). */
+  async census(): Promise<StoreCensus> {
+    const redis = await this.redis();
+    const census = emptyCensus();
+    for await (const keys of redis.scanIterator({ MATCH: this.key("instance", "*"), COUNT: 1000 })) {
+      if (keys.length === 0) continue;
+      for (const json of await redis.mGet(keys)) {
+        if (json !== null) census.instances[(JSON.parse(json) as InstanceRecord).state] += 1;
+      }
+    }
+    for await (const keys of redis.scanIterator({ MATCH: this.key("bindings", "*"), COUNT: 1000 })) {
+      for (const fields of await Promise.all(keys.map((key) => redis.hKeys(key)))) {
+        for (const field of fields) census.bindings[field.slice(0, field.indexOf(":")) as BindingKind] += 1;
+      }
+    }
+    return census;
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@
  * section "lifecycle".
  */
 import type { Logger } from "pino";
+import type { StepMetrics } from "../metrics.js";
 import { AlreadyExistsError, BadRequestError, NotFoundError, NotReadyError, ProviderError } from "../errors.js";
 import type {
   BindingKind,
@@ -87,7 +88,7 @@ function refuseUnlessReady(record: InstanceRecord): void {
   }
 }
 
-export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger): Lifecycle {
+export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
   const settings = resolveRegistryOptions(options);
   const ownsStore = options.store === undefined;
   const store = options.store ?? new MemoryStore();
@@ -113,7 +114,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     );
     if (result?.pending) throw missingStepHandler("deprovision", "destroy");
   };
-  const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }));
+  const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }), stepMetrics);
   runner.start();
 
   /**
@@ -188,6 +189,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
   }
 
   return {
+    store,
     plans: (context) => stateless.plans(context),
 
     async create(request, context) {

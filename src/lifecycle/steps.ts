@@ -13,6 +13,7 @@ import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { ProviderError } from "../errors.js";
+import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
 import type { Store } from "./store.js";
@@ -60,6 +61,7 @@ export class StepRunner {
     private readonly stepWork: Record<StepKind, StepWork>,
     private readonly options: ResolvedRegistryOptions,
     private readonly log: Logger,
+    private readonly metrics: StepMetrics,
   ) {}
 
   /** Take over steps left by dead processes now, and keep looking every poll interval. */
@@ -153,6 +155,7 @@ export class StepRunner {
   }
 
   private async attempt(record: InstanceRecord, step: PendingStep, stop: AbortSignal): Promise<Outcome> {
+    this.metrics.run(step.kind);
     const timeLimit = AbortSignal.timeout(Math.max(0, Date.parse(step.deadline) - Date.now()));
     const signal = AbortSignal.any([stop, timeLimit]);
     const log = this.log.child({ instance: record.name, step: step.kind, attempt: step.attempts });
@@ -201,11 +204,13 @@ export class StepRunner {
       }
       record.reason = `Attempt ${attempts} of ${this.options.maxStepAttempts} failed: ${reason}`;
       await this.store.saveInstance(record);
+      this.metrics.retry(step.kind);
       return Math.min(delay, timeLeft);
     });
   }
 
   private async fail(record: InstanceRecord, reason: string): Promise<void> {
+    if (record.step) this.metrics.failure(record.step.kind);
     this.log.error({ instance: record.name, step: record.step?.kind, reason }, "background step failed for good");
     record.state = "failed";
     record.reason = reason;

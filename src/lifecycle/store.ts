@@ -3,13 +3,27 @@
  * Two implementations: `MemoryStore` (one process; the default) and `RedisStore` (several replicas).
  */
 import { ProviderError } from "../errors.js";
-import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 
 /** 503: another call on the same instance held its lock for longer than the caller may wait. */
 export class LockTimeoutError extends ProviderError {
   constructor(instance: string, options?: ErrorOptions) {
     super(`Another operation on instance "${instance}" is still running; try again in a moment.`, 503, options);
   }
+}
+
+/** How many instances are in each state, and bindings of each kind: the metrics' gauges. */
+export interface StoreCensus {
+  instances: Record<InstanceState, number>;
+  bindings: Record<BindingKind, number>;
+}
+
+/** A census with every state and kind at zero, for a store to count into. */
+export function emptyCensus(): StoreCensus {
+  return {
+    instances: { provisioning: 0, ready: 0, updating: 0, failed: 0, deleting: 0 },
+    bindings: { app: 0, unit: 0, job: 0 },
+  };
 }
 
 export interface Store {
@@ -42,6 +56,9 @@ export interface Store {
    */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
+
+  /** Optional: counts for `GET /metrics` (a store without it leaves the instance and binding gauges out). */
+  census?(): Promise<StoreCensus>;
 
   close(): Promise<void>;
 }

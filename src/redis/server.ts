@@ -7,11 +7,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, open, readFile, readlink, realpath, rm, writeFile } from "node:fs/promises";
+import { access, constants, mkdir, open, readFile, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { answersPing } from "./connection.js";
+import type { Logger } from "pino";
+import { answersPing, type Address } from "./connection.js";
+import { isAlive } from "./process.js";
 
 export interface RedisServerSpec {
   /** Data directory; the process runs with it as working directory. */
@@ -21,6 +23,14 @@ export interface RedisServerSpec {
   password: string;
   /** Redis `maxmemory` value (e.g. `64mb`); absent: no limit. */
   maxmemory?: string;
+  /** Redis `maxmemory-policy` (e.g. `noeviction`, `allkeys-lru`); absent: Redis's default, `noeviction`. */
+  maxmemoryPolicy?: string;
+  /**
+   * true: every write reaches the disk before Redis answers (`appendfsync always`). Default
+   * (`everysec`) can lose the last writes when the process is killed: Redis postpones a write
+   * while a background fsync runs. Right for a registry, whose writes are few and must not be lost.
+   */
+  syncEveryWrite?: boolean;
   /**
    * true: the process gets its own session and outlives the provider (dedicated instances keep
    * serving apps while the provider restarts). false: it is the provider's child (embedded server).
@@ -90,17 +100,27 @@ export function ensureRedisServer(spec: RedisServerSpec, options: { signal?: Abo
   return start;
 }
 
+function addressOf(spec: RedisServerSpec): Address {
+  return { host: LOOPBACK, port: spec.port, password: spec.password };
+}
+
 async function startOrAdopt(spec: RedisServerSpec, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-  const address = { host: LOOPBACK, port: spec.port, password: spec.password };
-  if (await answersPing(address)) return;
-  let pid = await runningPid(spec.dir);
-  if (pid === undefined) {
-    await writeServerFiles(spec);
-    pid = (await spawnServer(spec)).pid!;
-    await writeFile(join(spec.dir, PID_FILE), `${pid}\n`);
-  }
+  if (await answersPing(addressOf(spec))) return;
+  const pid = (await runningPid(spec.dir)) ?? (await launch(spec)).pid!;
+  await untilAnswering(spec, pid, timeoutMs, signal);
+}
+
+/** Writes the server's files and spawns it, recording its pid. */
+async function launch(spec: RedisServerSpec): Promise<ChildProcess> {
+  await writeServerFiles(spec);
+  const child = await spawnServer(spec);
+  await writeFile(join(spec.dir, PID_FILE), `${child.pid}\n`);
+  return child;
+}
+
+async function untilAnswering(spec: RedisServerSpec, pid: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await answersPing(address))) {
+  while (!(await answersPing(addressOf(spec)))) {
     signal?.throwIfAborted();
     if (!isAlive(pid)) throw new Error(`redis-server exited before answering. ${await logTail(spec.dir)}`);
     if (Date.now() > deadline) {
@@ -108,6 +128,103 @@ async function startOrAdopt(spec: RedisServerSpec, timeoutMs: number, signal?: A
     }
     await sleep(100);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Supervising a child server.
+
+/** A redis-server run as the provider's child and kept running: see `superviseRedisServer`. */
+export interface SupervisedRedisServer {
+  address: Address;
+  /** Stops restarting it, then stops it. */
+  stop(): Promise<void>;
+}
+
+export interface SupervisionOptions {
+  log: Logger;
+  /** Wait before the first restart, doubled after each restart that did not last. Default 200 ms. */
+  firstBackoffMs?: number;
+  /** Longest wait between two restarts. Default 10 000 ms. */
+  maxBackoffMs?: number;
+  /** A run that lasted this long resets the back-off. Default 30 000 ms. */
+  stableAfterMs?: number;
+  /** Longest wait for the first start to answer PING. Default 20 000 ms. */
+  timeoutMs?: number;
+}
+
+/**
+ * Starts a server as the provider's child (a leftover of a crashed earlier run in `spec.dir` is
+ * stopped first: it has that run's password) and restarts it whenever it exits until `stop()`,
+ * waiting longer after each quick death so a server that cannot start does not spin. Data and
+ * ACL users survive a restart (append-only file, ACL file), and clients that reconnect find it
+ * on the same port. Resolves once the first start answers PING.
+ */
+export async function superviseRedisServer(
+  spec: Omit<RedisServerSpec, "detached">,
+  options: SupervisionOptions,
+): Promise<SupervisedRedisServer> {
+  const child: RedisServerSpec = { ...spec, detached: false };
+  const { log } = options;
+  const firstBackoffMs = options.firstBackoffMs ?? 200;
+  const maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  const stableAfterMs = options.stableAfterMs ?? 30_000;
+  const where = { dir: spec.dir, port: spec.port };
+  let backoffMs = firstBackoffMs;
+  /** Set once the first start answered: before that, an exit fails the start instead. */
+  let supervising = false;
+  let stopped = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  const run = async (): Promise<number> => {
+    const server = await launch(child);
+    const startedAt = Date.now();
+    server.once("exit", (code, signal) => {
+      if (stopped || !supervising) return;
+      if (Date.now() - startedAt >= stableAfterMs) backoffMs = firstBackoffMs;
+      scheduleRestart({ ...where, code, signal }, "redis-server exited");
+    });
+    return server.pid!;
+  };
+
+  const scheduleRestart = (details: Record<string, unknown>, message: string): void => {
+    const waitMs = backoffMs;
+    backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+    log.error({ ...details, restartInMs: waitMs }, `${message}; restarting it`);
+    restartTimer = setTimeout(() => void restart(), waitMs);
+  };
+
+  const restart = async (): Promise<void> => {
+    if (stopped) return;
+    let pid: number;
+    try {
+      pid = await run();
+    } catch (error) {
+      return scheduleRestart({ ...where, err: error }, "redis-server could not be started");
+    }
+    // A restart that dies before answering is reported by its exit handler.
+    untilAnswering(child, pid, options.timeoutMs ?? 20_000).then(
+      () => !stopped && log.info({ ...where, pid }, "redis-server restarted and answers"),
+      () => {},
+    );
+  };
+
+  await stopRedisServer(spec.dir);
+  try {
+    await untilAnswering(child, await run(), options.timeoutMs ?? 20_000);
+    supervising = true;
+  } catch (error) {
+    stopped = true;
+    await stopRedisServer(spec.dir);
+    throw error;
+  }
+  return {
+    address: addressOf(child),
+    async stop() {
+      stopped = true;
+      clearTimeout(restartTimer);
+      await stopRedisServer(spec.dir);
+    },
+  };
 }
 
 /** The config is rewritten at every start, so it always follows the spec (plan limits, port). */
@@ -123,6 +240,8 @@ async function writeServerFiles(spec: RedisServerSpec): Promise<void> {
     `logfile ${LOG_FILE}`,
     "appendonly yes",
     ...(spec.maxmemory ? [`maxmemory ${spec.maxmemory}`] : []),
+    ...(spec.maxmemoryPolicy ? [`maxmemory-policy ${spec.maxmemoryPolicy}`] : []),
+    ...(spec.syncEveryWrite ? ["appendfsync always"] : []),
     "",
   ].join("\n");
   await writeFile(join(spec.dir, "redis.conf"), config, { mode: 0o600 });
@@ -141,20 +260,44 @@ async function writeAclFile(spec: RedisServerSpec): Promise<void> {
   await writeFile(path, [`user default on #${hash} ~* &* +@all`, ...others, ""].join("\n"), { mode: 0o600 });
 }
 
+/** The absolute path of an executable: `name` as a path, or looked up on PATH; undefined when none. */
+async function findExecutable(name: string): Promise<string | undefined> {
+  const candidates = name.includes("/")
+    ? [name]
+    : (process.env.PATH ?? "").split(delimiter).filter(isAbsolute).map((dir) => join(dir, name));
+  for (const candidate of candidates) {
+    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * How a child server is told its provider died, even by SIGKILL: Linux's parent-death signal,
+ * set by util-linux `setpriv`, which then execs redis-server (same pid). Where it is missing
+ * (macOS) an orphaned server is stopped by the provider's next start instead.
+ */
+let setpriv: Promise<string | undefined> | undefined;
+async function parentDeathWrapper(): Promise<string[]> {
+  if (process.platform !== "linux") return [];
+  const path = await (setpriv ??= findExecutable("setpriv"));
+  return path === undefined ? [] : [path, "--pdeathsig", "TERM", "--"];
+}
+
 async function spawnServer(spec: RedisServerSpec): Promise<ChildProcess> {
+  const binary = await findExecutable(spec.binary);
+  if (binary === undefined) throw new RedisServerNotFoundError(spec.binary);
+  const [command, ...args] = [...(spec.detached ? [] : await parentDeathWrapper()), binary, "redis.conf"];
   // Output goes to the log file too: a config error is printed before Redis opens its log.
   const log = await open(join(spec.dir, LOG_FILE), "a");
   try {
-    const child = spawn(spec.binary, ["redis.conf"], {
+    const child = spawn(command!, args, {
       cwd: spec.dir,
       detached: spec.detached,
       stdio: ["ignore", log.fd, log.fd],
     });
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
-      child.once("error", (error: NodeJS.ErrnoException) =>
-        reject(error.code === "ENOENT" ? new RedisServerNotFoundError(spec.binary) : error),
-      );
+      child.once("error", reject);
     });
     if (spec.detached) child.unref();
     return child;
@@ -171,15 +314,6 @@ async function logTail(dir: string): Promise<string> {
 
 // ---------------------------------------------------------------------------
 // Finding and stopping.
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The pid recorded in `dir` when that process still runs in `dir`. The working-directory check

@@ -5,6 +5,7 @@
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Lifecycle, RequestContext } from "../../src/lifecycle/lifecycle.js";
+import { createMetrics } from "../../src/metrics.js";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
@@ -13,6 +14,8 @@ import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest 
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 
 export const silent = pino({ level: "silent" });
+/** Step metrics counted into a registry nobody reads. */
+export const steps = createMetrics().steps;
 
 export type StoreKind = "memory" | "redis";
 export const STORE_KINDS: StoreKind[] = ["memory", "redis"];
@@ -85,7 +88,7 @@ export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { sto
   });
   const start: StartLifecycle = (handlers, options = {}) => {
     const store = options.store ?? stores.fresh(kind);
-    const lifecycle = registryLifecycle(handlers, { ...defaults, ...options, store }, silent);
+    const lifecycle = registryLifecycle(handlers, { ...defaults, ...options, store }, silent, steps);
     lifecycles.push(lifecycle);
     return { lifecycle, store };
   };

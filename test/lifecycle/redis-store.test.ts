@@ -9,7 +9,7 @@ import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import type { InstanceRecord } from "../../src/types.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent } from "./helpers.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps } from "./helpers.js";
 
 const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
   name,
@@ -53,6 +53,7 @@ describe("RedisStore", () => {
       { create: () => ({ data: { port: 1 } }), destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} },
       { store },
       silent,
+      steps,
     );
     await lifecycle.create(createRequest("cache"), context());
     await lifecycle.bindApp(bindAppRequest("cache", "web"), context());
@@ -72,13 +73,13 @@ describe("RedisStore", () => {
 
   it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
     const handlers = { create: () => {}, destroy: () => {}, bindApp: () => ({ A: "1" }), unbindApp: () => {} };
-    const before = registryLifecycle(handlers, { store: open("restart:") }, silent);
+    const before = registryLifecycle(handlers, { store: open("restart:") }, silent, steps);
     await before.create(createRequest("cache", { plan: "small" }), context());
     await before.bindApp(bindAppRequest("cache", "web"), context());
     await before.close();
 
     const unbound: string[] = [];
-    const after = registryLifecycle({ ...handlers, unbindApp: (request) => void unbound.push(request.appName ?? "") }, { store: open("restart:") }, silent);
+    const after = registryLifecycle({ ...handlers, unbindApp: (request) => void unbound.push(request.appName ?? "") }, { store: open("restart:") }, silent, steps);
     expect(await after.status({ instance: "cache" }, context())).toBe("running");
     expect((await rejection(after.create(createRequest("cache"), context()))).status).toBe(409);
     await after.unbindApp({ instance: "cache", appName: "web", appHosts: [], placement: { clusterAddresses: [] } }, context());

@@ -14,6 +14,7 @@ import {
   gate,
   rejection,
   silent,
+  steps,
   STORE_KINDS,
   unbindAppRequest,
   useLifecycles,
@@ -54,7 +55,7 @@ describe("registry options", () => {
     [{ lockTimeoutMs: -1 }, "registry.lockTimeoutMs must be a positive number, got -1."],
   ])("refuses %o at start-up", (options, message) => {
     const { handlers } = recordingHandlers();
-    expect(() => registryLifecycle(handlers, options, silent)).toThrow(message);
+    expect(() => registryLifecycle(handlers, options, silent, steps)).toThrow(message);
   });
 });
 

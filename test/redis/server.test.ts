@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { pino } from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { answersPing, withConnection } from "../../src/redis/connection.js";
 import {
   ensureRedisServer,
@@ -9,6 +10,7 @@ import {
   RedisServerNotFoundError,
   runningPid,
   stopRedisServer,
+  superviseRedisServer,
   type RedisServerSpec,
 } from "../../src/redis/server.js";
 import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "../../examples/redis/test/support.js";
@@ -75,5 +77,39 @@ describe("redis-server process manager", () => {
   it("reports the server's own words when it cannot start", async () => {
     const server = await spec({ maxmemory: "lots" });
     await expect(ensureRedisServer(server)).rejects.toThrow(/exited before answering.*maxmemory/i);
+  });
+});
+
+describe("a supervised redis-server", () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => killServersUnder(dir)));
+  });
+
+  it("is restarted each time it dies, waiting longer after each quick death, and stays stopped after stop()", async () => {
+    const root = await tempDir("supervised");
+    dirs.push(root);
+    const dir = join(root, "embedded");
+    const logged: Array<Record<string, unknown>> = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
+    const server = await superviseRedisServer(
+      { dir, port: await freePort(), password: "admin-pw", binary: REDIS_SERVER },
+      { log, firstBackoffMs: 50, maxBackoffMs: 150 },
+    );
+    const pids = [(await runningPid(dir))!];
+    for (let death = 0; death < 3; death++) {
+      process.kill(pids.at(-1)!, "SIGKILL");
+      await vi.waitFor(async () => {
+        const pid = await runningPid(dir);
+        expect(pid !== undefined && !pids.includes(pid) && (await answersPing(server.address))).toBe(true);
+        pids.push(pid!);
+      }, { timeout: 10_000, interval: 20 });
+    }
+    const waits = logged.filter((line) => line.msg === "redis-server exited; restarting it").map((line) => line.restartInMs);
+    expect(waits).toEqual([50, 100, 150]);
+
+    await server.stop();
+    expect(isAlive(pids.at(-1)!)).toBe(false);
+    expect(await runningPid(dir)).toBeUndefined();
   });
 });

@@ -39,7 +39,10 @@ export function testConfig(overrides: Partial<Config> & Pick<Config, "dataDir">)
     password: PASSWORD,
     redisServer: REDIS_SERVER,
     dedicatedMaxmemory: "64mb",
+    sharedMaxmemory: "64mb",
+    sharedMaxmemoryPolicy: "noeviction",
     logLevel: "silent",
+    logFormat: "json",
     ...overrides,
   };
 }
@@ -135,7 +138,7 @@ export function instanceDir(dataDir: string, instance: string): string {
 
 /** Kills every redis-server recorded under `dataDir` (a failed test must not leave any behind). */
 export async function killServersUnder(dataDir: string): Promise<void> {
-  const dirs = [join(dataDir, "embedded"), ...(await readdir(join(dataDir, "instances")).catch(() => [])).map((name) => join(dataDir, "instances", name))];
+  const dirs = [join(dataDir, "embedded"), join(dataDir, "registry"), ...(await readdir(join(dataDir, "instances")).catch(() => [])).map((name) => join(dataDir, "instances", name))];
   for (const dir of dirs) {
     const pid = await runningPid(dir);
     if (pid !== undefined) process.kill(pid, "SIGKILL");
