@@ -77,6 +77,9 @@ describe("plan dedicated over HTTP", () => {
     await web.set("anything", "goes");
     expect(await web.get("anything")).toBe("goes");
     await web.flushDb(); // the app's own server: allowed
+    // Scripting too, denied on shared: a busy script here only slows the app's own server.
+    expect(await web.sendCommand(["EVAL", "return redis.call('SET', KEYS[1], 'scripted')", "1", "from-lua"])).toBe("OK");
+    expect(await web.getDel("from-lua")).toBe("scripted");
     expect(await failure(web.configSet("maxmemory", "1gb"))).toMatch(/^NOPERM/);
     expect(await failure(web.sendCommand(["ACL", "SETUSER", "intruder", "on", ">pw", "+@all"]))).toMatch(/^NOPERM/);
 
