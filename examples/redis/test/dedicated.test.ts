@@ -3,7 +3,10 @@
  * The servers start through a wrapper that waits two seconds first, so the pending phase
  * (202 on status, 412 on bind) is observable and a provider restart can land in the middle of it.
  */
-import { stat } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
@@ -25,6 +28,24 @@ import {
   tempDir,
   testConfig,
 } from "./support.js";
+
+/**
+ * Puts a file in `dir` that cannot be deleted (a read-only folder; `chattr +i` as root, whom
+ * permissions do not stop). Returns the undo, or undefined when the file system cannot do it.
+ */
+async function undeletableEntry(dir: string): Promise<(() => Promise<void>) | undefined> {
+  const folder = join(dir, "read-only");
+  const file = join(folder, "kept");
+  await mkdir(folder);
+  await writeFile(file, "");
+  if (process.getuid?.() !== 0) {
+    await chmod(folder, 0o555);
+    return () => chmod(folder, 0o755);
+  }
+  const chattr = (flag: string) => promisify(execFile)("chattr", [flag, file]);
+  if (!(await chattr("+i").then(() => true, () => false))) return undefined;
+  return async () => void (await chattr("-i"));
+}
 
 describe("plan dedicated over HTTP", () => {
   let redis: RedisServer;
@@ -123,6 +144,30 @@ describe("plan dedicated over HTTP", () => {
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
     expect(await failure(appClient(env))).toMatch(/ECONNREFUSED/);
     expect((await api.status("gone")).status).toBe(404);
+  });
+
+  it("keeps a destroy that fails after stopping the process as deleting, then failed; a later destroy finishes it", async (context) => {
+    await api.create("stuck", "dedicated");
+    await ready("stuck");
+    const dir = instanceDir(dataDir, "stuck");
+    const pid = (await runningPid(dir))!;
+    const unlock = await undeletableEntry(dir);
+    if (unlock === undefined) return context.skip("cannot make a file undeletable here (tmpfs as root)");
+    try {
+      expect((await api.destroy("stuck")).status).toBe(200);
+      expect(isAlive(pid)).toBe(false);
+      // The record says what is going on: being removed, and after the last retry, why it failed.
+      const first = await api.status("stuck");
+      expect(first.status).toBe(500);
+      expect(first.text).toMatch(/being removed|Removal failed/);
+      await eventually(async () => /Removal failed after \d+ attempt/.test((await api.status("stuck")).text));
+      expect((await api.bindApp("stuck", "web")).status).not.toBe(201);
+    } finally {
+      await unlock();
+    }
+    expect((await api.destroy("stuck")).status).toBe(200);
+    expect((await api.status("stuck")).status).toBe(404);
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   });
 
   it("removes an instance destroyed while it was still provisioning", async () => {
