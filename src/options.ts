@@ -37,6 +37,8 @@ export interface ProviderOptions {
   handlerTimeoutMs?: number;
   /** Largest request body accepted, in bytes; larger answers 413. Default 1 MiB. */
   bodyLimitBytes?: number;
+  /** Most fields a form body may have (repeated keys count each time); more answers 413. Default 1000. */
+  formFieldLimit?: number;
 }
 
 export interface ResolvedOptions {
@@ -48,6 +50,7 @@ export interface ResolvedOptions {
   requestIdHeader: string;
   handlerTimeoutMs: number;
   bodyLimitBytes: number;
+  formFieldLimit: number;
 }
 
 export const DEFAULTS = {
@@ -55,6 +58,7 @@ export const DEFAULTS = {
   requestIdHeader: "X-Request-ID",
   handlerTimeoutMs: 60_000,
   bodyLimitBytes: 1024 * 1024,
+  formFieldLimit: 1000,
 } as const;
 
 /** Thrown by `createProvider` for a configuration it refuses to run with. */
@@ -117,5 +121,6 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
     requestIdHeader: requestIdHeader.toLowerCase(),
     handlerTimeoutMs: positiveInteger(given.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, "handlerTimeoutMs"),
     bodyLimitBytes: positiveInteger(given.bodyLimitBytes, DEFAULTS.bodyLimitBytes, "bodyLimitBytes"),
+    formFieldLimit: positiveInteger(given.formFieldLimit, DEFAULTS.formFieldLimit, "formFieldLimit"),
   };
 }

@@ -105,7 +105,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
       requestScope(config.logger, config.requestIdHeader, drain), // request id, in-flight count, the log line
       healthcheck, // answered before auth
       ...(config.auth === false ? [] : [authentication(config.auth)]),
-      bodyParsing(config.bodyLimitBytes),
+      bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit }),
       routeTable(served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }))),
       notFound,
     ),
