@@ -117,6 +117,7 @@ async function serve(config: Config, options: StartOptions, server: AdminServer)
     http.closeAllConnections();
     await new Promise((done) => http.close(done));
     await adopted;
+    await dedicated.close();
     await store.close();
     admin.destroy();
     await server.stop();

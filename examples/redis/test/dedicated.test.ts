@@ -170,6 +170,20 @@ describe("plan dedicated over HTTP", () => {
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   });
 
+  it("reuses one connection for status, binds and info instead of opening one per call", async () => {
+    await api.create("reused", "dedicated");
+    await ready("reused");
+    const app = await connect(bindEnv(await api.bindApp("reused", "web")));
+    const accepted = async () => Number(/total_connections_received:(\d+)/.exec(await app.info("stats"))?.[1]);
+    const before = await accepted();
+    const statuses = await Promise.all(Array.from({ length: 30 }, () => api.status("reused")));
+    expect(statuses.map((answer) => answer.status)).toEqual(Array(30).fill(204));
+    bindEnv(await api.bindApp("reused", "worker"));
+    expect((await api.info("reused")).status).toBe(200);
+    expect(await accepted()).toBe(before);
+    await api.destroy("reused");
+  });
+
   it("removes an instance destroyed while it was still provisioning", async () => {
     expect((await api.create("hasty", "dedicated")).status).toBe(201);
     const dir = instanceDir(dataDir, "hasty");
