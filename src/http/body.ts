@@ -44,13 +44,13 @@ function refusedEncoding(req: IncomingMessage): ProviderError | undefined {
   }
   const coding = req.headers["content-encoding"]?.trim().toLowerCase();
   if (coding !== undefined && coding !== "" && coding !== "identity") {
-    return unsupported(`Unsupported Content-Encoding "${coding.slice(0, 40)}" (send the body uncompressed)`);
+    return unsupported(`Unsupported Content-Encoding "${coding.slice(0, 40)}"`);
   }
   return undefined;
 }
 
 function unsupported(what: string): ProviderError {
-  return new ProviderError(`${what}: send the body as ${FORM} or ${JSON_TYPE}, in UTF-8.`, 415);
+  return new ProviderError(`${what}: send the body uncompressed, as ${FORM} or ${JSON_TYPE}, in UTF-8.`, 415);
 }
 
 /** body-parser's errors carry `status` and `type`; say in the platform user's words what was wrong. */
@@ -105,7 +105,6 @@ export function bodyParsing(limits: BodyLimits): RequestHandler {
           limit: limits.bytes,
           type: FORM,
           parameterLimit: limits.formFields,
-          inflate: false,
         }),
         normalise: (body) => formFields(body as Record<string, unknown>),
       },
@@ -114,7 +113,7 @@ export function bodyParsing(limits: BodyLimits): RequestHandler {
       JSON_TYPE,
       {
         encoding: "json",
-        parse: bodyParser.json({ limit: limits.bytes, type: JSON_TYPE, strict: false, inflate: false }),
+        parse: bodyParser.json({ limit: limits.bytes, type: JSON_TYPE, strict: false }),
         normalise: jsonFields,
       },
     ],
