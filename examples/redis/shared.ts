@@ -1,7 +1,8 @@
 /**
  * Plan `shared`: instances live on one Redis server the provider administers.
  * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
- * prefix (keys and channels); a per-instance health user lets status connect as the instance.
+ * prefix (keys and channels); a per-instance health user, which status looks up, tells whether
+ * the server still knows the instance's users.
  */
 import {
   aclPasswordHash,
@@ -30,7 +31,7 @@ export interface SharedPlanOptions {
  * categories. ACL key and channel patterns only filter key and channel arguments, so what an app
  * may run must either name its keys (and so stay under its prefix) or concern its own connection;
  * the test "allows no keyless command but the reviewed ones" holds every Redis release to that.
- * Denied on purpose, although in an allowed category:
+ * Denied, because no granted category holds them or denied again after one did:
  * - scripting and functions (EVAL*, SCRIPT*, FCALL*, FUNCTION*): a busy script blocks every
  *   tenant, SCRIPT DEBUG in sync mode crashes Redis 7.0, and the script cache is server-wide;
  * - the server-wide view: SCAN, KEYS, RANDOMKEY, DBSIZE (the whole keyspace), PUBSUB (every
