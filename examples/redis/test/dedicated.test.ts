@@ -15,6 +15,7 @@ import { REGISTRY_KEY_PREFIX, type RunningProvider } from "../redis-provider.js"
 import { runningPid } from "../../../src/redis/server.js";
 import {
   appClient,
+  appClients,
   bindEnv,
   eventually,
   failure,
@@ -53,12 +54,7 @@ describe("plan dedicated over HTTP", () => {
   let config: Config;
   let provider: RunningProvider;
   let api: ReturnType<typeof platform>;
-  const clients: Array<{ isOpen: boolean; destroy(): void }> = [];
-  const connect = async (env: Record<string, string>) => {
-    const client = await appClient(env);
-    clients.push(client);
-    return client;
-  };
+  const { connect, closeAll } = appClients();
   const restartProvider = async () => {
     await provider.close();
     provider = await startTestProvider(config);
@@ -75,7 +71,7 @@ describe("plan dedicated over HTTP", () => {
   });
 
   afterAll(async () => {
-    for (const client of clients) if (client.isOpen) client.destroy();
+    closeAll();
     await provider?.close();
     await killServersUnder(dataDir);
     await redis?.stop();

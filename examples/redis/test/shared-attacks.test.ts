@@ -4,11 +4,8 @@
  * tenants, and the provider's answers about them, must carry on.
  */
 import { Socket } from "node:net";
-import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
-import type { RunningProvider } from "../redis-provider.js";
-import { appClient, bindEnv, failure, killServersUnder, platform, startTestProvider, tempDir, testConfig } from "./support.js";
+import { appClient, bindEnv, failure, startSharedSetup, type SharedSetup } from "./support.js";
 
 /** Keyless commands an app may run: each concerns only its own connection, or is static. */
 const REVIEWED_KEYLESS = [
@@ -49,43 +46,25 @@ const REVIEWED_KEYLESS = [
 type CommandInfo = [string, number, string[], number, number, number, string[], unknown[], unknown[], CommandInfo[]];
 
 describe("plan shared under attack", () => {
-  let redis: RedisServer;
-  let dataDir: string;
-  let provider: RunningProvider;
-  let api: ReturnType<typeof platform>;
-  let admin: ReturnType<typeof createClient>;
-  const clients: Array<{ isOpen: boolean; destroy(): void }> = [];
-  const connect = async (env: Record<string, string>) => {
-    const client = await appClient(env);
-    clients.push(client);
-    return client;
-  };
+  let setup: SharedSetup;
+  let api: SharedSetup["api"];
+  let admin: SharedSetup["admin"];
   let attackerEnv: Record<string, string>;
-  let attacker: Awaited<ReturnType<typeof appClient>>;
-  let victim: Awaited<ReturnType<typeof appClient>>;
+  let attacker: Awaited<ReturnType<SharedSetup["connect"]>>;
+  let victim: Awaited<ReturnType<SharedSetup["connect"]>>;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    dataDir = await tempDir("shared-attacks");
-    provider = await startTestProvider(testConfig({ dataDir, redisUrl: redis.url }));
-    api = platform(provider.url);
-    admin = createClient({ url: redis.url });
-    await admin.connect();
+    setup = await startSharedSetup("shared-attacks");
+    ({ api, admin } = setup);
     await api.create("attacker", "shared");
     await api.create("victim", "shared");
     attackerEnv = bindEnv(await api.bindApp("attacker", "evil"));
-    attacker = await connect(attackerEnv);
-    victim = await connect(bindEnv(await api.bindApp("victim", "shop")));
+    attacker = await setup.connect(attackerEnv);
+    victim = await setup.connect(bindEnv(await api.bindApp("victim", "shop")));
     await victim.set("victim:cart", "3 items");
   });
 
-  afterAll(async () => {
-    for (const client of clients) if (client.isOpen) client.destroy();
-    admin?.destroy();
-    await provider?.close();
-    await killServersUnder(dataDir);
-    await redis?.stop();
-  });
+  afterAll(() => setup?.stop());
 
   /**
    * The app's ACL refuses `command`, and running it fails. (Redis checks some commands, such as
