@@ -40,6 +40,16 @@ export async function setUser(admin: RedisClient, name: string, password: string
   await persistUsers(admin);
 }
 
+/**
+ * Gives existing users new rules in place of their old ones, keeping their passwords: their apps
+ * stay connected, and every command they send from now on is checked against the new rules.
+ */
+export async function replaceRules(admin: RedisClient, users: ReadonlyArray<readonly [name: string, rules: readonly string[]]>) {
+  if (users.length === 0) return;
+  for (const [name, rules] of users) await admin.aclSetUser(name, ["resetkeys", "resetchannels", "nocommands", ...rules]);
+  await persistUsers(admin);
+}
+
 /** Removes one user; Redis also closes the connections it has open. */
 export async function deleteUser(admin: RedisClient, name: string): Promise<void> {
   await admin.aclDelUser(name);

@@ -103,7 +103,11 @@ async function serve(config: Config, options: StartOptions, server: AdminServer)
     logger: log,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
-  const adopted = dedicated.adopt(store, log);
+  // Shared users bound by an earlier version get today's rules.
+  const adopted = Promise.all([
+    dedicated.adopt(store, log),
+    shared.adopt(store, log).catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
+  ]);
 
   const http = createServer(provider).listen({ port: config.port, host: config.host });
   await once(http, "listening");

@@ -12,8 +12,11 @@ import {
   deleteUser,
   generatePassword,
   healthUserName,
+  replaceRules,
   setUser,
 } from "./acl.js";
+import type { Logger } from "pino";
+import { NAME_PATTERN, type Store } from "../../src/index.js";
 import { type RedisClient } from "../../src/redis/connection.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
@@ -72,7 +75,15 @@ function keyPrefix(instance: string): string {
   return `${instance}:`;
 }
 
-export function sharedPlan(options: SharedPlanOptions): RedisPlan {
+export interface SharedPlan extends RedisPlan {
+  /**
+   * At provider start-up: the users of every shared instance get today's rules (passwords kept),
+   * so apps bound by an earlier version lose at once what this one no longer allows.
+   */
+  adopt(store: Pick<Store, "getInstance">, log: Logger): Promise<void>;
+}
+
+export function sharedPlan(options: SharedPlanOptions): SharedPlan {
   const { admin, host, port } = options;
   const appRules = (instance: string) => [`~${keyPrefix(instance)}*`, `&${keyPrefix(instance)}*`, ...APP_COMMANDS];
 
@@ -122,6 +133,17 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
           value: memoryBytes === undefined ? `not measured (more than ${INFO_MEMORY_KEY_LIMIT} keys)` : formatBytes(memoryBytes),
         },
       ];
+    },
+
+    async adopt(store, log) {
+      const users: Array<[string, string[]]> = [];
+      for (const user of await admin.aclUsers()) {
+        const instance = user.slice(0, Math.max(user.indexOf("."), 0));
+        if (!NAME_PATTERN.test(instance) || (await store.getInstance(instance))?.data.plan !== "shared") continue;
+        users.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
+      }
+      await replaceRules(admin, users);
+      log.info({ users: users.length }, "users of shared instances given the current rules");
     },
 
     async destroy(record) {

@@ -5,7 +5,7 @@
  */
 import { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appClient, bindEnv, failure, startSharedSetup, type SharedSetup } from "./support.js";
+import { appClient, bindEnv, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
 
 /** Keyless commands an app may run: each concerns only its own connection, or is static. */
 const REVIEWED_KEYLESS = [
@@ -208,5 +208,33 @@ describe("plan shared under attack", () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => api.status("victim")));
     expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(204));
     expect(await accepted()).toBe(before);
+  });
+});
+
+describe("a provider upgraded from one that let shared apps run scripts", () => {
+  let setup: SharedSetup;
+
+  beforeAll(async () => {
+    setup = await startSharedSetup("shared-upgrade");
+  });
+
+  afterAll(() => setup?.stop());
+
+  it("gives the users bound before the upgrade today's rules at start-up, keeping their passwords", async () => {
+    await setup.api.create("legacy", "shared");
+    const env = bindEnv(await setup.api.bindApp("legacy", "old"));
+    // What an earlier version granted: everything but @admin and @dangerous.
+    await setup.admin.aclSetUser(env.REDIS_USER!, ["+@all", "-@admin", "-@dangerous"]);
+    const app = await setup.connect(env);
+    expect(await app.sendCommand(["EVAL", "return 1", "0"])).toBe(1);
+
+    await setup.restart();
+    // Applied in the background at start-up, to the connection the app already has.
+    await eventually(async () => /^NOPERM/.test(await failure(app.sendCommand(["EVAL", "return 1", "0"]))));
+    expect(await failure(app.sendCommand(["SCRIPT", "DEBUG", "SYNC"]))).toMatch(/^NOPERM/);
+    await app.set("legacy:still", "works");
+    expect(await failure(app.set("outside", "x"))).toMatch(/^NOPERM/);
+    expect(await (await setup.connect(env)).get("legacy:still")).toBe("works");
+    expect((await setup.api.status("legacy")).status).toBe(204);
   });
 });

@@ -125,11 +125,14 @@ export function appClients() {
 
 export interface SharedSetup {
   redis: RedisServer;
+  /** Replaced, with `api`, by `restart`. */
   provider: RunningProvider;
   api: ReturnType<typeof platform>;
   /** The shared server's administrator, to look behind the provider's back. */
   admin: ReturnType<typeof administrator>;
   connect(env: Record<string, string>): Promise<AppClient>;
+  /** Stops the provider and starts it again on the same server and data. */
+  restart(): Promise<void>;
   /** Closes the apps and the administrator, stops the provider and its redis-server. */
   stop(): Promise<void>;
 }
@@ -142,6 +145,7 @@ export async function startSharedSetup(name: string): Promise<SharedSetup> {
   const dataDir = await tempDir(name);
   const apps = appClients();
   const admin = administrator(redis.url);
+  const config = testConfig({ dataDir, redisUrl: redis.url });
   let provider: RunningProvider | undefined;
   const stop = async () => {
     apps.closeAll();
@@ -151,9 +155,23 @@ export async function startSharedSetup(name: string): Promise<SharedSetup> {
     await redis.stop();
   };
   try {
-    provider = await startTestProvider(testConfig({ dataDir, redisUrl: redis.url }));
+    provider = await startTestProvider(config);
     await admin.connect();
-    return { redis, provider, api: platform(provider.url), admin, connect: apps.connect, stop };
+    const setup: SharedSetup = {
+      redis,
+      provider,
+      api: platform(provider.url),
+      admin,
+      connect: apps.connect,
+      async restart() {
+        await provider?.close();
+        provider = undefined;
+        setup.provider = provider = await startTestProvider(config);
+        setup.api = platform(provider.url);
+      },
+      stop,
+    };
+    return setup;
   } catch (error) {
     await stop();
     throw error;
