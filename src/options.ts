@@ -51,6 +51,8 @@ export interface ProviderOptions {
    * `provider.serveMetrics` elsewhere (a port of its own).
    */
   metricsRoute?: boolean;
+  /** Most fields a form body may have (repeated keys count each time); more answers 413. Default 1000. */
+  formFieldLimit?: number;
 }
 
 export interface ResolvedOptions {
@@ -65,6 +67,7 @@ export interface ResolvedOptions {
   healthChecks: ReadonlyArray<readonly [name: string, check: HealthCheck]>;
   healthCheckTimeoutMs: number;
   metricsRoute: boolean;
+  formFieldLimit: number;
 }
 
 export const DEFAULTS = {
@@ -73,6 +76,7 @@ export const DEFAULTS = {
   handlerTimeoutMs: 60_000,
   bodyLimitBytes: 1024 * 1024,
   healthCheckTimeoutMs: 5_000,
+  formFieldLimit: 1000,
 } as const;
 
 /** Thrown by `createProvider` for a configuration it refuses to run with. */
@@ -151,5 +155,6 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
     healthChecks: resolveHealthChecks(given.healthChecks),
     healthCheckTimeoutMs: positiveInteger(given.healthCheckTimeoutMs, DEFAULTS.healthCheckTimeoutMs, "healthCheckTimeoutMs"),
     metricsRoute: given.metricsRoute ?? true,
+    formFieldLimit: positiveInteger(given.formFieldLimit, DEFAULTS.formFieldLimit, "formFieldLimit"),
   };
 }

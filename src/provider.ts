@@ -129,7 +129,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
       requestScope(config.logger, config.requestIdHeader, drain, metrics), // request id, in-flight count, log line, metrics
       healthcheck(healthChecks, config.healthCheckTimeoutMs), // answered before auth
       ...(config.auth === false ? [] : [authentication(config.auth)]),
-      bodyParsing(config.bodyLimitBytes),
+      bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit }),
       routeTable(routes),
       notFound,
     ),

@@ -22,6 +22,11 @@ export function bindingUserName(instance: string, kind: BindingKind, key: string
   return `${instance}.${kind}.${safeKey}`;
 }
 
+/** How Redis lists a user's passwords (ACL GETUSER, ACL files): SHA-256, in hex. */
+export function aclPasswordHash(password: string): string {
+  return createHash("sha256").update(password).digest("hex");
+}
+
 export function healthUserName(instance: string): string {
   return `${instance}.health`;
 }
@@ -32,6 +37,16 @@ export function healthUserName(instance: string): string {
  */
 export async function setUser(admin: RedisClient, name: string, password: string, rules: readonly string[]): Promise<void> {
   await admin.aclSetUser(name, ["reset", "on", `>${password}`, ...rules]);
+  await persistUsers(admin);
+}
+
+/**
+ * Gives existing users new rules in place of their old ones, keeping their passwords: their apps
+ * stay connected, and every command they send from now on is checked against the new rules.
+ */
+export async function replaceRules(admin: RedisClient, users: ReadonlyArray<readonly [name: string, rules: readonly string[]]>) {
+  if (users.length === 0) return;
+  for (const [name, rules] of users) await admin.aclSetUser(name, ["resetkeys", "resetchannels", "nocommands", ...rules]);
   await persistUsers(admin);
 }
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "../../src/index.js";
 import { bindingUserName, connectionEnv, deleteUser, generatePassword, setUser } from "./acl.js";
-import { answersPing, withConnection, type Address, type RedisClient } from "../../src/redis/connection.js";
+import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { dataNumber, dataString, type RedisPlan } from "./plan.js";
 import {
   ensureRedisServer,
@@ -43,6 +43,8 @@ export interface DedicatedPlan extends RedisPlan {
    * remove directories the registry no longer knows (left by a destroy interrupted mid-way).
    */
   adopt(store: Pick<Store, "getInstance">, log: Logger): Promise<void>;
+  /** Closes the connections kept to the instances (the processes keep running). */
+  close(): Promise<void>;
 }
 
 export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
@@ -65,8 +67,34 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     port: dataNumber(data, "port"),
     password: dataString(data, "password"),
   });
-  const asAdmin = <T>(record: InstanceRecord, work: (client: RedisClient) => Promise<T>) =>
-    withConnection(adminAddress(record.data), work);
+
+  // One administrator connection per instance, kept open: status, binds and info reuse it
+  // instead of opening (and leaving in TIME_WAIT) a connection per call. A connection that
+  // broke (the process died or restarted) is replaced on the next call.
+  const connections = new Map<string, { port: number; client: Promise<RedisClient> }>();
+  const forget = (name: string) => {
+    const entry = connections.get(name);
+    connections.delete(name);
+    entry?.client.then((client) => client.isOpen && client.destroy(), () => {});
+  };
+  const adminClient = async (record: InstanceRecord): Promise<RedisClient> => {
+    const address = adminAddress(record.data);
+    const entry = connections.get(record.name);
+    if (entry?.port === address.port) {
+      const client = await entry.client.catch(() => undefined);
+      if (client?.isReady) return client;
+    }
+    // Unless a concurrent call has replaced it meanwhile, replace the missing or broken one.
+    if (connections.get(record.name) === entry) {
+      forget(record.name);
+      const client = redisClient(address);
+      connections.set(record.name, { port: address.port, client: client.connect().then(() => client) });
+    }
+    return connections.get(record.name)!.client;
+  };
+  const asAdmin = async <T>(record: InstanceRecord, work: (client: RedisClient) => Promise<T>) => work(await adminClient(record));
+  const answersPing = (record: InstanceRecord) =>
+    asAdmin(record, async (client) => (await client.ping()) === "PONG").catch(() => false);
 
   return {
     plan: {
@@ -103,7 +131,7 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
 
     async status(record, log) {
       const spec = serverSpec(record.name, record.data);
-      if (await answersPing(adminAddress(record.data))) return "running";
+      if (await answersPing(record)) return "running";
       if ((await runningPid(spec.dir)) !== undefined) {
         return { down: `The Redis process of this instance does not answer on port ${spec.port} (it may still be starting).` };
       }
@@ -126,7 +154,12 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     },
 
     async destroy(record) {
+      forget(record.name);
       await removeRedisServer(instanceDir(record.name));
+    },
+
+    async close() {
+      for (const name of [...connections.keys()]) forget(name);
     },
 
     async adopt(store, log) {

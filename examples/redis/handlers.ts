@@ -55,8 +55,20 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): Prov
       if (!plan.provision) throw new ProviderError(`Plan "${plan.plan.name}" has nothing to provision in the background.`);
       return plan.provision(record, context);
     },
+    // Removal is tried at once; when it fails part-way (a process stopped, its folder not
+    // removable), the instance is left `deleting` and the registry retries it in the background,
+    // so status says what is happening instead of "ready" for an instance that no longer runs.
     async destroy(_request, context) {
       const record = recordOf(context);
+      try {
+        await planOf(record).destroy(record);
+        return undefined;
+      } catch (error) {
+        context.log.warn({ err: error }, "removing the instance failed; retrying in the background");
+        return { pending: true };
+      }
+    },
+    async deprovision(record) {
       await planOf(record).destroy(record);
     },
     bindApp: (request, context) => bind("app", appBindingKey(request), context),

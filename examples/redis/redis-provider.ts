@@ -173,7 +173,11 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     metricsRoute: config.metricsPort === undefined,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
-  const adopted = dedicated.adopt(store, log);
+  // Shared users bound by an earlier version get today's rules.
+  const adopted = Promise.all([
+    dedicated.adopt(store, log),
+    shared.adopt(store, log).catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
+  ]);
 
   const http = createServer(provider);
   const metrics = config.metricsPort === undefined ? undefined : createServer((req, res) => provider.serveMetrics(req, res));
@@ -185,6 +189,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
       await new Promise((done) => (server?.listening ? server.close(done) : done(undefined)));
     }
     await adopted;
+    await dedicated.close();
     await store.close();
     admin.destroy();
     if (registryClient !== admin) registryClient.destroy();

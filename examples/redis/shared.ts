@@ -1,18 +1,23 @@
 /**
  * Plan `shared`: instances live on one Redis server the provider administers.
  * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
- * prefix (keys and channels); a per-instance health user lets status connect as the instance.
+ * prefix (keys and channels); a per-instance health user, which status looks up, tells whether
+ * the server still knows the instance's users.
  */
 import {
+  aclPasswordHash,
   bindingUserName,
   connectionEnv,
   deleteInstanceUsers,
   deleteUser,
   generatePassword,
   healthUserName,
+  replaceRules,
   setUser,
 } from "./acl.js";
-import { answersPing, type RedisClient } from "../../src/redis/connection.js";
+import type { Logger } from "pino";
+import { NAME_PATTERN, type Store } from "../../src/index.js";
+import { type RedisClient } from "../../src/redis/connection.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {
@@ -24,33 +29,41 @@ export interface SharedPlanOptions {
 }
 
 /**
- * Everything an app needs, minus what would let it leave its prefix or disturb other tenants.
- * Key patterns only filter key arguments, so commands that list or count the whole keyspace
- * (SCAN, KEYS, RANDOMKEY, DBSIZE), list channels (PUBSUB), watch every key name (CLIENT TRACKING
- * in BCAST mode accepts any prefix) or switch databases (SELECT, MOVE, COPY ... DB) are denied.
- * SORT is in @dangerous only for BY/GET, which Redis refuses anyway to a user without `~*`.
- * Script commands run under the caller's ACL, but SCRIPT FLUSH/KILL and FUNCTION are server-wide.
+ * What an app may run: an allow-list of the data categories, then the few connection commands a
+ * client needs. Anything else is denied, including commands a future Redis adds outside these
+ * categories. ACL key and channel patterns only filter key and channel arguments, so what an app
+ * may run must either name its keys (and so stay under its prefix) or concern its own connection;
+ * the test "allows no keyless command but the reviewed ones" holds every Redis release to that.
+ * Denied, because no granted category holds them or denied again after one did:
+ * - scripting and functions (EVAL*, SCRIPT*, FCALL*, FUNCTION*): a busy script blocks every
+ *   tenant, SCRIPT DEBUG in sync mode crashes Redis 7.0, and the script cache is server-wide;
+ * - the server-wide view: SCAN, KEYS, RANDOMKEY, DBSIZE (the whole keyspace), PUBSUB (every
+ *   channel), CLIENT TRACKING (BCAST accepts any prefix), LOLWUT (the server's version);
+ * - other databases: SELECT, MOVE, COPY (its DB option), SWAPDB;
+ * - @admin and @dangerous (CONFIG, INFO, DEBUG, MONITOR, SLOWLOG, LATENCY, CLIENT LIST/KILL...),
+ *   except SORT, which Redis refuses anyway to a user without `~*` when it uses BY or GET.
+ * MEMORY STATS, DOCTOR and MALLOC-STATS are in no allowed category: only MEMORY USAGE (a key) is.
  */
 const APP_COMMANDS = [
-  "+@all",
+  ...["read", "write", "keyspace", "string", "hash", "list", "set", "sortedset", "bitmap", "hyperloglog", "geo", "stream"].map(
+    (category) => `+@${category}`,
+  ),
+  "+@pubsub",
+  "+@transaction",
+  ...["ping", "echo", "hello", "auth", "reset", "quit", "time", "command"].map((command) => `+${command}`),
+  ...["id", "info", "setname", "getname", "reply"].map((subcommand) => `+client|${subcommand}`),
   "-@admin",
   "-@dangerous",
+  "-@scripting",
   "+sort",
   "+sort_ro",
-  "-scan",
-  "-randomkey",
-  "-dbsize",
-  "-pubsub",
-  "-client|tracking",
-  "-select",
-  "-move",
-  "-copy",
-  "-function",
-  "-script|flush",
-  "-script|kill",
+  ...["scan", "randomkey", "dbsize", "pubsub", "lolwut", "select", "move", "copy"].map((command) => `-${command}`),
 ];
 
-/** The health user may only PING: its password sits in the registry. */
+/**
+ * The health user may only PING: its password sits in the registry. Status checks that the server
+ * still knows it, with that password (a server restarted without its ACL file does not).
+ */
 const HEALTH_COMMANDS = ["+ping"];
 
 /** `info` is called for every instance of a listing: it scans at most this many SCAN pages of 1000. */
@@ -62,7 +75,15 @@ function keyPrefix(instance: string): string {
   return `${instance}:`;
 }
 
-export function sharedPlan(options: SharedPlanOptions): RedisPlan {
+export interface SharedPlan extends RedisPlan {
+  /**
+   * At provider start-up: the users of every shared instance get today's rules (passwords kept),
+   * so apps bound by an earlier version lose at once what this one no longer allows.
+   */
+  adopt(store: Pick<Store, "getInstance">, log: Logger): Promise<void>;
+}
+
+export function sharedPlan(options: SharedPlanOptions): SharedPlan {
   const { admin, host, port } = options;
   const appRules = (instance: string) => [`~${keyPrefix(instance)}*`, `&${keyPrefix(instance)}*`, ...APP_COMMANDS];
 
@@ -90,9 +111,13 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
       await deleteUser(admin, bindingUserName(record.name, target.kind, target.key));
     },
 
+    // Through the provider's own long-lived connection, never a new one per call: a tenant that
+    // fills the server's connection slots cannot make every other instance look down.
     async status(record) {
       const password = dataString(record.data, "healthPassword");
-      if (await answersPing({ host, port, username: healthUserName(record.name), password })) return "running";
+      const user = await admin.aclGetUser(healthUserName(record.name)).catch(() => undefined);
+      if (user === undefined) return { down: `The shared Redis server at ${host}:${port} does not answer the provider.` };
+      if (user !== null && user.flags.includes("on") && user.passwords.includes(aclPasswordHash(password))) return "running";
       return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
     },
 
@@ -108,6 +133,17 @@ export function sharedPlan(options: SharedPlanOptions): RedisPlan {
           value: memoryBytes === undefined ? `not measured (more than ${INFO_MEMORY_KEY_LIMIT} keys)` : formatBytes(memoryBytes),
         },
       ];
+    },
+
+    async adopt(store, log) {
+      const users: Array<[string, string[]]> = [];
+      for (const user of await admin.aclUsers()) {
+        const instance = user.slice(0, Math.max(user.indexOf("."), 0));
+        if (!NAME_PATTERN.test(instance) || (await store.getInstance(instance))?.data.plan !== "shared") continue;
+        users.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
+      }
+      await replaceRules(admin, users);
+      log.info({ users: users.length }, "users of shared instances given the current rules");
     },
 
     async destroy(record) {

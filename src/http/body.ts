@@ -2,7 +2,10 @@
  * Reads the body once, by Content-Type, into the canonical fields on the request scope:
  * form (the platform's default) or JSON (services registered with `encoding: json`), both read by
  * body-parser. DELETE bodies are read too. A call without a body is fine whatever its
- * Content-Type; a body of any other type answers 415, one over the limit 413.
+ * Content-Type. Refused before any parsing: another media type, a charset other than UTF-8 or
+ * a Content-Encoding (415); then a body over the byte limit, or a form with more fields than
+ * the field limit (413). The field limit keeps form parsing linear: body-parser's parser merges
+ * repeated keys in time that grows with the square of their number.
  */
 import bodyParser from "body-parser";
 import type { IncomingMessage } from "node:http";
@@ -27,30 +30,48 @@ function mediaType(req: IncomingMessage): string {
   return (end === -1 ? header : header.slice(0, end)).trim();
 }
 
+/** The `charset` parameter of the Content-Type, lower-cased and unquoted; undefined when absent. */
+function charsetOf(req: IncomingMessage): string | undefined {
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(req.headers["content-type"] ?? "");
+  return match === null ? undefined : (match[1] ?? match[2] ?? "").toLowerCase();
+}
+
+/** What is refused before reading a byte of the body: bodies are UTF-8, as they are sent, uncompressed. */
+function refusedEncoding(req: IncomingMessage): ProviderError | undefined {
+  const charset = charsetOf(req);
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    return unsupported(`Unsupported charset "${charset.slice(0, 40)}"`);
+  }
+  const coding = req.headers["content-encoding"]?.trim().toLowerCase();
+  if (coding !== undefined && coding !== "" && coding !== "identity") {
+    return unsupported(`Unsupported Content-Encoding "${coding.slice(0, 40)}"`);
+  }
+  return undefined;
+}
+
 function unsupported(what: string): ProviderError {
-  return new ProviderError(`${what}: send the body as ${FORM} or ${JSON_TYPE}, in UTF-8.`, 415);
+  return new ProviderError(`${what}: send the body uncompressed, as ${FORM} or ${JSON_TYPE}, in UTF-8.`, 415);
 }
 
 /** body-parser's errors carry `status` and `type`; say in the platform user's words what was wrong. */
 interface ParserError {
   status?: number;
   type?: string;
-  charset?: string;
 }
 
-function explain(error: ParserError, limitBytes: number, res: Response): ProviderError {
+function explain(error: ParserError, limits: BodyLimits, res: Response): ProviderError {
   switch (error.type) {
     case "entity.too.large":
-    case "parameters.too.many":
       // The rest of the body is not read: close the connection after answering.
       res.setHeader("Connection", "close");
-      return new ProviderError(`The request body is larger than this provider's limit of ${limitBytes} bytes.`, 413);
+      return new ProviderError(`The request body is larger than this provider's limit of ${limits.bytes} bytes.`, 413);
+    case "parameters.too.many":
+      return new ProviderError(
+        `The form has more than ${limits.formFields} fields, this provider's limit (option formFieldLimit); send fewer fields.`,
+        413,
+      );
     case "entity.parse.failed":
       return new BadRequestError("The request body is not valid JSON (expected a JSON object of fields).");
-    case "charset.unsupported":
-      return unsupported(`Unsupported charset "${String(error.charset).slice(0, 40)}"`);
-    case "encoding.unsupported":
-      return unsupported("Unsupported Content-Encoding");
     default:
       return error.status !== undefined && error.status < 500
         ? new BadRequestError("The request body was incomplete or malformed; send it again.")
@@ -64,15 +85,27 @@ interface Reader {
   normalise(body: unknown): Fields;
 }
 
-export function bodyParsing(limitBytes: number): RequestHandler {
+export interface BodyLimits {
+  /** Largest body, in bytes. */
+  bytes: number;
+  /** Most `&`-separated fields in a form body. */
+  formFields: number;
+}
+
+export function bodyParsing(limits: BodyLimits): RequestHandler {
   const readers = new Map<string, Reader>([
     [
       FORM,
       {
         encoding: "form",
         // Flat keys (`parameters.tls.enabled`, repeated `tags`): fields.ts applies the platform's
-        // conventions. No parameter cap beyond the byte limit: nothing is dropped silently.
-        parse: bodyParser.urlencoded({ extended: false, limit: limitBytes, type: FORM, parameterLimit: Infinity }),
+        // conventions. More fields than the limit are refused (413), never dropped silently.
+        parse: bodyParser.urlencoded({
+          extended: false,
+          limit: limits.bytes,
+          type: FORM,
+          parameterLimit: limits.formFields,
+        }),
         normalise: (body) => formFields(body as Record<string, unknown>),
       },
     ],
@@ -80,7 +113,7 @@ export function bodyParsing(limitBytes: number): RequestHandler {
       JSON_TYPE,
       {
         encoding: "json",
-        parse: bodyParser.json({ limit: limitBytes, type: JSON_TYPE, strict: false }),
+        parse: bodyParser.json({ limit: limits.bytes, type: JSON_TYPE, strict: false }),
         normalise: jsonFields,
       },
     ],
@@ -93,8 +126,10 @@ export function bodyParsing(limitBytes: number): RequestHandler {
     if (reader === undefined) {
       return next(unsupported(`Unsupported Content-Type "${media === "" ? "(none)" : media.slice(0, 100)}"`));
     }
+    const refused = refusedEncoding(req);
+    if (refused !== undefined) return next(refused);
     reader.parse(req, res, (error?: unknown) => {
-      if (error) return next(explain(error as ParserError, limitBytes, res));
+      if (error) return next(explain(error as ParserError, limits, res));
       const scope = scopeOf(req);
       scope.encoding = reader.encoding;
       try {

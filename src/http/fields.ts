@@ -87,8 +87,24 @@ export function wireName(canonical: string, encoding: Encoding): string {
 /** Keys that would reach Object.prototype when nesting parameters. */
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
+/**
+ * Deepest nesting of `parameters` (`parameters.a.b.c` is 3 levels), in both encodings: real
+ * parameters use two or three, and every later step (validation, the registry's copies) walks
+ * the tree recursively, so an unbounded depth would cost the stack rather than a clear answer.
+ */
+const PARAMETER_DEPTH_LIMIT = 32;
+
+/** A field path as echoed in an error: a caller's mistake may be a megabyte long. */
+function shown(path: string): string {
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+}
+
 function badParameter(path: string, why: string): BadRequestError {
-  return new BadRequestError(`Invalid field "parameters.${path}": ${why}`);
+  return new BadRequestError(`Invalid field "parameters.${shown(path)}": ${why}`);
+}
+
+function tooDeep(path: string): BadRequestError {
+  return badParameter(path, `parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
 }
 
 function checkKey(key: string, path: string): void {
@@ -97,7 +113,8 @@ function checkKey(key: string, path: string): void {
 
 /** `parameters.tls.enabled=true` → `{ tls: { enabled: "true" } }`. */
 function setNested(target: Parameters, path: string, value: string | string[]): void {
-  const keys = path.split(".");
+  const keys = path.split(".", PARAMETER_DEPTH_LIMIT + 1);
+  if (keys.length > PARAMETER_DEPTH_LIMIT) throw tooDeep(path);
   const last = keys.pop() as string;
   let node = target;
   for (const key of keys) {
@@ -141,9 +158,10 @@ function scalarText(value: unknown): string | undefined {
 }
 
 /** JSON parameter values become text, as the form encoding would send them. */
-function jsonParameters(value: unknown, path: string): Parameters {
+function jsonParameters(value: unknown, path: string, depth = 1): Parameters {
+  if (depth > PARAMETER_DEPTH_LIMIT) throw tooDeep(path.slice(1));
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new BadRequestError(`Invalid field "parameters${path}": expected an object.`);
+    throw new BadRequestError(`Invalid field "parameters${shown(path)}": expected an object.`);
   }
   const result: Parameters = {};
   for (const [key, item] of Object.entries(value)) {
@@ -158,7 +176,7 @@ function jsonParameters(value: unknown, path: string): Parameters {
         if (elementText === undefined) throw badParameter(itemPath.slice(1), "lists may only hold plain values.");
         return elementText;
       });
-    } else result[key] = jsonParameters(item, itemPath);
+    } else result[key] = jsonParameters(item, itemPath, depth + 1);
   }
   return result;
 }

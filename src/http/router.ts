@@ -1,9 +1,11 @@
 /**
  * Dispatches the provider's routes from ONE middleware with a matcher compiled once from the
  * route table: Express's router would try a layer per route, each with its own regular
- * expression. Express's matching rules are kept: literal segments ignore case, one trailing
- * slash is allowed, HEAD is served by the GET route, parameters are whole non-empty segments,
- * percent-decoded (an undecodable one throws URIError, answered 400). No match: `next()`.
+ * expression. Literal segments match case-sensitively, as the platform's own paths do (so
+ * `/resources/Plans` is the instance `Plans`, never the plan list); otherwise Express's rules are
+ * kept: one trailing slash is allowed, HEAD is served by the GET route, parameters are whole
+ * non-empty segments, percent-decoded (an undecodable one throws URIError, answered 400).
+ * No match: `next()`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 
@@ -21,7 +23,7 @@ export interface RouteEntry {
 
 interface CompiledRoute {
   method: string;
-  /** Per segment: the lower-case literal, or null for a parameter. */
+  /** Per segment: the literal, or null for a parameter. */
   literals: ReadonlyArray<string | null>;
   /** Parameter names, by segment index. */
   params: ReadonlyArray<readonly [index: number, name: string]>;
@@ -38,7 +40,7 @@ function compile({ method, path, handler }: RouteEntry): CompiledRoute {
   const segments = segmentsOf(path);
   return {
     method: method.toUpperCase(),
-    literals: segments.map((segment) => (segment.startsWith(":") ? null : segment.toLowerCase())),
+    literals: segments.map((segment) => (segment.startsWith(":") ? null : segment)),
     params: segments.flatMap((segment, index) => (segment.startsWith(":") ? [[index, segment.slice(1)] as const] : [])),
     handler,
   };
@@ -50,7 +52,7 @@ function matches(route: CompiledRoute, segments: readonly string[]): boolean {
     const segment = segments[i] as string;
     if (literal === null) {
       if (segment === "") return false;
-    } else if (segment !== literal && segment.toLowerCase() !== literal) {
+    } else if (segment !== literal) {
       return false;
     }
   }

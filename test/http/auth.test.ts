@@ -98,6 +98,7 @@ describe("refusing to start", () => {
     expect(() => createProvider(withoutCreate as typeof handlers, { auth: false })).toThrow(/handlers\.create is required/);
     expect(() => createProvider(handlers, { auth: false, handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs/);
     expect(() => createProvider(handlers, { auth: false, bodyLimitBytes: -1 })).toThrow(/bodyLimitBytes/);
+    expect(() => createProvider(handlers, { auth: false, formFieldLimit: 0 })).toThrow(/formFieldLimit/);
     expect(() => createProvider(handlers, { auth: false, variants: ["C" as "A"] })).toThrow(/variants/);
     expect(() => createProvider(handlers, { auth: false, requestIdHeader: "bad header" })).toThrow(/requestIdHeader/);
   });

@@ -1,6 +1,8 @@
 /** Both body encodings, the platform's field conventions, and every kind of bad input. */
 import { request as httpRequest } from "node:http";
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
+import { COSTLY_BODIES } from "./costly-bodies.js";
 import { FORM, GOOD_AUTH, fakeResource, start, stopAll, type Running } from "./helpers.js";
 
 afterEach(stopAll);
@@ -13,7 +15,7 @@ function seeded() {
 }
 
 /** A request with the path sent byte for byte (no client-side normalising of `..` or `%2F`). */
-function rawRequest(running: Running, method: string, path: string, body = "", headers: Record<string, string> = {}) {
+function rawRequest(running: Running, method: string, path: string, body: string | Buffer = "", headers: Record<string, string> = {}) {
   return new Promise<{ status: number; text: string; headers: Record<string, unknown> }>((resolve, reject) => {
     const { port } = new URL(running.url);
     const req = httpRequest(
@@ -331,6 +333,84 @@ describe("bad input", () => {
   it("the default limit takes real requests with room to spare (100 KiB body)", async () => {
     const running = await start(seeded().handlers);
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db1&description=${"x".repeat(100 * 1024)}`).expect(201);
+  });
+
+  it("a form with more fields than formFieldLimit answers 413 naming the limit; up to it is fine", async () => {
+    const running = await start(seeded().handlers);
+    const tags = (count: number) => Array.from({ length: count }, (_, i) => `tags=t${i}`).join("&");
+    await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db1&${tags(999)}`).expect(201);
+    const res = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db2&${tags(1000)}`);
+    expect(res.status).toBe(413);
+    expect(res.text).toBe("The form has more than 1000 fields, this provider's limit (option formFieldLimit); send fewer fields.");
+
+    const small = await start(seeded().handlers, { formFieldLimit: 3 });
+    await small.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=db1&tags=a&tags=b").expect(201);
+    const over = await small.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=db1&tags=a&tags=b&tags=c");
+    expect(over.status).toBe(413);
+    expect(over.text).toMatch(/more than 3 fields/);
+  });
+
+  it("the costliest bodies of 1 MiB are answered while the health check keeps answering", async () => {
+    const running = await start(seeded().handlers);
+    const { port } = new URL(running.url);
+    const sent = COSTLY_BODIES.map(({ body, type }) => {
+      let uploaded!: () => void;
+      const upload = new Promise<void>((resolve) => (uploaded = resolve));
+      const answer = new Promise<number>((resolve, reject) => {
+        const headers = { authorization: GOOD_AUTH, "content-type": type };
+        const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/resources", headers }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("error", reject);
+        req.on("finish", uploaded);
+        req.end(body);
+      });
+      return { upload, answer };
+    });
+    // Asked for once every costly body has been sent: it must not wait for their parsing.
+    await Promise.all(sent.map(({ upload }) => upload));
+    const health = await running.http.get("/healthcheck");
+    expect(health.status).toBe(200);
+    expect(await Promise.all(sent.map(({ answer }) => answer))).toEqual(COSTLY_BODIES.map(({ status }) => status));
+  });
+
+  it("parameters nested deeper than 32 levels answer 400 naming the limit, in a form and in JSON", async () => {
+    const fake = seeded();
+    const running = await start(fake.handlers);
+    const path = (depth: number) => Array.from({ length: depth }, () => "a").join(".");
+    const nested = (depth: number): unknown => (depth === 0 ? "1" : { a: nested(depth - 1) });
+    await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db1&parameters.${path(32)}=1`).expect(201);
+    await running.http.post("/resources").set("Authorization", GOOD_AUTH).send({ name: "db2", parameters: nested(32) }).expect(201);
+    for (const depth of [33, 2000]) {
+      const form = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=db3&parameters.${path(depth)}=1`);
+      expect(form.status).toBe(400);
+      expect(form.text).toMatch(/^Invalid field "parameters\.a\.a.*": parameters may be nested at most 32 levels deep\.$/);
+      expect(form.text.length).toBeLessThan(250);
+      const json = await running.http.post("/resources").set("Authorization", GOOD_AUTH).send({ name: "db3", parameters: nested(depth) });
+      expect(json.status).toBe(400);
+      expect(json.text).toMatch(/^Invalid field "parameters\.a\.a.*": parameters may be nested at most 32 levels deep\.$/);
+    }
+    expect(fake.received.filter((call) => call.handler === "create")).toHaveLength(2);
+  });
+
+  it("a charset other than UTF-8 or any Content-Encoding answers 415", async () => {
+    const fake = seeded();
+    const running = await start(fake.handlers);
+    const post = (body: string | Buffer, headers: Record<string, string>) => rawRequest(running, "POST", "/resources", body, headers);
+    for (const type of [`${FORM}; charset=iso-8859-1`, `${FORM}; charset="latin1"`, "application/json; charset=utf-16le"]) {
+      const res = await post("name=db1", { "content-type": type });
+      expect(res.status, type).toBe(415);
+      expect(res.text).toMatch(/^Unsupported charset "(iso-8859-1|latin1|utf-16le)": send the body uncompressed, as .* in UTF-8\.$/);
+    }
+    for (const coding of ["gzip", "deflate", "br", "x-unknown"]) {
+      const res = await post(gzipSync("name=db1"), { "content-encoding": coding });
+      expect(res.status, coding).toBe(415);
+      expect(res.text).toMatch(/^Unsupported Content-Encoding/);
+    }
+    expect(fake.received).toEqual([]);
+    expect((await post("name=db1", { "content-type": `${FORM}; charset=UTF-8` })).status).toBe(201);
+    expect((await post('{"name":"db2"}', { "content-type": "application/json; charset=utf-8", "content-encoding": "identity" })).status).toBe(201);
   });
 
   it("a body of another Content-Type answers 415", async () => {

@@ -288,6 +288,19 @@ describe("routing", () => {
     expect(res.status).toBe(404);
   });
 
+  it("matches paths case-sensitively: an instance named Plans is not the plan list", async () => {
+    const fake = fakeResource();
+    const running = await start(fake.handlers);
+    await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=Plans").expect(201);
+    const info = await running.http.get("/resources/Plans").set("Authorization", GOOD_AUTH).expect(200);
+    expect(info.body).toEqual([{ label: "Plan", value: "default" }]);
+    expect(fake.last("info")).toEqual({ instance: "Plans" });
+    await running.http.get("/resources/PLANS/status").set("Authorization", GOOD_AUTH).expect(404);
+    await running.http.get("/Resources/plans").set("Authorization", GOOD_AUTH).expect(404);
+    await running.http.get("/resources/cache1/Status").set("Authorization", GOOD_AUTH).expect(404);
+    await running.http.get("/resources/plans").set("Authorization", GOOD_AUTH).expect(200);
+  });
+
   it("`variants` limits the routes served", async () => {
     const running = await start(fakeResource().handlers, { variants: ["B"] });
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=c1").expect(201);

@@ -3,7 +3,10 @@
  * The servers start through a wrapper that waits two seconds first, so the pending phase
  * (202 on status, 412 on bind) is observable and a provider restart can land in the middle of it.
  */
-import { stat } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
@@ -12,6 +15,7 @@ import { REGISTRY_KEY_PREFIX, type RunningProvider } from "../redis-provider.js"
 import { runningPid } from "../../../src/redis/server.js";
 import {
   appClient,
+  appClients,
   bindEnv,
   eventually,
   failure,
@@ -26,18 +30,31 @@ import {
   testConfig,
 } from "./support.js";
 
+/**
+ * Puts a file in `dir` that cannot be deleted (a read-only folder; `chattr +i` as root, whom
+ * permissions do not stop). Returns the undo, or undefined when the file system cannot do it.
+ */
+async function undeletableEntry(dir: string): Promise<(() => Promise<void>) | undefined> {
+  const folder = join(dir, "read-only");
+  const file = join(folder, "kept");
+  await mkdir(folder);
+  await writeFile(file, "");
+  if (process.getuid?.() !== 0) {
+    await chmod(folder, 0o555);
+    return () => chmod(folder, 0o755);
+  }
+  const chattr = (flag: string) => promisify(execFile)("chattr", [flag, file]);
+  if (!(await chattr("+i").then(() => true, () => false))) return undefined;
+  return async () => void (await chattr("-i"));
+}
+
 describe("plan dedicated over HTTP", () => {
   let redis: RedisServer;
   let dataDir: string;
   let config: Config;
   let provider: RunningProvider;
   let api: ReturnType<typeof platform>;
-  const clients: Array<{ isOpen: boolean; destroy(): void }> = [];
-  const connect = async (env: Record<string, string>) => {
-    const client = await appClient(env);
-    clients.push(client);
-    return client;
-  };
+  const { connect, closeAll } = appClients();
   const restartProvider = async () => {
     await provider.close();
     provider = await startTestProvider(config);
@@ -54,7 +71,7 @@ describe("plan dedicated over HTTP", () => {
   });
 
   afterAll(async () => {
-    for (const client of clients) if (client.isOpen) client.destroy();
+    closeAll();
     await provider?.close();
     await killServersUnder(dataDir);
     await redis?.stop();
@@ -77,6 +94,9 @@ describe("plan dedicated over HTTP", () => {
     await web.set("anything", "goes");
     expect(await web.get("anything")).toBe("goes");
     await web.flushDb(); // the app's own server: allowed
+    // Scripting too, denied on shared: a busy script here only slows the app's own server.
+    expect(await web.sendCommand(["EVAL", "return redis.call('SET', KEYS[1], 'scripted')", "1", "from-lua"])).toBe("OK");
+    expect(await web.getDel("from-lua")).toBe("scripted");
     expect(await failure(web.configSet("maxmemory", "1gb"))).toMatch(/^NOPERM/);
     expect(await failure(web.sendCommand(["ACL", "SETUSER", "intruder", "on", ">pw", "+@all"]))).toMatch(/^NOPERM/);
 
@@ -120,6 +140,44 @@ describe("plan dedicated over HTTP", () => {
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
     expect(await failure(appClient(env))).toMatch(/ECONNREFUSED/);
     expect((await api.status("gone")).status).toBe(404);
+  });
+
+  it("keeps a destroy that fails after stopping the process as deleting, then failed; a later destroy finishes it", async (context) => {
+    await api.create("stuck", "dedicated");
+    await ready("stuck");
+    const dir = instanceDir(dataDir, "stuck");
+    const pid = (await runningPid(dir))!;
+    const unlock = await undeletableEntry(dir);
+    if (unlock === undefined) return context.skip("cannot make a file undeletable here (tmpfs as root)");
+    try {
+      expect((await api.destroy("stuck")).status).toBe(200);
+      expect(isAlive(pid)).toBe(false);
+      // The record says what is going on: being removed, and after the last retry, why it failed.
+      const first = await api.status("stuck");
+      expect(first.status).toBe(500);
+      expect(first.text).toMatch(/being removed|Removal failed/);
+      await eventually(async () => /Removal failed after \d+ attempt/.test((await api.status("stuck")).text));
+      expect((await api.bindApp("stuck", "web")).status).not.toBe(201);
+    } finally {
+      await unlock();
+    }
+    expect((await api.destroy("stuck")).status).toBe(200);
+    expect((await api.status("stuck")).status).toBe(404);
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("reuses one connection for status, binds and info instead of opening one per call", async () => {
+    await api.create("reused", "dedicated");
+    await ready("reused");
+    const app = await connect(bindEnv(await api.bindApp("reused", "web")));
+    const accepted = async () => Number(/total_connections_received:(\d+)/.exec(await app.info("stats"))?.[1]);
+    const before = await accepted();
+    const statuses = await Promise.all(Array.from({ length: 30 }, () => api.status("reused")));
+    expect(statuses.map((answer) => answer.status)).toEqual(Array(30).fill(204));
+    bindEnv(await api.bindApp("reused", "worker"));
+    expect((await api.info("reused")).status).toBe(200);
+    expect(await accepted()).toBe(before);
+    await api.destroy("reused");
   });
 
   it("removes an instance destroyed while it was still provisioning", async () => {

@@ -2,51 +2,22 @@
  * Plan `shared` through HTTP, as the platform and its apps see it: a real provider on a real
  * redis-server, apps connecting with the env their bind returned.
  */
-import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
-import type { RunningProvider } from "../redis-provider.js";
-import {
-  appClient,
-  bindEnv,
-  eventually,
-  failure,
-  killServersUnder,
-  platform,
-  startTestProvider,
-  tempDir,
-  testConfig,
-} from "./support.js";
+import { appClient, bindEnv, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
 
 describe("plan shared over HTTP", () => {
-  let redis: RedisServer;
-  let dataDir: string;
-  let provider: RunningProvider;
-  let api: ReturnType<typeof platform>;
-  let admin: ReturnType<typeof createClient>;
-  const apps: Array<Awaited<ReturnType<typeof appClient>>> = [];
-  const connect = async (env: Record<string, string>) => {
-    const client = await appClient(env);
-    apps.push(client);
-    return client;
-  };
+  let setup: SharedSetup;
+  let redis: SharedSetup["redis"];
+  let api: SharedSetup["api"];
+  let admin: SharedSetup["admin"];
+  const connect = (env: Record<string, string>) => setup.connect(env);
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    dataDir = await tempDir("shared");
-    provider = await startTestProvider(testConfig({ dataDir, redisUrl: redis.url }));
-    api = platform(provider.url);
-    admin = createClient({ url: redis.url });
-    await admin.connect();
+    setup = await startSharedSetup("shared");
+    ({ redis, api, admin } = setup);
   });
 
-  afterAll(async () => {
-    for (const client of apps) if (client.isOpen) client.destroy();
-    admin?.destroy();
-    await provider?.close();
-    await killServersUnder(dataDir);
-    await redis?.stop();
-  });
+  afterAll(() => setup?.stop());
 
   const usersOf = async (instance: string) => (await admin.aclUsers()).filter((user) => user.startsWith(`${instance}.`));
 

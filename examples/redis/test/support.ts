@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { createClient } from "redis";
-import { isAlive, REDIS_SERVER } from "../../../test/support/redis-server.js";
+import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
 import { runningPid } from "../../../src/redis/server.js";
 import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
@@ -107,6 +107,78 @@ export async function appClient(env: Record<string, string>) {
   client.on("error", () => {});
   await client.connect();
   return client;
+}
+
+type AppClient = Awaited<ReturnType<typeof appClient>>;
+
+/** The apps a test connects, all closed at once by `closeAll` (in `afterAll`). */
+export function appClients() {
+  const open: AppClient[] = [];
+  return {
+    async connect(env: Record<string, string>): Promise<AppClient> {
+      const client = await appClient(env);
+      open.push(client);
+      return client;
+    },
+    closeAll() {
+      for (const client of open) if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+export interface SharedSetup {
+  redis: RedisServer;
+  /** Replaced, with `api`, by `restart`. */
+  provider: RunningProvider;
+  api: ReturnType<typeof platform>;
+  /** The shared server's administrator, to look behind the provider's back. */
+  admin: ReturnType<typeof administrator>;
+  connect(env: Record<string, string>): Promise<AppClient>;
+  /** Stops the provider and starts it again on the same server and data. */
+  restart(): Promise<void>;
+  /** Closes the apps and the administrator, stops the provider and its redis-server. */
+  stop(): Promise<void>;
+}
+
+const administrator = (url: string) => createClient({ url });
+
+/** A provider whose `shared` instances (and registry) live on a throw-away redis-server of its own. */
+export async function startSharedSetup(name: string): Promise<SharedSetup> {
+  const redis = await startRedisServer();
+  const dataDir = await tempDir(name);
+  const apps = appClients();
+  const admin = administrator(redis.url);
+  const config = testConfig({ dataDir, redisUrl: redis.url });
+  let provider: RunningProvider | undefined;
+  const stop = async () => {
+    apps.closeAll();
+    if (admin.isOpen) admin.destroy();
+    await provider?.close();
+    await killServersUnder(dataDir);
+    await redis.stop();
+  };
+  try {
+    provider = await startTestProvider(config);
+    await admin.connect();
+    const setup: SharedSetup = {
+      redis,
+      provider,
+      api: platform(provider.url),
+      admin,
+      connect: apps.connect,
+      async restart() {
+        await provider?.close();
+        provider = undefined;
+        setup.provider = provider = await startTestProvider(config);
+        setup.api = platform(provider.url);
+      },
+      stop,
+    };
+    return setup;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** The error message a command fails with (or "OK:<reply>" when it does not fail). */
