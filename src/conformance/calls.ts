@@ -2,8 +2,8 @@
  * Every call the platform makes, with the fields it sends, for one variant. The lifecycle and
  * the unknown-instance probes both build their requests here, so they send the same thing.
  */
-import { PLACEMENT, type Call } from "./platform-client.js";
-import type { ParameterTree } from "./payloads.js";
+import { PLACEMENT, type Call } from "../provider-client/client.js";
+import type { ParameterTree } from "../provider-client/payloads.js";
 import type { Variant } from "./types.js";
 
 /** Names of the things a run binds. Derived from the instance name so runs never collide. */

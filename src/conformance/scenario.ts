@@ -5,9 +5,9 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PlatformCalls, RunNames } from "./calls.js";
-import type { Call, CallResult, PlatformClient } from "./platform-client.js";
+import type { Call, CallResult, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, skip, type Recorder, type Verdict } from "./recorder.js";
-import { bindResultProblem, firstPlan, infoProblem, plansProblem } from "./shapes.js";
+import { bindResultProblem, firstPlan, infoProblem, plansProblem } from "../provider-client/shapes.js";
 import type { ProgressEvent, Variant } from "./types.js";
 
 export interface ScenarioContext {

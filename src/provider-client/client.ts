@@ -12,7 +12,7 @@ import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
 import { jsonType } from "./shapes.js";
-import type { Encoding, Exchange } from "./types.js";
+import type { Encoding, Exchange } from "../conformance/types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
