@@ -154,7 +154,7 @@ export class PlatformClient {
       headers["X-Tsuru-Pool-Provisioner"] = call.placement.provisioner;
       headers["X-Tsuru-Cluster-Name"] = call.placement.cluster;
       headers["X-Tsuru-Cluster-Provisioner"] = call.placement.provisioner;
-      headers["X-Tsuru-Cluster-Addresses"] = call.placement.addresses;
+      if (call.placement.addresses.length > 0) headers["X-Tsuru-Cluster-Addresses"] = call.placement.addresses;
     }
     return headers;
   }
