@@ -43,7 +43,7 @@ interface OwnPackage {
 }
 
 /** This package's root and package.json: found by walking up, as the depth differs between src/ and dist/src/. */
-function ownPackage(): { root: string; pkg: OwnPackage } {
+export function ownPackage(): { root: string; pkg: OwnPackage } {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const file = path.join(dir, "package.json");

@@ -40,9 +40,9 @@ async function passwordMatches(user: User, password: string): Promise<boolean> {
 
 /** `{token}`; the token is random hex and expires after 7 days, as the platform's. */
 export async function login(context: Context, email: string, password: string): Promise<string> {
+  if (password === "") throw badRequest("You must provide a password to login.");
   const user = await context.store.get("users", email);
   if (!user) throw notFound("User not found.");
-  if (password === "") throw badRequest("You must provide a password to login.");
   if (!(await passwordMatches(user, password))) throw unauthorized("Authentication failed, wrong password.");
   const token = randomBytes(32).toString("hex");
   await context.store.put("tokens", sha256(token), { hash: sha256(token), email, expiresAt: Date.now() + TOKEN_LIFETIME_MS });
