@@ -9,11 +9,8 @@ import { body, nameParam, query, sendEmpty, sendJson, text, type Route } from ".
 const NAME = z.string().max(100);
 const NEW_APP = z.object({ name: z.string(), platform: NAME.min(1), teamOwner: NAME.optional(), pool: NAME.optional() });
 const VALUE = z.string().max(64 * 1024);
-/** `{"envs":[{"name","value"}],"private":bool}` as the platform's client sends it, or a flat `{"NAME":"value"}` map. */
-const SET_ENV = z.union([
-  z.object({ envs: z.array(z.object({ name: NAME, value: VALUE })).min(1), private: z.boolean().optional() }),
-  z.record(NAME, VALUE).refine((map) => Object.keys(map).length > 0, "give at least one variable"),
-]);
+/** `{"envs":[{"name","value"}],"private":bool}`, the fields the platform's client sends. */
+const SET_ENV = z.object({ envs: z.array(z.object({ name: NAME, value: VALUE })).min(1), private: z.boolean().optional() });
 const UNSET_ENV = z.object({ names: z.array(NAME).min(1) });
 
 export const appList: Route = async ({ res, context, actor }) => {
@@ -55,10 +52,7 @@ export const envShow: Route = async ({ req, res, context, actor }) => {
 
 export const envSet: Route = async ({ req, res, context, actor }) => {
   const given = body(req, SET_ENV);
-  const variables =
-    "envs" in given && Array.isArray(given.envs)
-      ? given.envs.map(({ name, value }) => ({ name, value, public: given.private !== true }))
-      : Object.entries(given as Record<string, string>).map(([name, value]) => ({ name, value, public: true }));
+  const variables = given.envs.map(({ name, value }) => ({ name, value, public: given.private !== true }));
   await setEnv(context, actor, nameParam(req, "app", "app"), variables);
   sendEmpty(res, 200);
 };
