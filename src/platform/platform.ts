@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { redisClient, type Address } from "../redis/connection.js";
 import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
 import { createContext, type Context } from "./domain/context.js";
-import { ProviderCalls, type ProviderCallOptions } from "./domain/provider-calls.js";
+import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
 import { ensureAdmin } from "./domain/users.js";
 import { createPlatformApp } from "./http/server.js";
 import { applySeed } from "./seed.js";
@@ -102,7 +102,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   let opened: OpenStore | undefined;
   try {
     opened = await openStore(options.state);
-    const context = createContext(opened.store, new ProviderCalls(opened.store, options.providerCalls));
+    const context = createContext(opened.store, new Providers(opened.store, options.providerCalls));
     await ensureAdmin(context, options.admin.email, options.admin.password);
     if (options.seedFile) await applySeed(context, options.admin.email, options.seedFile);
     server.on(

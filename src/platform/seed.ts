@@ -12,8 +12,7 @@
 import { readFile } from "node:fs/promises";
 import { parse, stringify } from "yaml";
 import { z } from "zod";
-import { addUnits } from "./domain/binding.js";
-import { bind } from "./domain/binding.js";
+import { addUnits, bind } from "./domain/binding.js";
 import { createApp } from "./domain/apps.js";
 import type { Actor, Context } from "./domain/context.js";
 import { createInstance } from "./domain/instances.js";

@@ -46,6 +46,7 @@ describe.each(STORES)("users and teams (%s store)", (kind) => {
     expect((await login(ADMIN.email, { password: "" })).status).toBe(400);
     expect((await login(ADMIN.email, { password: null })).status).toBe(400);
     expect((await login(ADMIN.email, { password: "wrong-password" })).status).toBe(401);
+    expect((await login(ADMIN.email, { password: ADMIN.password })).json()).toEqual({ token: expect.stringMatching(/^[0-9a-f]{64}$/), is_admin: true });
   });
 
   it("manages teams with the platform's rules", async () => {

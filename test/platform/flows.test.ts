@@ -9,7 +9,7 @@ import { NotReadyError, ProviderError } from "../../src/index.js";
 import { createContext } from "../../src/platform/domain/context.js";
 import { createInstance } from "../../src/platform/domain/instances.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import { ProviderCalls } from "../../src/platform/domain/provider-calls.js";
+import { Providers } from "../../src/platform/domain/provider-calls.js";
 import { createService } from "../../src/platform/domain/services.js";
 import { MemoryStore } from "../../src/platform/store/memory.js";
 import type { Records } from "../../src/platform/store/store.js";
@@ -170,7 +170,7 @@ describe("instance creation", () => {
       }
     }
     const store = new FailingStore();
-    const context = createContext(store, new ProviderCalls(store));
+    const context = createContext(store, new Providers(store));
     await store.put("teams", "ops", { name: "ops", users: ["ops@example.com"] });
     const actor = { email: "ops@example.com", teams: ["ops"], admin: false };
     await createService(context, actor, manifest("undo", provider.running.url));

@@ -5,12 +5,12 @@
 import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
 import type { Store } from "../store/store.js";
 import type { LogEntry } from "./model.js";
-import type { ProviderCalls } from "./provider-calls.js";
+import type { Providers } from "./provider-calls.js";
 
 export interface Context {
   store: Store;
   locks: KeyedMutex;
-  providers: ProviderCalls;
+  providers: Providers;
 }
 
 /** The user a request acts for, with the teams that decide what they may do. */
@@ -25,7 +25,7 @@ export const ADMIN_TEAM = "admin";
 const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
 const LOG_LINES = 1000;
 
-export function createContext(store: Store, providers: ProviderCalls): Context {
+export function createContext(store: Store, providers: Providers): Context {
   return { store, locks: new KeyedMutex(), providers };
 }
 

@@ -35,10 +35,10 @@ export function parseManifest(text: string): Manifest {
   const fields = document as Record<string, unknown>;
   const endpoint = fields.endpoint;
   const production = endpoint && typeof endpoint === "object" ? (endpoint as Record<string, unknown>).production : undefined;
-  const text_ = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
-  const id = text_(fields.id);
-  const password = text_(fields.password);
-  const url = text_(production);
+  const scalar = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+  const id = scalar(fields.id);
+  const password = scalar(fields.password);
+  const url = scalar(production);
   for (const [name, value] of [["id", id], ["password", password], ["endpoint", url]] as const) {
     if (value === "") throw badRequest(`You must provide a(n) ${name} in the manifest file.`);
   }
@@ -49,7 +49,7 @@ export function parseManifest(text: string): Manifest {
   if (!VARIANTS.includes(variant)) throw badRequest(`Invalid variant "${String(variant).slice(0, 20)}": use A, B or current.`);
   const encoding = (fields.encoding === undefined ? "form" : String(fields.encoding)) as Encoding;
   if (!ENCODINGS.includes(encoding)) throw badRequest(`Invalid encoding "${String(encoding).slice(0, 20)}": use form or json.`);
-  return { id, username: text_(fields.username) || id, password, endpoint: withScheme(url), variant, encoding };
+  return { id, username: scalar(fields.username) || id, password, endpoint: withScheme(url), variant, encoding };
 }
 
 /** The platform prepends `http://` to an endpoint without a scheme. */

@@ -31,7 +31,7 @@ export interface ProviderCallOptions {
 const KEPT_CALLS = 1000;
 const ALL = "all";
 
-export class ProviderCalls {
+export class Providers {
   constructor(
     private readonly store: Store,
     private readonly options: ProviderCallOptions = {},

@@ -1,6 +1,6 @@
 /** `/users`: sign up, log in and out, who am I. */
 import { z } from "zod";
-import { createUser, login, logout } from "../domain/users.js";
+import { actorOf, createUser, login, logout } from "../domain/users.js";
 import { body, nameParam, sendEmpty, sendJson, type Route } from "./handler.js";
 import { bearerToken } from "./auth.js";
 
@@ -17,7 +17,7 @@ export const logIn: Route = async ({ req, res, context }) => {
   const { password } = body(req, LOGIN);
   const email = nameParam(req, "email", "email");
   const token = await login(context, email, password ?? "");
-  sendJson(res, 200, { token, is_admin: false });
+  sendJson(res, 200, { token, is_admin: (await actorOf(context, email)).admin });
 };
 
 export const logOut: Route = async ({ req, res, context }) => {
