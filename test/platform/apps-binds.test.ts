@@ -30,6 +30,9 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     expect((await t.admin.post("/apps", { json: { name: "Shop!", platform: "node" } })).text).toMatch(/^Invalid app name/);
     expect((await t.admin.post("/apps", { json: { name: "a".repeat(64), platform: "node" } })).status).toBe(400);
     expect((await t.admin.post("/apps", { json: { name: "nop" } })).status).toBe(400);
+    // Fields the platform's client sends beyond these are ignored, never an error.
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "extra", platform: "go", plan: "small", tag: ["a"], description: "x" } }));
+    await t.admin.ok(t.admin.delete("/apps/extra"));
     expect((await t.admin.post("/apps", { json: { name: "nop", platform: "node", teamOwner: "no-team" } })).status).toBe(404);
 
     const shop = (await t.admin.get("/apps/shop")).json<{ Units: unknown[]; Pool: string; Teams: string[]; State: string }>();

@@ -150,6 +150,30 @@ describe("providers that answer garbage or are down", () => {
     expect(fallback.requestBody).toContain("app-name=old-app");
   });
 
+  it("a provider too slow to answer: the call is given up at the limit, with a clear error, and nothing is bound", async () => {
+    // Creates at once, never answers bind-app.
+    const slow = createServer((req, res) => {
+      req.resume();
+      if (req.method === "POST" && req.url === "/resources") res.writeHead(201).end();
+    });
+    slow.listen(0, "127.0.0.1");
+    await new Promise((resolve) => slow.once("listening", resolve));
+    const quick = await startTestPlatform("memory", { providerCalls: { timeoutMs: 300 } });
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("slow", url) }));
+      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "late", service_name: "slow" } }));
+      await quick.admin.ok(quick.admin.post("/apps", { json: { name: "waiting", platform: "node" } }));
+      const bound = await quick.admin.put("/services/instances/late/waiting");
+      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
+      expect((await quick.admin.get("/services/instances/late")).json()).toMatchObject({ apps: [] });
+    } finally {
+      await quick.stop();
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it("a provider that is down: a clear error and no instance", async () => {
     await t.admin.ok(t.admin.post("/services", { text: manifest("down", `http://127.0.0.1:${await freePort()}`) }));
     const answer = await t.admin.post("/services/instances", { json: { name: "nowhere", service_name: "down" } });
