@@ -137,6 +137,9 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     expect(everything).not.toContain("s3cret");
     expect((await t.admin.get("/provider-calls?instance=nope")).json()).toEqual([]);
     expect((await t.admin.get("/provider-calls?app=Bad!")).status).toBe(400);
+    // A user whose teams may not use the service sees none of its calls.
+    const outsider = await t.admin.login("gina@example.com", "user-password");
+    expect((await outsider.get("/provider-calls")).json()).toEqual([]);
   });
 
   it("unbinds in reverse (units, then bind-app), refuses removal while bound, and removes the app with its binds", async () => {

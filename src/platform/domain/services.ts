@@ -2,7 +2,8 @@
 import { sharesTeam, type Actor, type Context } from "./context.js";
 import { conflict, failed, forbidden, notFound } from "./errors.js";
 import { parseManifest } from "./manifest.js";
-import type { Instance, Service } from "./model.js";
+import type { Instance, ProviderCall, Service } from "./model.js";
+import type { CallFilter } from "./provider-calls.js";
 
 export async function findService(context: Context, name: string): Promise<Service> {
   const service = await context.store.get("services", name);
@@ -61,6 +62,12 @@ export async function listServices(context: Context, actor: Actor, app?: string)
         .map((instance) => instance.name)
         .sort(),
     }));
+}
+
+/** The calls made to the providers of the services the actor may use (admins: all). */
+export async function providerCallsFor(context: Context, actor: Actor, filter: CallFilter): Promise<ProviderCall[]> {
+  const usable = new Set((await context.store.all("services")).filter((service) => mayUse(actor, service)).map((service) => service.name));
+  return (await context.providers.list(filter)).filter((call) => actor.admin || usable.has(call.service));
 }
 
 export async function serviceInstances(context: Context, actor: Actor, name: string) {
