@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { NotReadyError, ProviderError } from "../../src/index.js";
+import { NotFoundError, NotReadyError, ProviderError } from "../../src/index.js";
 import { createContext } from "../../src/platform/domain/context.js";
 import { createInstance } from "../../src/platform/domain/instances.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
@@ -105,6 +105,27 @@ describe("bind failures leave nothing half-bound", () => {
     const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
     expect([answer.status, answer.text]).toEqual([412, "You cannot bind any app to this service instance because it is not ready yet."]);
     expect(await instanceApps(instance)).toEqual([]);
+  });
+});
+
+describe("unbind and remove", () => {
+  it("a provider 404 on unbind means already gone: the unbind succeeds; a 404 on remove is an error", async () => {
+    const provider = await startTestProvider({
+      unbindApp: async () => {
+        throw new NotFoundError("No such binding.");
+      },
+      destroy: async () => {
+        throw new NotFoundError("No such instance.");
+      },
+    });
+    const { instance, app } = await setUp("forgetful", provider);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await servicesSeenBy(app)).toEqual({});
+    const removed = await t.admin.delete(`/services/instances/${instance}`);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: No such instance.`]);
+    expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(200);
   });
 });
 
