@@ -8,6 +8,7 @@ import { registerCheck } from "./check.js";
 import { registerInit } from "./init.js";
 import { registerManifest } from "./manifest.js";
 import { ownPackage } from "./own-package.js";
+import { registerPlatform } from "./platform.js";
 
 const program = new Command("provider-kit")
   .description("Build, check and register provider services for the Tsuru platform.")
@@ -18,6 +19,7 @@ const program = new Command("provider-kit")
 registerCheck(program);
 registerInit(program);
 registerManifest(program);
+registerPlatform(program);
 
 /** Commander error codes that mean "the command line is wrong". */
 const USAGE_ERRORS = new Set([

@@ -16,6 +16,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import type { Command } from "commander";
+import { SERVICE_NAME } from "../platform/domain/model.js"; // the platform's own rule for service ids
 
 export interface ServiceManifest {
   id: string;
@@ -28,12 +29,9 @@ export interface ServiceManifest {
 export const SERVICE_ID_RULE =
   "lower-case letters, digits and dashes, starting with a letter, at most 40 characters";
 
-/** The platform's own rule for service ids. */
-const SERVICE_ID = /^[a-z][a-z0-9-]{0,39}$/;
-
 /** Throws, saying the rule and what to do, unless `id` is a valid service id. `hint` names the fix. */
 export function assertServiceId(id: string, hint: string): void {
-  if (!SERVICE_ID.test(id)) {
+  if (!SERVICE_NAME.test(id)) {
     throw new Error(`Invalid service id "${id}": use ${SERVICE_ID_RULE} (e.g. "my-service").${hint ? ` ${hint}` : ""}`);
   }
 }

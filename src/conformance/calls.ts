@@ -1,9 +1,11 @@
 /**
- * Every call the platform makes, with the fields it sends, for one variant. The lifecycle and
- * the unknown-instance probes both build their requests here, so they send the same thing.
+ * The calls of a conformance run: the shared provider calls (src/provider-client/calls.ts)
+ * with the run's made-up names, so the lifecycle and the unknown-instance probes send the same thing.
  */
-import { PLACEMENT, type Call } from "./platform-client.js";
-import type { ParameterTree } from "./payloads.js";
+import type { Call } from "../provider-client/client.js";
+import { providerCalls, type AppSpec, type InstanceSpec, type JobSpec } from "../provider-client/calls.js";
+import type { ParameterTree } from "../provider-client/payloads.js";
+import type { Placement } from "../provider-client/types.js";
 import type { Variant } from "./types.js";
 
 /** An app as the platform names it in bind calls. */
@@ -49,6 +51,13 @@ export function runNames(instance: string, missing: string): RunNames {
 /** Nested on purpose: exercises the `parameters.tls.enabled=true` flattening. */
 const PARAMETERS: ParameterTree = { size: "2", tls: { enabled: "true" } };
 const TAGS = ["pkc", "conformance"];
+const PLACEMENT: Placement = {
+  pool: "pkc-pool",
+  cluster: "pkc-cluster",
+  provisioner: "kubernetes",
+  addresses: ["https://10.0.0.1:6443", "https://10.0.0.2:6443"],
+};
+const KIT_USER = "pkc-user@example.com";
 
 export interface CreateSettings {
   plan?: string;
@@ -57,99 +66,39 @@ export interface CreateSettings {
 
 export type PlatformCalls = ReturnType<typeof platformCalls>;
 
+/** The kit plays today's platform for Variants A and current alike; unit binds are the scenario's choice. */
 export function platformCalls(names: RunNames, variant: Variant, settings: CreateSettings) {
-  const modern = variant !== "B";
-  const at = (instance: string) => `/resources/${encodeURIComponent(instance)}`;
-  const appFields = (app: AppNames) => ({ "app-name": app.name, "app-hosts": app.hosts });
-  const jobFields = { "job-name": names.job, "job-pool-name": PLACEMENT.pool, "job-cluster-name": PLACEMENT.cluster };
-  const jobPath = (instance: string) => `${at(instance)}/binds/jobs/${encodeURIComponent(names.job)}`;
-  const unit = {
-    fields: { "app-name": names.app.name, "app-host": names.app.hosts[0], "unit-host": names.unitHost },
-    // Unit binds stopped before the JSON encoding existed: they are always form encoded.
-    formOnly: true,
-  };
+  const calls = providerCalls({ variant, event: { user: KIT_USER }, modernFields: true });
+  const instance = (name: string, description: string, tags: string[], plan = settings.plan): InstanceSpec => ({
+    name,
+    team: settings.team,
+    plan,
+    description,
+    tags,
+    parameters: PARAMETERS,
+  });
+  const appSpec = (app: AppNames): AppSpec => ({
+    name: app.name,
+    hosts: app.hosts,
+    internalHosts: app.internalHosts,
+    placement: PLACEMENT,
+    parameters: PARAMETERS,
+  });
+  const job: JobSpec = { name: names.job, placement: PLACEMENT };
 
   return {
-    plans: (): Call => ({ method: "GET", path: "/resources/plans" }),
-
+    plans: (): Call => calls.plans(),
     /** Variant B sends no plan: `plan` is ignored there. */
-    create: (instance: string, plan = settings.plan): Call =>
-      modern
-        ? {
-            method: "POST",
-            path: "/resources",
-            event: true,
-            payload: {
-              fields: { name: instance, team: settings.team, tags: TAGS, description: "conformance check", ...(plan ? { plan } : {}) },
-              parameters: PARAMETERS,
-            },
-          }
-        : { method: "POST", path: "/resources", payload: { fields: { name: instance } } },
-
-    /** The full new state, as the platform sends it (not a diff). */
-    update: (instance: string): Call => ({
-      method: "PUT",
-      path: at(instance),
-      event: true,
-      payload: {
-        fields: { description: "conformance check, updated", team: settings.team, tags: [...TAGS, "updated"], plan: settings.plan ?? "" },
-        parameters: PARAMETERS,
-      },
-    }),
-
-    destroy: (instance: string): Call =>
-      modern
-        ? { method: "DELETE", path: at(instance), event: true, payload: { fields: {} } }
-        : { method: "DELETE", path: at(instance) },
-
-    bindApp: (instance: string, app = names.app): Call =>
-      modern
-        ? {
-            method: "POST",
-            path: `${at(instance)}/bind-app`,
-            event: true,
-            placement: true,
-            secretAnswer: true,
-            payload: {
-              fields: {
-                ...appFields(app),
-                "app-internal-hosts": app.internalHosts,
-                "app-pool-name": PLACEMENT.pool,
-                "app-pool-provisioner": "kubernetes",
-                "app-cluster-name": PLACEMENT.cluster,
-                "app-cluster-provisioner": "kubernetes",
-                "app-cluster-addresses": PLACEMENT.addresses,
-              },
-              formOnlyFields: { "app-host": app.hosts[0] },
-              parameters: PARAMETERS,
-            },
-          }
-        : { method: "POST", path: at(instance), secretAnswer: true, payload: { fields: { hostname: app.hosts[0] } } },
-
-    unbindApp: (instance: string, app = names.app): Call =>
-      modern
-        ? {
-            method: "DELETE",
-            path: `${at(instance)}/bind-app`,
-            event: true,
-            payload: { fields: appFields(app), formOnlyFields: { "app-host": app.hosts[0] } },
-          }
-        : { method: "DELETE", path: `${at(instance)}/hostname/${encodeURIComponent(app.hosts[0])}` },
-
-    bindUnit: (instance: string): Call => ({ method: "POST", path: `${at(instance)}/bind`, secretAnswer: true, payload: unit }),
-    unbindUnit: (instance: string): Call => ({ method: "DELETE", path: `${at(instance)}/bind`, payload: unit }),
-
-    bindJob: (instance: string): Call => ({
-      method: "PUT",
-      path: jobPath(instance),
-      event: true,
-      placement: true,
-      secretAnswer: true,
-      payload: { fields: jobFields },
-    }),
-    unbindJob: (instance: string): Call => ({ method: "DELETE", path: jobPath(instance), event: true, payload: { fields: jobFields } }),
-
-    status: (instance: string): Call => ({ method: "GET", path: `${at(instance)}/status` }),
-    info: (instance: string): Call => ({ method: "GET", path: at(instance) }),
+    create: (name: string, plan = settings.plan): Call => calls.create(instance(name, "conformance check", TAGS, plan)),
+    update: (name: string): Call => calls.update(instance(name, "conformance check, updated", [...TAGS, "updated"])),
+    destroy: (name: string): Call => calls.destroy(name),
+    bindApp: (name: string, app = names.app): Call => calls.bindApp(name, appSpec(app)),
+    unbindApp: (name: string, app = names.app): Call => calls.unbindApp(name, appSpec(app)),
+    bindUnit: (name: string): Call => calls.bindUnit(name, appSpec(names.app), names.unitHost),
+    unbindUnit: (name: string): Call => calls.unbindUnit(name, appSpec(names.app), names.unitHost),
+    bindJob: (name: string): Call => calls.bindJob(name, job),
+    unbindJob: (name: string): Call => calls.unbindJob(name, job),
+    status: (name: string): Call => calls.status(name),
+    info: (name: string): Call => calls.info(name),
   };
 }

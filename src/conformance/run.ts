@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { platformCalls, runNames, type PlatformCalls } from "./calls.js";
-import { PlatformClient } from "./platform-client.js";
+import { PlatformClient } from "../provider-client/client.js";
 import { Recorder } from "./recorder.js";
 import { linkRootCauses } from "./root-causes.js";
 import { Interrupted, runScenario } from "./scenario.js";

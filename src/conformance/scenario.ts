@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { PlatformCalls, RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
 import { isolationVerdict } from "./isolation.js";
-import type { Call, CallResult, PlatformClient } from "./platform-client.js";
+import type { Call, CallResult, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
   bindResultProblem,
@@ -18,7 +18,7 @@ import {
   isJson,
   isJsonContentType,
   plansProblem,
-} from "./shapes.js";
+} from "../provider-client/shapes.js";
 import type { ProgressEvent, Variant } from "./types.js";
 
 export interface ScenarioContext {

@@ -3,12 +3,11 @@
  * Nothing here depends on provider-kit's server code: the kit only speaks HTTP.
  */
 
-/** `A` and `B` are the spec's variants; `current` is Variant A plus the calls today's platform makes. */
-export type Variant = "A" | "B" | "current";
+import type { Encoding, Exchange, Variant } from "../provider-client/types.js";
+
+export type { Encoding, Exchange, Variant } from "../provider-client/types.js";
 export const VARIANTS: readonly Variant[] = ["A", "B", "current"];
 
-/** How request bodies are sent: form encoded (default) or the platform 1.30+ camelCase JSON. */
-export type Encoding = "form" | "json";
 export const ENCODINGS: readonly Encoding[] = ["form", "json"];
 
 /** A MUST check that does not hold fails the run; a SHOULD check only warns. */
@@ -76,23 +75,6 @@ export interface CheckDefinition {
    * route and status): it is then reported as following from that root cause. `any`: every check.
    */
   followsFrom?: readonly string[] | "any";
-}
-
-/** One request the kit sent and what came back, with secrets already redacted. */
-export interface Exchange {
-  method: string;
-  path: string;
-  requestHeaders: Record<string, string | string[]>;
-  requestBody: string;
-  /** Absent when no answer came (connection refused, timeout...): see `error`. */
-  response?: {
-    status: number;
-    contentType?: string;
-    location?: string;
-    /** The body, trimmed; bind results have their values replaced by their types. */
-    body: string;
-  };
-  error?: string;
 }
 
 export interface CheckResult {

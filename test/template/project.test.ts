@@ -13,6 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
+import { freePort } from "../../src/redis/server.js";
+import { Api } from "../platform/helpers.js";
 import { run, startLongRunning, type Finished } from "./processes.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -108,6 +110,45 @@ describe("a project made by provider-kit init", () => {
     expect(server.output()).toMatch(/"msg":"stopping"/);
     expect(server.output()).not.toContain(password);
   }, SLOW);
+
+  it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
+    const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
+    const platformPort = await freePort();
+    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", String(platformPort)], {
+      cwd: project,
+      env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
+    });
+    try {
+      const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
+      const endpoint = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
+      const manifest = await run("npx", ["provider-kit", "manifest", "--endpoint", endpoint], { cwd: project });
+      expectSuccess(manifest);
+      await platform.waitForLine(/listening on/, 60_000);
+      const api = await new Api(`http://127.0.0.1:${platformPort}`).login("admin@example.com", "admin-password");
+      const serviceId = /^id: (.+)$/m.exec(manifest.stdout)![1]!.replace(/"/g, "");
+
+      await api.ok(api.post("/services", { text: manifest.stdout })); // Variant A: bind-app, then one bind per unit
+      await api.ok(api.post("/apps", { json: { name: "orders-web", platform: "node" } }));
+      await api.ok(api.put("/apps/orders-web/units", { text: "1" }));
+      await api.ok(api.post("/services/instances", { json: { name: "orders", service_name: serviceId } }));
+      const bound = (await api.ok(api.put("/services/instances/orders/orders-web"))).json<Record<string, string>>();
+      expect(Object.keys(bound).length).toBeGreaterThan(0);
+      const seen = await api.ok(api.post("/apps/orders-web/run?once=true", { text: 'printf %s "$TSURU_SERVICES"' }));
+      expect(JSON.parse(seen.text)).toEqual({ [serviceId]: [{ instance_name: "orders", envs: bound }] });
+      const calls = (await api.get("/provider-calls?app=orders-web")).json<Array<{ path: string; status: number }>>();
+      expect(calls.map((call) => `${call.path} ${call.status}`)).toEqual([
+        "/resources/orders/bind-app 201",
+        "/resources/orders/bind 201",
+        "/resources/orders/bind 201",
+      ]);
+      await api.ok(api.delete("/services/instances/orders/orders-web"));
+      await api.ok(api.delete("/services/instances/orders"));
+    } finally {
+      await platform.stop();
+      await server.stop();
+    }
+  }, SLOW);
+
 
   it("makes the same project again with the installed provider-kit, which installs and passes its tests too", async () => {
     // Outside a checkout: the provider-kit in node_modules packs itself into the new project.

@@ -3,7 +3,7 @@
  * form field names; `encodePayload` turns it into the form body (repeated keys, flattened
  * `parameters.*`) or into the camelCase JSON object platform 1.30+ sends.
  */
-import type { Encoding } from "./types.js";
+import type { Encoding } from "../conformance/types.js";
 
 export type ParameterTree = { [key: string]: string | ParameterTree };
 

@@ -1,18 +1,20 @@
 /**
  * An HTTP client that calls a provider exactly the way the platform does: Basic auth,
  * `Accept: application/json`, `Connection: close`, the form Content-Type on every call,
- * a Go User-Agent, X-Tsuru-* headers, a request id, bodies on DELETE, no redirect following.
- * node:http rather than fetch: fetch would hide `Connection` and refuse bodies on some methods.
+ * a Go User-Agent, X-Tsuru-* headers, a request id, bodies on DELETE, no redirect following,
+ * no retries, 15 s to connect and a limit on the whole call. Used by the conformance kit and
+ * by the local platform. node:http rather than fetch: fetch would hide `Connection` and refuse
+ * bodies on some methods.
  *
  * Every call is recorded as an `Exchange` with secrets redacted at the source, so nothing
- * secret can reach a report: the Authorization header and the values of bind results.
+ * secret can reach a report or a log: the Authorization header and the values of bind results.
  */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
 import { jsonType } from "./shapes.js";
-import type { Encoding, Exchange } from "./types.js";
+import type { Encoding, EventContext, Exchange, Placement } from "./types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -23,10 +25,10 @@ export interface Call {
   payload?: Payload;
   /** Default `valid`. The probes of the auth checks send none, or a wrong password. */
   credentials?: "valid" | "none" | { password: string };
-  /** Mutating call of today's platform: `user` and `eventid` in the body and X-Tsuru-* headers. */
-  event?: boolean;
+  /** Mutating call: `user` and `eventid` in the body and X-Tsuru-* headers. */
+  event?: EventContext;
   /** Send the multi-cluster headers (bind calls of a service whose apps run on pools/clusters). */
-  placement?: boolean;
+  placement?: Placement;
   /** The answer is a bind result: its values are secrets and never recorded. */
   secretAnswer?: boolean;
 }
@@ -39,6 +41,10 @@ export interface Answer {
 
 export interface CallResult {
   exchange: Exchange;
+  /** From the first byte sent to the last byte received (or the failure). */
+  durationMs: number;
+  /** A shell command that sends the same request, the password left as `$PROVIDER_PASSWORD`. */
+  curl: string;
   /** The raw answer, for the checks; absent when no answer came. */
   answer?: Answer;
   /** Why no answer came. */
@@ -51,20 +57,19 @@ export interface ClientOptions {
   password: string;
   encoding: Encoding;
   requestIdHeader: string;
+  /** Prefix of the request ids (`<prefix>-<run>-<n>`). Default `pkc`. */
+  requestIdPrefix?: string;
+  /** Limit on the whole call, answer included. */
   timeoutMs: number;
+  /** Limit on opening the connection. Default 15 000 ms, as the platform. */
+  connectTimeoutMs?: number;
 }
 
 /** The platform is a Go program using net/http's default client. */
 const USER_AGENT = "Go-http-client/1.1";
-const PLATFORM_USER = "pkc-user@example.com";
 const TRIM_AT = 300;
 const MAX_BODY = 1 << 20;
-
-export const PLACEMENT = {
-  pool: "pkc-pool",
-  cluster: "pkc-cluster",
-  addresses: ["https://10.0.0.1:6443", "https://10.0.0.2:6443"],
-};
+const CONNECT_TIMEOUT_MS = 15_000;
 
 export class PlatformClient {
   /** Every call made, in order: the cross-cutting checks (no 405, no redirect...) read it. */
@@ -92,9 +97,9 @@ export class PlatformClient {
 
   /** Send one call; never throws for HTTP or network failures (they are results to judge). */
   async send(call: Call, signal?: AbortSignal): Promise<CallResult> {
-    const eventId = randomBytes(12).toString("hex");
-    const headers = this.headers(call, eventId);
-    const payload = call.payload && call.event ? withEvent(call.payload, eventId) : call.payload;
+    const event = call.event && { user: call.event.user, id: call.event.id ?? randomBytes(12).toString("hex") };
+    const headers = this.headers(call, event);
+    const payload = call.payload && event ? withEvent(call.payload, event) : call.payload;
     const encoded = payload ? encodePayload(payload, this.options.encoding) : undefined;
     if (encoded) headers["Content-Type"] = encoded.contentType;
     const body = encoded?.body ?? "";
@@ -106,6 +111,8 @@ export class PlatformClient {
       requestHeaders: redactHeaders(headers),
       requestBody: trim(body),
     };
+    const started = performance.now();
+    const curl = this.curl(call, headers, body);
     let result: CallResult;
     try {
       const answer = await this.request(call, headers, body, signal);
@@ -115,41 +122,61 @@ export class PlatformClient {
         location: answer.location,
         body: call.secretAnswer && answer.status < 300 ? redactBindResult(answer.body) : trim(answer.body),
       };
-      result = { exchange, answer };
+      result = { exchange, answer, durationMs: performance.now() - started, curl };
     } catch (error) {
       exchange.error = describeNetworkError(error);
-      result = { exchange, error: exchange.error };
+      result = { exchange, error: exchange.error, durationMs: performance.now() - started, curl };
     }
     this.log.push(result);
     return result;
   }
 
-  private headers(call: Call, eventId: string): Record<string, string | string[]> {
+  private headers(call: Call, event: Required<EventContext> | undefined): Record<string, string | string[]> {
     const headers: Record<string, string | string[]> = {
       "User-Agent": USER_AGENT,
       Accept: "application/json",
       Connection: "close",
       // The platform sets the form type on every call, with or without a body.
       "Content-Type": FORM_CONTENT_TYPE,
-      [this.options.requestIdHeader]: `pkc-${this.runId}-${++this.sequence}`,
+      [this.options.requestIdHeader]: `${this.options.requestIdPrefix ?? "pkc"}-${this.runId}-${++this.sequence}`,
     };
     const credentials = call.credentials ?? "valid";
     if (credentials !== "none") {
       const password = credentials === "valid" ? this.options.password : credentials.password;
       headers.Authorization = basicAuth(this.options.username, password);
     }
-    if (call.event) {
-      headers["X-Tsuru-User"] = PLATFORM_USER;
-      headers["X-Tsuru-Eventid"] = eventId;
+    if (event) {
+      headers["X-Tsuru-User"] = event.user;
+      headers["X-Tsuru-Eventid"] = event.id;
     }
     if (call.placement) {
-      headers["X-Tsuru-Pool-Name"] = PLACEMENT.pool;
-      headers["X-Tsuru-Pool-Provisioner"] = "kubernetes";
-      headers["X-Tsuru-Cluster-Name"] = PLACEMENT.cluster;
-      headers["X-Tsuru-Cluster-Provisioner"] = "kubernetes";
-      headers["X-Tsuru-Cluster-Addresses"] = PLACEMENT.addresses;
+      headers["X-Tsuru-Pool-Name"] = call.placement.pool;
+      headers["X-Tsuru-Pool-Provisioner"] = call.placement.provisioner;
+      headers["X-Tsuru-Cluster-Name"] = call.placement.cluster;
+      headers["X-Tsuru-Cluster-Provisioner"] = call.placement.provisioner;
+      if (call.placement.addresses.length > 0) headers["X-Tsuru-Cluster-Addresses"] = call.placement.addresses;
     }
     return headers;
+  }
+
+  private target(call: Call): URL {
+    return new URL(this.base.pathname.replace(/\/+$/, "") + call.path, this.base);
+  }
+
+  /** The same request as a shell command; the password stays a variable, so the line can be shown. */
+  private curl(call: Call, headers: Record<string, string | string[]>, body: string): string {
+    const target = this.target(call);
+    target.username = "";
+    target.password = "";
+    const parts = ["curl", "-sS", "-X", call.method];
+    if (headers.Authorization) parts.push("-u", `${shellQuote(`${this.options.username}:`)}"$PROVIDER_PASSWORD"`);
+    for (const [name, value] of Object.entries(headers)) {
+      if (name === "Authorization" || name === "Content-Length" || name === "Connection") continue;
+      for (const item of typeof value === "string" ? [value] : value) parts.push("-H", shellQuote(`${name}: ${item}`));
+    }
+    if (body !== "") parts.push("--data-raw", shellQuote(body));
+    parts.push(shellQuote(target.toString()));
+    return parts.join(" ");
   }
 
   private request(
@@ -158,7 +185,7 @@ export class PlatformClient {
     body: string,
     signal: AbortSignal | undefined,
   ): Promise<Answer & { location?: string }> {
-    const target = new URL(this.base.pathname.replace(/\/+$/, "") + call.path, this.base);
+    const target = this.target(call);
     const transport = target.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
       const request = transport.request(
@@ -182,17 +209,37 @@ export class PlatformClient {
           response.on("error", reject);
         },
       );
-      request.setTimeout(this.options.timeoutMs, () =>
-        request.destroy(new Error(`no answer within ${Math.round(this.options.timeoutMs / 1000)} s`)),
+      const connectMs = this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+      const total = setTimeout(
+        () => request.destroy(new Error(`no answer within ${seconds(this.options.timeoutMs)}`)),
+        this.options.timeoutMs,
       );
+      const connect = setTimeout(
+        () => request.destroy(new Error(`could not connect within ${seconds(connectMs)}`)),
+        connectMs,
+      );
+      request.on("socket", (socket) => socket.once("connect", () => clearTimeout(connect)));
+      request.on("close", () => {
+        clearTimeout(total);
+        clearTimeout(connect);
+      });
       request.on("error", reject);
       request.end(body);
     });
   }
 }
 
-function withEvent(payload: Payload, eventId: string): Payload {
-  return { ...payload, fields: { ...payload.fields, user: PLATFORM_USER, eventid: eventId } };
+function withEvent(payload: Payload, event: Required<EventContext>): Payload {
+  return { ...payload, fields: { ...payload.fields, user: event.user, eventid: event.id } };
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+/** One shell word: single quotes, with each `'` written as `'\''`. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Basic auth as Go's SetBasicAuth writes it: the password is everything after the first colon. */

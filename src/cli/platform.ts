@@ -1,0 +1,100 @@
+/**
+ * `provider-kit platform`: a local platform serving the management API and driving real
+ * providers exactly as the platform does. The admin comes from PLATFORM_ADMIN_EMAIL and
+ * PLATFORM_ADMIN_PASSWORD; state lives in an embedded redis-server under --data-dir (default),
+ * the Redis of --redis-url, or memory (--memory).
+ * Exit codes: 0 stopped by a signal; 2 bad usage or configuration; 1 the platform failed to start.
+ */
+import { Command, InvalidArgumentError } from "commander";
+import { PlatformError } from "../platform/domain/errors.js";
+import { startPlatform, type PlatformOptions } from "../platform/platform.js";
+import { SeedError } from "../platform/seed.js";
+import { ownPackage } from "./own-package.js";
+
+interface PlatformFlags {
+  port: number;
+  host: string;
+  dataDir: string;
+  redisUrl?: string;
+  memory?: boolean;
+  seed?: string;
+  allowRun?: boolean;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError("give a port number from 0 to 65535.");
+  return port;
+}
+
+export function registerPlatform(program: Command): void {
+  program
+    .command("platform")
+    .description("run a local platform: the management API (users, teams, services, instances, apps, binds) driving real providers")
+    .option("--port <port>", "port to listen on (0: any free port)", parsePort, 8000)
+    .option("--host <address>", "address to listen on", "127.0.0.1")
+    .option("--data-dir <dir>", "where the embedded redis-server keeps the platform's state", ".provider-kit-platform")
+    .option("--redis-url <url>", "keep state in this Redis instead of an embedded one (redis://[user:password@]host:port)")
+    .option("--memory", "keep state in memory: everything is lost when the platform stops")
+    .option("--seed <file.yaml>", "users, teams, services, apps, instances and bindings to create at start-up (skipped when they exist)")
+    .option("--allow-run", "serve POST /apps/<app>/run even when listening beyond loopback (it runs commands on this machine)")
+    .action(async (flags: PlatformFlags, command: Command) => {
+      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "provider-kit.usage" });
+      const email = process.env.PLATFORM_ADMIN_EMAIL;
+      const password = process.env.PLATFORM_ADMIN_PASSWORD;
+      if (!email || !password) {
+        usage("set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD (6 to 50 characters): the admin user the platform creates on first start.");
+      }
+      if (flags.memory && flags.redisUrl) usage("--memory and --redis-url both say where state lives: give one.");
+      if (flags.redisUrl && !/^rediss?:\/\//.test(flags.redisUrl)) usage("--redis-url must look like redis://[user:password@]host:port.");
+      await run(flags, { email: email!, password: password! });
+    });
+}
+
+async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promise<void> {
+  const state: PlatformOptions["state"] = flags.memory
+    ? { kind: "memory" }
+    : flags.redisUrl
+      ? { kind: "redis", url: flags.redisUrl }
+      : { kind: "embedded", dataDir: flags.dataDir, redisServer: process.env.REDIS_SERVER };
+  let platform;
+  try {
+    platform = await startPlatform({
+      port: flags.port,
+      host: flags.host,
+      admin,
+      state,
+      seedFile: flags.seed,
+      allowRun: flags.allowRun,
+      version: ownPackage().pkg.version,
+      providerCalls: { print: (line) => process.stdout.write(`${line}\n`) },
+      report: (error) => process.stderr.write(`platform error: ${(error as Error)?.stack ?? String(error)}\n`),
+    });
+  } catch (error) {
+    const known = error instanceof PlatformError || error instanceof SeedError;
+    process.stderr.write(`error: the platform could not start: ${(error as Error).message}\n`);
+    process.exitCode = known ? 2 : 1;
+    return;
+  }
+  const where = state.kind === "memory" ? "in memory (lost at exit)" : state.kind === "redis" ? `in ${redacted(state.url)}` : `in ${state.dataDir}`;
+  process.stdout.write(
+    [
+      `provider-kit platform listening on ${platform.url} (state ${where})`,
+      `Log in:  curl -s -X POST ${platform.url}/users/${admin.email}/tokens -H 'Content-Type: application/json' -d '{"password":"'"$PLATFORM_ADMIN_PASSWORD"'"}'`,
+      `Then send the token as "Authorization: bearer <token>". Calls to providers are printed below.`,
+      "",
+    ].join("\n"),
+  );
+  const stop = async () => {
+    await platform.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+function redacted(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
+}

@@ -1,0 +1,220 @@
+/**
+ * Binding instances to apps, in the real platform's order, each step undone when a later one
+ * fails, so an app is never half-bound (platform-notes.md):
+ *   bind:   (1) the app on the instance, (2) bind-app (404: once more on /bind), (3) the
+ *           variables into the app, (4) Variant A: one unit bind per unit.
+ *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave.
+ * Unit changes send the per-unit calls to every bound Variant A provider.
+ */
+import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-client/calls.js";
+import { bindResultProblem } from "../../provider-client/shapes.js";
+import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
+import { appLog, exclusive, type Actor, type Context } from "./context.js";
+import { badRequest, conflict, failed, preconditionFailed } from "./errors.js";
+import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js";
+import type { App, Instance, Service, Unit } from "./model.js";
+import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
+import type { CallTarget } from "./provider-calls.js";
+import { findService } from "./services.js";
+
+type Undo = () => Promise<unknown>;
+
+/** Steps done so far, undone newest first; an undo that fails does not hide the first error. */
+async function withUndo<T>(work: (done: (undo: Undo) => void) => Promise<T>): Promise<T> {
+  const steps: Undo[] = [];
+  try {
+    return await work((undo) => steps.push(undo));
+  } catch (error) {
+    for (const undo of steps.reverse()) await undo().catch(() => {});
+    throw error;
+  }
+}
+
+interface Binding {
+  service: Service;
+  calls: CallBuilder;
+  target: CallTarget;
+  spec: AppSpec;
+}
+
+async function bindingOf(context: Context, actor: Actor, instance: Instance, app: App): Promise<Binding> {
+  const service = await findService(context, instance.service);
+  return {
+    service,
+    calls: context.providers.builder(service, actor.email),
+    target: { service, instance: instance.name, app: app.name },
+    spec: appSpec(app),
+  };
+}
+
+/** Binds and answers the variables exported to the app. */
+export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<Record<string, string>> {
+  return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
+    const instance = await findInstance(context, instanceName);
+    const app = await findApp(context, appName);
+    assertAppAccess(actor, app);
+    assertInstanceAccess(actor, instance);
+    if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
+    const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
+    const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
+    const failure = (problem: string) => failed(`Failed to bind the instance "${instanceName}" to the app "${appName}": ${problem}`);
+
+    return withUndo(async (done) => {
+      const withApp: Instance = { ...instance, apps: [...instance.apps, appName] };
+      await context.store.put("instances", instanceName, withApp);
+      done(() => context.store.put("instances", instanceName, instance));
+
+      let result = await send(calls.bindApp(instanceName, spec));
+      if (service.variant !== "B" && statusOf(result) === 404) result = await send(calls.bindAppFallback(instanceName, spec));
+      if (statusOf(result) === 412) {
+        throw preconditionFailed("You cannot bind any app to this service instance because it is not ready yet.");
+      }
+      if (!succeeded(result)) throw failure(providerProblem(result));
+      done(() => send(calls.unbindApp(instanceName, spec)));
+      const problem = bindResultProblem(result.answer!.body, true);
+      if (problem) throw failure(`its answer cannot be used (${problem})`);
+      const envs = (JSON.parse(result.answer!.body) ?? {}) as Record<string, string>;
+
+      const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
+      await context.store.put("apps", appName, withEnv);
+      done(() => context.store.put("apps", appName, app));
+
+      if (service.variant === "A") {
+        const hosts = await bindUnits(context, { service, calls, target, spec }, app.units);
+        await context.store.put("instances", instanceName, { ...withApp, boundUnits: { ...withApp.boundUnits, [appName]: hosts } });
+      }
+      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${Object.keys(envs).join(", ") || "no variables"}); restarting app`);
+      return envs;
+    });
+  });
+}
+
+/** Binds each unit; when one fails, unbinds those already bound and says which unit failed. */
+async function bindUnits(context: Context, binding: Binding, units: Unit[]): Promise<string[]> {
+  const { calls, target, spec } = binding;
+  const instance = target.instance!;
+  const bound: string[] = [];
+  for (const unit of units) {
+    const result = await context.providers.send(target, calls.bindUnit(instance, spec, unit.ip));
+    if (!succeeded(result)) {
+      for (const host of bound) await context.providers.send(target, calls.unbindUnit(instance, spec, host));
+      throw failed(`Failed to bind the unit ${unit.name} (${unit.ip}) to the instance "${instance}": ${providerProblem(result)}`);
+    }
+    bound.push(unit.ip);
+  }
+  return bound;
+}
+
+/** Unbinds each unit address; a provider 404 means already gone. */
+async function unbindUnits(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+  const { calls, target, spec } = binding;
+  for (const host of hosts) {
+    const result = await context.providers.send(target, calls.unbindUnit(target.instance!, spec, host));
+    if (!succeeded(result) && statusOf(result) !== 404) {
+      throw failed(`Failed to unbind the unit at ${host} from the instance "${target.instance}": ${providerProblem(result)}`);
+    }
+  }
+}
+
+export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<void> {
+  await exclusive(context, [appLock(appName)], async () => {
+    const app = await appFor(context, actor, appName);
+    await unbindLocked(context, actor, instanceName, app);
+  });
+}
+
+/** The caller holds the app's lock. */
+async function unbindLocked(context: Context, actor: Actor, instanceName: string, app: App): Promise<void> {
+  await exclusive(context, [instanceLock(instanceName)], async () => {
+    const instance = await findInstance(context, instanceName);
+    assertInstanceAccess(actor, instance);
+    if (!instance.apps.includes(app.name)) throw preconditionFailed("This app is not bound to this service instance.");
+    const binding = await bindingOf(context, actor, instance, app);
+    const { calls, target, spec } = binding;
+    await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
+    const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
+    if (!succeeded(result) && statusOf(result) !== 404) {
+      throw failed(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
+    }
+    const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
+    try {
+      await context.store.put("apps", app.name, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== instanceName) });
+      await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
+    } catch (error) {
+      // The variables could not leave the app: give the provider its binding back, as the platform does.
+      await context.providers.send(target, calls.bindApp(instanceName, spec));
+      throw error;
+    }
+    await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);
+  });
+}
+
+/** Removes the app, unbinding its instances first (with the provider calls that implies). */
+export async function removeApp(context: Context, actor: Actor, name: string): Promise<void> {
+  await exclusive(context, [appLock(name)], async () => {
+    for (const instance of await boundInstances(context, name)) {
+      await unbindLocked(context, actor, instance.name, await appFor(context, actor, name));
+    }
+    await appFor(context, actor, name);
+    await context.store.delete("apps", name);
+  });
+}
+
+async function boundInstances(context: Context, app: string): Promise<Instance[]> {
+  return (await context.store.all("instances")).filter((instance) => instance.apps.includes(app));
+}
+
+function checkCount(count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > MAX_UNITS) {
+    throw badRequest(`The number of units must be a whole number from 1 to ${MAX_UNITS}.`);
+  }
+}
+
+/** Adds units; every bound Variant A provider is told about each new one, or none is added. */
+export async function addUnits(context: Context, actor: Actor, name: string, count: number): Promise<void> {
+  checkCount(count);
+  await exclusive(context, [appLock(name)], async () => {
+    const app = await appFor(context, actor, name);
+    const instances = await boundInstances(context, name);
+    await exclusive(context, instances.map((instance) => instanceLock(instance.name)), async () => {
+      const units = await newUnits(context, name, count);
+      const updated: Instance[] = [];
+      await withUndo(async (done) => {
+        for (const instance of instances) {
+          const binding = await bindingOf(context, actor, instance, app);
+          if (binding.service.variant !== "A") continue;
+          const hosts = await bindUnits(context, binding, units);
+          done(() => unbindUnits(context, binding, hosts));
+          updated.push({ ...instance, boundUnits: { ...instance.boundUnits, [name]: [...(instance.boundUnits[name] ?? []), ...hosts] } });
+        }
+      });
+      for (const instance of updated) await context.store.put("instances", instance.name, instance);
+      await context.store.put("apps", name, { ...app, units: [...app.units, ...units] });
+      await appLog(context, name, `added ${count} unit(s): ${units.map((unit) => unit.name).join(", ")}`);
+    });
+  });
+}
+
+/** Removes the newest units, unbinding them from every bound Variant A provider first. */
+export async function removeUnits(context: Context, actor: Actor, name: string, count: number): Promise<void> {
+  checkCount(count);
+  await exclusive(context, [appLock(name)], async () => {
+    const app = await appFor(context, actor, name);
+    if (count > app.units.length) throw badRequest(`The app "${name}" has ${app.units.length} unit(s): cannot remove ${count}.`);
+    const removed = app.units.slice(app.units.length - count);
+    const hosts = removed.map((unit) => unit.ip);
+    const instances = await boundInstances(context, name);
+    await exclusive(context, instances.map((instance) => instanceLock(instance.name)), async () => {
+      for (const instance of instances) {
+        const binding = await bindingOf(context, actor, instance, app);
+        const bound = (instance.boundUnits[name] ?? []).filter((host) => hosts.includes(host));
+        if (bound.length === 0) continue;
+        await unbindUnits(context, binding, bound);
+        const rest = (instance.boundUnits[name] ?? []).filter((host) => !hosts.includes(host));
+        await context.store.put("instances", instance.name, { ...instance, boundUnits: { ...instance.boundUnits, [name]: rest } });
+      }
+      await context.store.put("apps", name, { ...app, units: app.units.slice(0, app.units.length - count) });
+      await appLog(context, name, `removed ${count} unit(s): ${removed.map((unit) => unit.name).join(", ")}`);
+    });
+  });
+}

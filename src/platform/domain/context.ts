@@ -1,0 +1,47 @@
+/**
+ * What every domain operation works with: the store, the locks that keep one app's or one
+ * instance's operations in order, the provider calls, and the current user (the actor).
+ */
+import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
+import type { Store } from "../store/store.js";
+import type { LogEntry } from "./model.js";
+import type { Providers } from "./provider-calls.js";
+
+export interface Context {
+  store: Store;
+  locks: KeyedMutex;
+  providers: Providers;
+}
+
+/** The user a request acts for, with the teams that decide what they may do. */
+export interface Actor {
+  email: string;
+  teams: string[];
+  /** Members of the `admin` team may act on everything. */
+  admin: boolean;
+}
+
+export const ADMIN_TEAM = "admin";
+const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
+const LOG_LINES = 1000;
+
+export function createContext(store: Store, providers: Providers): Context {
+  return { store, locks: new KeyedMutex(), providers };
+}
+
+/** Runs `work` alone among the operations on these records (keys taken in sorted order: no deadlock). */
+export async function exclusive<T>(context: Context, keys: string[], work: () => Promise<T>): Promise<T> {
+  const sorted = [...new Set(keys)].sort();
+  const run = (index: number): Promise<T> =>
+    index === sorted.length ? work() : context.locks.hold(sorted[index]!, LOCK_WAIT_MS, () => run(index + 1));
+  return run(0);
+}
+
+export async function appLog(context: Context, app: string, message: string, source = "tsuru", unit = "api"): Promise<void> {
+  const entry: LogEntry = { Date: new Date().toISOString(), Message: message, Source: source, AppName: app, Unit: unit };
+  await context.store.append("log", app, entry, LOG_LINES);
+}
+
+export function sharesTeam(actor: Actor, teams: readonly string[]): boolean {
+  return actor.admin || teams.some((team) => actor.teams.includes(team));
+}

@@ -1,0 +1,68 @@
+/**
+ * The environment an app gets (platform-notes.md): the users' variables, each bound instance's
+ * variables as flat private ones (last bind wins on a clash), `TSURU_SERVICES` keyed by service,
+ * `TSURU_APPNAME` and `TSURU_APPDIR`.
+ */
+import { appLog, exclusive, type Actor, type Context } from "./context.js";
+import { badRequest } from "./errors.js";
+import { ENV_NAME, type App, type EnvVar } from "./model.js";
+import { appFor, appLock } from "./apps.js";
+
+const PRIVATE_SHOWN = "*** (private variable)";
+
+export function tsuruServices(app: App): string {
+  const services: Record<string, Array<{ instance_name: string; envs: Record<string, string> }>> = {};
+  for (const bound of app.serviceEnvs) {
+    (services[bound.service] ??= []).push({ instance_name: bound.instance, envs: bound.envs });
+  }
+  return JSON.stringify(services);
+}
+
+export function appEnv(app: App): EnvVar[] {
+  const env = new Map<string, EnvVar>();
+  for (const variable of app.env) env.set(variable.name, variable);
+  for (const bound of app.serviceEnvs) {
+    for (const [name, value] of Object.entries(bound.envs)) env.set(name, { name, value, public: false });
+  }
+  env.set("TSURU_SERVICES", { name: "TSURU_SERVICES", value: tsuruServices(app), public: false });
+  env.set("TSURU_APPNAME", { name: "TSURU_APPNAME", value: app.name, public: true });
+  env.set("TSURU_APPDIR", { name: "TSURU_APPDIR", value: "/home/application/current", public: true });
+  return [...env.values()];
+}
+
+/** As `GET /apps/<a>/env` shows it: private values hidden, as the platform's env-get does. */
+export async function shownEnv(context: Context, actor: Actor, name: string): Promise<EnvVar[]> {
+  const app = await appFor(context, actor, name);
+  return appEnv(app).map((variable) => (variable.public ? variable : { ...variable, value: PRIVATE_SHOWN }));
+}
+
+/** The variables a process of the app sees. */
+export function processEnv(app: App): Record<string, string> {
+  return Object.fromEntries(appEnv(app).map((variable) => [variable.name, variable.value]));
+}
+
+function checkName(name: string): void {
+  if (!ENV_NAME.test(name)) throw badRequest(`Invalid environment variable name "${name.slice(0, 60)}": use letters, digits and _, not starting with a digit.`);
+  if (name.startsWith("TSURU_")) throw badRequest(`Cannot set "${name}": TSURU_* variables are set by the platform.`);
+}
+
+export async function setEnv(context: Context, actor: Actor, name: string, variables: EnvVar[]): Promise<void> {
+  for (const variable of variables) checkName(variable.name);
+  await exclusive(context, [appLock(name)], async () => {
+    const app = await appFor(context, actor, name);
+    const names = new Set(variables.map((variable) => variable.name));
+    app.env = [...app.env.filter((variable) => !names.has(variable.name)), ...variables];
+    await context.store.put("apps", app.name, app);
+    await appLog(context, app.name, `setting env vars ${[...names].join(", ")}; restarting app`);
+  });
+}
+
+export async function unsetEnv(context: Context, actor: Actor, name: string, names: string[]): Promise<void> {
+  for (const variable of names) checkName(variable);
+  await exclusive(context, [appLock(name)], async () => {
+    const app = await appFor(context, actor, name);
+    app.env = app.env.filter((variable) => !names.includes(variable.name));
+    await context.store.put("apps", app.name, app);
+    await appLog(context, app.name, `unsetting env vars ${names.join(", ")}; restarting app`);
+  });
+}

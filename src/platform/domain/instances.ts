@@ -1,0 +1,152 @@
+/**
+ * Service instances: the provider is called first, then the platform's own record is written
+ * (and the provider's instance removed again if that write fails), as the real platform does.
+ */
+import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
+import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
+import { INSTANCE_NAME, type Instance } from "./model.js";
+import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
+import { findService, mayUse } from "./services.js";
+
+export const instanceLock = (name: string) => `instance:${name}`;
+
+export async function findInstance(context: Context, name: string): Promise<Instance> {
+  const instance = await context.store.get("instances", name);
+  if (!instance) throw notFound(`Service instance "${name}" not found.`);
+  return instance;
+}
+
+export function assertInstanceAccess(actor: Actor, instance: Instance): void {
+  if (!sharesTeam(actor, instance.teams)) throw forbidden(`You have no access to the service instance "${instance.name}".`);
+}
+
+export interface NewInstance {
+  name: string;
+  service: string;
+  plan?: string;
+  owner?: string;
+}
+
+export async function createInstance(context: Context, actor: Actor, wanted: NewInstance): Promise<Instance> {
+  if (!INSTANCE_NAME.test(wanted.name)) {
+    throw badRequest("Invalid service instance name: start with a letter, then letters, digits, dashes or underscores (at least 2 characters).");
+  }
+  const service = await findService(context, wanted.service);
+  if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${service.name}".`);
+  const allowed = actor.teams.filter((team) => service.teams.includes(team));
+  const teams = allowed.length > 0 ? allowed : actor.teams;
+  const ownerTeam = chooseOwner(actor, teams, wanted.owner);
+
+  return exclusive(context, [instanceLock(wanted.name)], async () => {
+    if (await context.store.get("instances", wanted.name)) throw conflict("This service instance name is already in use.");
+    const target = { service, instance: wanted.name };
+    const calls = context.providers.builder(service, actor.email);
+    const created = await context.providers.send(
+      target,
+      calls.create({ name: wanted.name, team: ownerTeam, plan: wanted.plan }),
+    );
+    if (!succeeded(created)) {
+      const message = `Failed to create the instance ${wanted.name}: ${providerProblem(created)}`;
+      throw statusOf(created) === 409 ? conflict(message) : failed(message);
+    }
+    const instance: Instance = {
+      name: wanted.name,
+      service: service.name,
+      plan: wanted.plan,
+      ownerTeam,
+      teams,
+      apps: [],
+      boundUnits: {},
+    };
+    try {
+      await context.store.put("instances", instance.name, instance);
+    } catch (error) {
+      await context.providers.send(target, calls.destroy(instance.name)); // undo: the provider's instance goes too
+      throw error;
+    }
+    return instance;
+  });
+}
+
+function chooseOwner(actor: Actor, teams: string[], owner: string | undefined): string {
+  if (owner !== undefined) {
+    if (!actor.admin && !actor.teams.includes(owner)) throw forbidden(`You are not a member of the team "${owner}".`);
+    return owner;
+  }
+  if (teams.length === 1) return teams[0]!;
+  if (teams.length === 0) throw forbidden("You must be a member of a team to create a service instance.");
+  throw badRequest(`You belong to several teams: say which one owns the instance with "owner" (one of ${teams.join(", ")}).`);
+}
+
+export async function removeInstance(context: Context, actor: Actor, name: string): Promise<void> {
+  await exclusive(context, [instanceLock(name)], async () => {
+    const instance = await findInstance(context, name);
+    assertInstanceAccess(actor, instance);
+    if (instance.apps.length > 0) {
+      throw badRequest("This service instance is bound to at least one app. Unbind them before removing it");
+    }
+    const service = await findService(context, instance.service);
+    const removed = await context.providers.send(
+      { service, instance: name },
+      context.providers.builder(service, actor.email).destroy(name),
+    );
+    if (!succeeded(removed)) throw failed(`Failed to remove the instance ${name}: ${providerProblem(removed)}`);
+    await context.store.delete("instances", name);
+  });
+}
+
+/** `Service instance "<i>" is <state>.`, from the provider's status answer (platform-notes.md). */
+export async function instanceStatus(context: Context, actor: Actor, name: string): Promise<string> {
+  const instance = await findInstance(context, name);
+  assertInstanceAccess(actor, instance);
+  const service = await findService(context, instance.service);
+  const result = await context.providers.send(
+    { service, instance: name },
+    context.providers.builder(service, actor.email).status(name),
+  );
+  if (!result.answer) throw failed(`Failed to get the status of the instance ${name}: ${providerProblem(result)}`);
+  const { status, body } = result.answer;
+  const state =
+    status === 202 ? "pending"
+    : status === 204 ? "up"
+    : status === 200 ? (service.variant === "current" && body.trim() !== "" ? body.trim().slice(0, 200) : "up")
+    : status === 404 ? "not implemented for this service"
+    : "down";
+  return `Service instance "${name}" is ${state}.`;
+}
+
+export async function instanceData(context: Context, actor: Actor, name: string) {
+  const instance = await findInstance(context, name);
+  assertInstanceAccess(actor, instance);
+  return { name, servicename: instance.service, teams: instance.teams, apps: instance.apps };
+}
+
+export async function grantInstance(context: Context, actor: Actor, name: string, team: string): Promise<void> {
+  await changeTeams(context, actor, name, team, (instance) => {
+    if (instance.teams.includes(team)) throw conflict(`The team "${team}" already has access to the service instance "${name}".`);
+    return [...instance.teams, team];
+  });
+}
+
+export async function revokeInstance(context: Context, actor: Actor, name: string, team: string): Promise<void> {
+  await changeTeams(context, actor, name, team, (instance) => {
+    if (!instance.teams.includes(team)) throw notFound(`The team "${team}" has no access to the service instance "${name}".`);
+    if (team === instance.ownerTeam) throw forbidden(`The team "${team}" owns the service instance "${name}": its access cannot be revoked.`);
+    return instance.teams.filter((item) => item !== team);
+  });
+}
+
+async function changeTeams(
+  context: Context,
+  actor: Actor,
+  name: string,
+  team: string,
+  change: (instance: Instance) => string[],
+): Promise<void> {
+  await exclusive(context, [instanceLock(name)], async () => {
+    const instance = await findInstance(context, name);
+    assertInstanceAccess(actor, instance);
+    if (!(await context.store.get("teams", team))) throw notFound(`Team "${team}" not found.`);
+    await context.store.put("instances", name, { ...instance, teams: change(instance) });
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * The service manifest, the raw YAML `POST|PUT /services` take: `id`, `username`, `password`,
+ * `endpoint: {production}`, and beyond the old platform `variant: A | B | current` (default A)
+ * and `encoding: form | json` (default form; only today's platform, `current`, knows json).
+ * Other keys are ignored, as the platform ignores them.
+ */
+import { parse } from "yaml";
+import type { Encoding, Variant } from "../../provider-client/types.js";
+import { badRequest, failed } from "./errors.js";
+import { SERVICE_NAME } from "./model.js";
+
+export interface Manifest {
+  id: string;
+  username: string;
+  password: string;
+  endpoint: string;
+  variant: Variant;
+  encoding: Encoding;
+}
+
+const VARIANTS: readonly Variant[] = ["A", "B", "current"];
+const ENCODINGS: readonly Encoding[] = ["form", "json"];
+
+export function parseManifest(text: string): Manifest {
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    // The spec answers 500 to YAML that does not parse, with the parser's message.
+    throw failed(`Invalid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  if (document === null || typeof document !== "object" || Array.isArray(document)) {
+    throw badRequest("The manifest must be a YAML mapping with id, password and endpoint.production.");
+  }
+  const fields = document as Record<string, unknown>;
+  const endpoint = fields.endpoint;
+  const production = endpoint && typeof endpoint === "object" ? (endpoint as Record<string, unknown>).production : undefined;
+  const scalar = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+  const id = scalar(fields.id);
+  const password = scalar(fields.password);
+  const url = scalar(production);
+  for (const [name, value] of [["id", id], ["password", password], ["endpoint", url]] as const) {
+    if (value === "") throw badRequest(`You must provide a(n) ${name} in the manifest file.`);
+  }
+  if (!SERVICE_NAME.test(id)) {
+    throw badRequest(`Invalid service id "${id.slice(0, 60)}": use lower-case letters, digits and dashes, starting with a letter, at most 40 characters.`);
+  }
+  const variant = (fields.variant === undefined ? "A" : String(fields.variant)) as Variant;
+  if (!VARIANTS.includes(variant)) throw badRequest(`Invalid variant "${String(variant).slice(0, 20)}": use A, B or current.`);
+  const encoding = (fields.encoding === undefined ? "form" : String(fields.encoding)) as Encoding;
+  if (!ENCODINGS.includes(encoding)) throw badRequest(`Invalid encoding "${String(encoding).slice(0, 20)}": use form or json.`);
+  return { id, username: scalar(fields.username) || id, password, endpoint: withScheme(url), variant, encoding };
+}
+
+/** The platform prepends `http://` to an endpoint without a scheme. */
+function withScheme(url: string): string {
+  const full = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`;
+  try {
+    const parsed = new URL(full);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error();
+  } catch {
+    throw badRequest(`Invalid endpoint.production "${url.slice(0, 100)}": give the provider's http:// or https:// address.`);
+  }
+  return full.replace(/\/+$/, "");
+}

@@ -1,0 +1,119 @@
+/**
+ * The records the platform keeps, and the name rules of the real platform (platform-notes.md).
+ * Plain JSON: the same shapes live in memory and in Redis.
+ */
+import type { Encoding, Variant } from "../../provider-client/types.js";
+
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
+export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+export const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
+export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;
+export const ENV_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
+export const PASSWORD_LENGTH = { min: 6, max: 50 };
+
+export interface User {
+  email: string;
+  /** scrypt of the password with `salt`, hex. */
+  passwordHash: string;
+  salt: string;
+}
+
+export interface Token {
+  /** sha256 of the token: the store never holds a usable token. */
+  hash: string;
+  email: string;
+  expiresAt: number;
+}
+
+export interface Team {
+  name: string;
+  users: string[];
+}
+
+export interface Service {
+  name: string;
+  /** Basic auth user name the provider expects (the manifest's `username`, else the id). */
+  username: string;
+  password: string;
+  /** The provider's base URL (`endpoint.production`). */
+  endpoint: string;
+  variant: Variant;
+  encoding: Encoding;
+  /** Teams that may change or remove the service. */
+  ownerTeams: string[];
+  /** Teams whose users may create instances of it. */
+  teams: string[];
+  doc: string;
+}
+
+export interface Instance {
+  name: string;
+  service: string;
+  plan?: string;
+  ownerTeam: string;
+  teams: string[];
+  /** Apps bound to it, in bind order. */
+  apps: string[];
+  /** Per app, the unit addresses the provider was told about (Variant A unit binds). */
+  boundUnits: Record<string, string[]>;
+}
+
+export interface Unit {
+  name: string;
+  ip: string;
+  state: "started";
+}
+
+export interface EnvVar {
+  name: string;
+  value: string;
+  public: boolean;
+}
+
+/** The variables one bound instance exports to the app. */
+export interface ServiceEnv {
+  service: string;
+  instance: string;
+  envs: Record<string, string>;
+}
+
+export interface App {
+  name: string;
+  platform: string;
+  teamOwner: string;
+  teams: string[];
+  pool: string;
+  units: Unit[];
+  /** Variables the users set. */
+  env: EnvVar[];
+  /** Variables from bindings, in bind order. */
+  serviceEnvs: ServiceEnv[];
+}
+
+export interface LogEntry {
+  Date: string;
+  Message: string;
+  Source: string;
+  AppName: string;
+  Unit: string;
+}
+
+/** One call to a provider as the platform saw it; credentials and bind values masked. */
+export interface ProviderCall {
+  id: number;
+  at: string;
+  service: string;
+  instance?: string;
+  app?: string;
+  method: string;
+  path: string;
+  url: string;
+  requestHeaders: Record<string, string | string[]>;
+  requestBody: string;
+  status?: number;
+  answer?: string;
+  error?: string;
+  durationMs: number;
+  curl: string;
+}

@@ -1,0 +1,14 @@
+/** How the platform words a provider's failure to its user: the provider's own body, or why none came. */
+import type { CallResult } from "../../provider-client/client.js";
+
+const MAX_SHOWN = 500;
+
+export function providerProblem(result: CallResult): string {
+  if (!result.answer) return `the provider did not answer (${result.error ?? "no answer"})`;
+  const body = result.answer.body.trim().replace(/\s+/g, " ");
+  const shown = body.length > MAX_SHOWN ? `${body.slice(0, MAX_SHOWN)}…` : body;
+  return shown || `the provider answered ${result.answer.status} with an empty body`;
+}
+
+export const statusOf = (result: CallResult) => result.answer?.status;
+export const succeeded = (result: CallResult) => result.answer !== undefined && result.answer.status < 300;

@@ -1,0 +1,100 @@
+/**
+ * The platform's calls to providers: built by the shared provider client exactly as the real
+ * platform sends them, recorded (credentials and bind values masked) for `GET /provider-calls`,
+ * and shown on the terminal one line each.
+ */
+import { providerCalls } from "../../provider-client/calls.js";
+import { PlatformClient, type Call, type CallResult } from "../../provider-client/client.js";
+import type { Store } from "../store/store.js";
+import type { ProviderCall, Service } from "./model.js";
+
+export interface CallTarget {
+  service: Service;
+  instance?: string;
+  app?: string;
+}
+
+export interface CallFilter {
+  service?: string;
+  instance?: string;
+  app?: string;
+}
+
+export interface ProviderCallOptions {
+  /** Where the one-line summaries go (the terminal); absent: nowhere. */
+  print?: (line: string) => void;
+  /** Limit on one whole call. Default 5 minutes, as the platform. */
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+const KEPT_CALLS = 1000;
+const ALL = "all";
+
+export class Providers {
+  constructor(
+    private readonly store: Store,
+    private readonly options: ProviderCallOptions = {},
+  ) {}
+
+  /** The calls the platform makes to this service's provider, on behalf of `user`. */
+  builder(service: Service, user: string) {
+    return providerCalls({ variant: service.variant, event: { user }, modernFields: service.variant === "current" });
+  }
+
+  /** Sends one call; never throws for HTTP or network failures (the caller words them). */
+  async send(target: CallTarget, call: Call): Promise<CallResult> {
+    const { service } = target;
+    const client = new PlatformClient({
+      url: service.endpoint,
+      username: service.username,
+      password: service.password,
+      // Only today's platform knows the JSON encoding.
+      encoding: service.variant === "current" ? service.encoding : "form",
+      requestIdHeader: "X-Request-ID",
+      requestIdPrefix: "platform",
+      timeoutMs: this.options.timeoutMs ?? 5 * 60_000,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+    });
+    const result = await client.send(call);
+    const { exchange } = result;
+    const record: ProviderCall = {
+      id: await this.store.next("provider-calls"),
+      at: new Date().toISOString(),
+      service: service.name,
+      instance: target.instance,
+      app: target.app,
+      method: exchange.method,
+      path: exchange.path,
+      url: client.url,
+      requestHeaders: exchange.requestHeaders,
+      requestBody: exchange.requestBody,
+      status: exchange.response?.status,
+      answer: exchange.response?.body,
+      error: exchange.error,
+      durationMs: Math.round(result.durationMs),
+      curl: result.curl,
+    };
+    await this.store.append("calls", ALL, record, KEPT_CALLS);
+    this.options.print?.(summary(record));
+    return result;
+  }
+
+  async list(filter: CallFilter): Promise<ProviderCall[]> {
+    const calls = await this.store.items("calls", ALL);
+    return calls.filter(
+      (call) =>
+        (filter.service === undefined || call.service === filter.service) &&
+        (filter.instance === undefined || call.instance === filter.instance) &&
+        (filter.app === undefined || call.app === filter.app),
+    );
+  }
+}
+
+/** `12:00:01 redis POST /resources/cache/bind-app -> 201 (12 ms) {"REDIS_URL":<string>}` */
+function summary(call: ProviderCall): string {
+  const time = call.at.slice(11, 19);
+  const outcome = call.status === undefined ? `failed: ${call.error}` : String(call.status);
+  const answer = call.answer ? ` ${call.answer.replace(/\s+/g, " ").slice(0, 120)}` : "";
+  return `${time} provider ${call.service}: ${call.method} ${call.path} -> ${outcome} (${call.durationMs} ms)${answer}`;
+}

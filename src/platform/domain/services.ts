@@ -1,0 +1,100 @@
+/** The service catalog: register providers from their manifests, document and share them. */
+import { sharesTeam, type Actor, type Context } from "./context.js";
+import { conflict, failed, forbidden, notFound } from "./errors.js";
+import { parseManifest } from "./manifest.js";
+import type { Instance, ProviderCall, Service } from "./model.js";
+import type { CallFilter } from "./provider-calls.js";
+
+export async function findService(context: Context, name: string): Promise<Service> {
+  const service = await context.store.get("services", name);
+  if (!service) throw notFound(`Service "${name}" not found.`);
+  return service;
+}
+
+/** A user may create instances of a service one of their teams has access to. */
+export function mayUse(actor: Actor, service: Service): boolean {
+  return sharesTeam(actor, service.teams);
+}
+
+function assertOwner(actor: Actor, service: Service): void {
+  if (!sharesTeam(actor, service.ownerTeams)) throw forbidden(`You are not in a team that owns the service "${service.name}".`);
+}
+
+export async function createService(context: Context, actor: Actor, yaml: string): Promise<Service> {
+  const manifest = parseManifest(yaml);
+  if (actor.teams.length === 0) throw forbidden("You must be a member of a team to register a service: create a team first.");
+  if (await context.store.get("services", manifest.id)) throw failed(`Service "${manifest.id}" already exists.`);
+  const { id, ...connection } = manifest;
+  const service: Service = { name: id, ...connection, ownerTeams: actor.teams, teams: actor.teams, doc: "" };
+  await context.store.put("services", id, service);
+  return service;
+}
+
+export async function updateService(context: Context, actor: Actor, yaml: string): Promise<void> {
+  const { id, ...connection } = parseManifest(yaml);
+  const service = await findService(context, id);
+  assertOwner(actor, service);
+  await context.store.put("services", id, { ...service, ...connection });
+}
+
+export async function removeService(context: Context, actor: Actor, name: string): Promise<void> {
+  const service = await findService(context, name);
+  assertOwner(actor, service);
+  if ((await instancesOf(context, name)).length > 0) throw forbidden("This service cannot be removed because it has instances.");
+  await context.store.delete("services", name);
+}
+
+export async function instancesOf(context: Context, service: string): Promise<Instance[]> {
+  return (await context.store.all("instances")).filter((instance) => instance.service === service);
+}
+
+/** `[{service, instances}]` for the services the actor may use, with the instances their teams see. */
+export async function listServices(context: Context, actor: Actor, app?: string) {
+  const [services, instances] = await Promise.all([context.store.all("services"), context.store.all("instances")]);
+  return services
+    .filter((service) => mayUse(actor, service))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((service) => ({
+      service: service.name,
+      instances: instances
+        .filter((instance) => instance.service === service.name && sharesTeam(actor, instance.teams))
+        .filter((instance) => app === undefined || instance.apps.includes(app))
+        .map((instance) => instance.name)
+        .sort(),
+    }));
+}
+
+/** The calls made to the providers of the services the actor may use (admins: all). */
+export async function providerCallsFor(context: Context, actor: Actor, filter: CallFilter): Promise<ProviderCall[]> {
+  const usable = new Set((await context.store.all("services")).filter((service) => mayUse(actor, service)).map((service) => service.name));
+  return (await context.providers.list(filter)).filter((call) => actor.admin || usable.has(call.service));
+}
+
+export async function serviceInstances(context: Context, actor: Actor, name: string) {
+  const service = await findService(context, name);
+  if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
+  const instances = (await instancesOf(context, name)).filter((instance) => sharesTeam(actor, instance.teams));
+  return instances.map((instance) => ({ Name: instance.name, Teams: instance.teams, Apps: instance.apps, ServiceName: name }));
+}
+
+export async function setDoc(context: Context, actor: Actor, name: string, doc: string): Promise<void> {
+  const service = await findService(context, name);
+  assertOwner(actor, service);
+  await context.store.put("services", name, { ...service, doc });
+}
+
+export async function grantService(context: Context, actor: Actor, name: string, team: string): Promise<void> {
+  const service = await findService(context, name);
+  assertOwner(actor, service);
+  if (!(await context.store.get("teams", team))) throw notFound(`Team "${team}" not found.`);
+  if (service.teams.includes(team)) throw conflict(`The team "${team}" already has access to the service "${name}".`);
+  await context.store.put("services", name, { ...service, teams: [...service.teams, team] });
+}
+
+export async function revokeService(context: Context, actor: Actor, name: string, team: string): Promise<void> {
+  const service = await findService(context, name);
+  assertOwner(actor, service);
+  if (!service.teams.includes(team)) throw notFound(`The team "${team}" has no access to the service "${name}".`);
+  if (service.teams.length === 1) throw forbidden("You can not revoke the access from this team, because it is the unique team with access to this service, and a service can not be orphaned.");
+  await context.store.put("services", name, { ...service, teams: service.teams.filter((item) => item !== team) });
+}

@@ -1,0 +1,76 @@
+/**
+ * Users and login tokens. Passwords are kept as scrypt hashes, tokens as sha256 hashes: the store
+ * never holds a secret that works.
+ */
+import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { promisify } from "node:util";
+import { ADMIN_TEAM, type Actor, type Context } from "./context.js";
+import { badRequest, conflict, notFound, unauthorized } from "./errors.js";
+import { EMAIL, PASSWORD_LENGTH, type User } from "./model.js";
+
+const hashPassword = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;
+const TOKEN_LIFETIME_MS = 7 * 24 * 3600_000;
+
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export function checkPassword(password: string): void {
+  if (password.length < PASSWORD_LENGTH.min || password.length > PASSWORD_LENGTH.max) {
+    throw badRequest(`Password length should be at least ${PASSWORD_LENGTH.min} characters and at most ${PASSWORD_LENGTH.max} characters.`);
+  }
+}
+
+export async function createUser(context: Context, email: string, password: string): Promise<User> {
+  if (!EMAIL.test(email)) throw badRequest("Invalid email.");
+  checkPassword(password);
+  if (await context.store.get("users", email)) throw conflict("This email is already registered.");
+  const salt = randomBytes(16).toString("hex");
+  const user: User = {
+    email,
+    salt,
+    passwordHash: (await hashPassword(password, salt, 32)).toString("hex"),
+  };
+  await context.store.put("users", email, user);
+  return user;
+}
+
+async function passwordMatches(user: User, password: string): Promise<boolean> {
+  const given = await hashPassword(password, user.salt, 32);
+  return timingSafeEqual(given, Buffer.from(user.passwordHash, "hex"));
+}
+
+/** `{token}`; the token is random hex and expires after 7 days, as the platform's. */
+export async function login(context: Context, email: string, password: string): Promise<string> {
+  if (password === "") throw badRequest("You must provide a password to login.");
+  const user = await context.store.get("users", email);
+  if (!user) throw notFound("User not found.");
+  if (!(await passwordMatches(user, password))) throw unauthorized("Authentication failed, wrong password.");
+  const token = randomBytes(32).toString("hex");
+  await context.store.put("tokens", sha256(token), { hash: sha256(token), email, expiresAt: Date.now() + TOKEN_LIFETIME_MS });
+  return token;
+}
+
+export async function logout(context: Context, token: string): Promise<void> {
+  await context.store.delete("tokens", sha256(token));
+}
+
+/** The user a token belongs to; undefined when it is unknown or expired. */
+export async function userOfToken(context: Context, token: string): Promise<User | undefined> {
+  const hash = sha256(token);
+  const stored = await context.store.get("tokens", hash);
+  if (stored && stored.expiresAt > Date.now()) return context.store.get("users", stored.email);
+  if (stored) await context.store.delete("tokens", hash);
+  return undefined;
+}
+
+export async function actorOf(context: Context, email: string): Promise<Actor> {
+  const teams = (await context.store.all("teams")).filter((team) => team.users.includes(email)).map((team) => team.name);
+  return { email, teams: teams.sort(), admin: teams.includes(ADMIN_TEAM) };
+}
+
+/** Creates the admin user and the `admin` team on first start; later starts leave them as they are. */
+export async function ensureAdmin(context: Context, email: string, password: string): Promise<void> {
+  if (!(await context.store.get("users", email))) await createUser(context, email, password);
+  const team = await context.store.get("teams", ADMIN_TEAM);
+  if (!team) await context.store.put("teams", ADMIN_TEAM, { name: ADMIN_TEAM, users: [email] });
+  else if (!team.users.includes(email)) await context.store.put("teams", ADMIN_TEAM, { ...team, users: [...team.users, email] });
+}

@@ -1,0 +1,83 @@
+/** `/apps`: apps, their units, environment, restart and log. */
+import { z } from "zod";
+import { appFor, appLogs, appView, createApp, listApps, restartApp } from "../domain/apps.js";
+import { addUnits, removeApp, removeUnits } from "../domain/binding.js";
+import { setEnv, shownEnv, unsetEnv } from "../domain/env.js";
+import { badRequest } from "../domain/errors.js";
+import { body, nameParam, query, sendEmpty, sendJson, text, type Route } from "./handler.js";
+
+const NAME = z.string().max(100);
+const NEW_APP = z.object({ name: z.string(), platform: NAME.min(1), teamOwner: NAME.optional(), pool: NAME.optional() });
+const VALUE = z.string().max(64 * 1024);
+/** `{"envs":[{"name","value"}],"private":bool}`, the fields the platform's client sends. */
+const SET_ENV = z.object({ envs: z.array(z.object({ name: NAME, value: VALUE })).min(1), private: z.boolean().optional() });
+const UNSET_ENV = z.object({ names: z.array(NAME).min(1) });
+
+export const appList: Route = async ({ res, context, actor }) => {
+  sendJson(res, 200, await listApps(context, actor));
+};
+
+export const appShow: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, appView(await appFor(context, actor, nameParam(req, "app", "app"))));
+};
+
+export const appCreate: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await createApp(context, actor, body(req, NEW_APP)));
+};
+
+export const appRemove: Route = async ({ req, res, context, actor }) => {
+  await removeApp(context, actor, nameParam(req, "app", "app"));
+  sendEmpty(res, 200);
+};
+
+export const appRestart: Route = async ({ req, res, context, actor }) => {
+  await restartApp(context, actor, nameParam(req, "app", "app"));
+  sendEmpty(res, 200);
+};
+
+export const appLog: Route = async ({ req, res, context, actor }) => {
+  const lines = Number(query(req, "lines"));
+  if (!Number.isInteger(lines) || lines < 1) throw badRequest("Give the number of lines to show: ?lines=<a whole number>.");
+  const source = query(req, "source");
+  const unit = query(req, "unit");
+  const entries = (await appLogs(context, actor, nameParam(req, "app", "app"))).filter(
+    (entry) => (source === undefined || entry.Source === source) && (unit === undefined || entry.Unit === unit),
+  );
+  sendJson(res, 200, entries.slice(-lines));
+};
+
+export const envShow: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await shownEnv(context, actor, nameParam(req, "app", "app")));
+};
+
+export const envSet: Route = async ({ req, res, context, actor }) => {
+  const given = body(req, SET_ENV);
+  const variables = given.envs.map(({ name, value }) => ({ name, value, public: given.private !== true }));
+  await setEnv(context, actor, nameParam(req, "app", "app"), variables);
+  sendEmpty(res, 200);
+};
+
+/** Names from the JSON body `{"names":[...]}` or, as the platform's client sends them, `?env=A&env=B`. */
+export const envUnset: Route = async ({ req, res, context, actor }) => {
+  const fromQuery = req.query.env;
+  const names =
+    fromQuery === undefined ? body(req, UNSET_ENV).names : (Array.isArray(fromQuery) ? fromQuery : [fromQuery]).map(String);
+  await unsetEnv(context, actor, nameParam(req, "app", "app"), names);
+  sendEmpty(res, 200);
+};
+
+function unitCount(raw: string): number {
+  const count = Number(raw.trim());
+  if (raw.trim() === "" || !Number.isInteger(count)) throw badRequest("Send the number of units as the body, e.g. 2.");
+  return count;
+}
+
+export const unitsAdd: Route = async ({ req, res, context, actor }) => {
+  await addUnits(context, actor, nameParam(req, "app", "app"), unitCount(text(req)));
+  sendEmpty(res, 200);
+};
+
+export const unitsRemove: Route = async ({ req, res, context, actor }) => {
+  await removeUnits(context, actor, nameParam(req, "app", "app"), unitCount(text(req)));
+  sendEmpty(res, 200);
+};

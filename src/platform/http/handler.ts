@@ -1,0 +1,69 @@
+/**
+ * The pieces every route file uses: the acting user, validated path names and bodies (zod, at
+ * the edge), and the answer shapes (shared with the provider side).
+ */
+import type { Request, RequestHandler, Response } from "express";
+import { z } from "zod";
+import type { Actor, Context } from "../domain/context.js";
+import { badRequest } from "../domain/errors.js";
+import { APP_NAME, EMAIL, INSTANCE_NAME, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
+
+export { sendEmpty, sendJson, sendText } from "../../http/answer.js";
+
+export interface Call {
+  req: Request;
+  res: Response;
+  context: Context;
+  /** The authenticated user; routes served without auth must not read it. */
+  actor: Actor;
+}
+
+export type Route = (call: Call) => Promise<void>;
+
+export function handle(context: Context, route: Route): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      // Set by the auth step on protected routes.
+      await route({ req, res, context, actor: res.locals.actor as Actor });
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+const NAMES = {
+  app: [APP_NAME, "app name"],
+  instance: [INSTANCE_NAME, "service instance name"],
+  service: [SERVICE_NAME, "service name"],
+  team: [TEAM_NAME, "team name"],
+  email: [EMAIL, "email"],
+} as const;
+
+const MAX_NAME = 200;
+
+/** A path segment checked against the platform's rule for that kind of name: nothing else reaches the domain. */
+export function nameParam(req: Request, param: string, kind: keyof typeof NAMES): string {
+  const value = String(req.params[param] ?? "");
+  const [pattern, what] = NAMES[kind];
+  if (value.length > MAX_NAME || !pattern.test(value)) throw badRequest(`Invalid ${what} "${value.slice(0, 60)}".`);
+  return value;
+}
+
+/** The JSON (or form) body, checked against `schema`; the first problem is the answer. */
+export function body<T>(req: Request, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(req.body ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.length > 0 ? `"${issue.path.join(".")}": ` : "";
+  throw badRequest(`Invalid request body: ${field}${issue.message}.`);
+}
+
+/** The plain-text body (YAML manifests, docs, commands). */
+export function text(req: Request): string {
+  return typeof req.body === "string" ? req.body : "";
+}
+
+export function query(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  return typeof value === "string" ? value : undefined;
+}

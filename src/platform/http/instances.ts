@@ -1,0 +1,64 @@
+/**
+ * `/services/instances`: create, remove, bind, unbind, status, team access.
+ * `/services/instances/permission/<x>/<team>` grants a team access to the instance `<x>`
+ * (the spec calls the segment a service name; the platform's router names it the instance).
+ */
+import { z } from "zod";
+import { bind, unbind } from "../domain/binding.js";
+import { createInstance, grantInstance, instanceData, instanceStatus, removeInstance, revokeInstance } from "../domain/instances.js";
+import { listServices } from "../domain/services.js";
+import { body, nameParam, query, sendEmpty, sendJson, sendText, type Route } from "./handler.js";
+import { badRequest } from "../domain/errors.js";
+import { APP_NAME } from "../domain/model.js";
+
+const NEW_INSTANCE = z.object({
+  name: z.string(),
+  service_name: z.string(),
+  plan: z.string().max(100).optional(),
+  owner: z.string().max(100).optional(),
+});
+
+export const instanceList: Route = async ({ req, res, context, actor }) => {
+  const app = query(req, "app");
+  if (app !== undefined && !APP_NAME.test(app)) throw badRequest(`Invalid app name "${app.slice(0, 60)}".`);
+  sendJson(res, 200, await listServices(context, actor, app));
+};
+
+export const instanceCreate: Route = async ({ req, res, context, actor }) => {
+  const wanted = body(req, NEW_INSTANCE);
+  await createInstance(context, actor, { name: wanted.name, service: wanted.service_name, plan: wanted.plan || undefined, owner: wanted.owner || undefined });
+  sendEmpty(res, 200);
+};
+
+export const instanceRemove: Route = async ({ req, res, context, actor }) => {
+  await removeInstance(context, actor, nameParam(req, "instance", "instance"));
+  sendEmpty(res, 200);
+};
+
+export const instanceShow: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await instanceData(context, actor, nameParam(req, "instance", "instance")));
+};
+
+export const instanceStatusShow: Route = async ({ req, res, context, actor }) => {
+  sendText(res, 200, await instanceStatus(context, actor, nameParam(req, "instance", "instance")));
+};
+
+export const instanceBind: Route = async ({ req, res, context, actor }) => {
+  const envs = await bind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
+  sendJson(res, 200, envs);
+};
+
+export const instanceUnbind: Route = async ({ req, res, context, actor }) => {
+  await unbind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
+  sendEmpty(res, 200);
+};
+
+export const instanceGrant: Route = async ({ req, res, context, actor }) => {
+  await grantInstance(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "team", "team"));
+  sendEmpty(res, 200);
+};
+
+export const instanceRevoke: Route = async ({ req, res, context, actor }) => {
+  await revokeInstance(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "team", "team"));
+  sendEmpty(res, 200);
+};

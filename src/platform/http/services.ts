@@ -1,0 +1,46 @@
+/** `/services`: the catalog, registered from raw YAML manifests. */
+import { findService, grantService, listServices, removeService, revokeService, serviceInstances, setDoc, createService, updateService } from "../domain/services.js";
+import { nameParam, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
+
+export const serviceList: Route = async ({ res, context, actor }) => {
+  sendJson(res, 200, await listServices(context, actor));
+};
+
+export const serviceCreate: Route = async ({ req, res, context, actor }) => {
+  await createService(context, actor, text(req));
+  sendEmpty(res, 200);
+};
+
+export const serviceUpdate: Route = async ({ req, res, context, actor }) => {
+  await updateService(context, actor, text(req));
+  sendEmpty(res, 200);
+};
+
+export const serviceRemove: Route = async ({ req, res, context, actor }) => {
+  await removeService(context, actor, nameParam(req, "service", "service"));
+  sendEmpty(res, 204);
+};
+
+export const serviceShow: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await serviceInstances(context, actor, nameParam(req, "service", "service")));
+};
+
+export const docShow: Route = async ({ req, res, context }) => {
+  const service = await findService(context, nameParam(req, "service", "service"));
+  sendText(res, 200, service.doc);
+};
+
+export const docUpdate: Route = async ({ req, res, context, actor }) => {
+  await setDoc(context, actor, nameParam(req, "service", "service"), text(req));
+  sendEmpty(res, 200);
+};
+
+export const serviceGrant: Route = async ({ req, res, context, actor }) => {
+  await grantService(context, actor, nameParam(req, "service", "service"), nameParam(req, "team", "team"));
+  sendEmpty(res, 200);
+};
+
+export const serviceRevoke: Route = async ({ req, res, context, actor }) => {
+  await revokeService(context, actor, nameParam(req, "service", "service"), nameParam(req, "team", "team"));
+  sendEmpty(res, 200);
+};

@@ -1,0 +1,134 @@
+/**
+ * Puts the local platform together: its store (the given Redis, an embedded redis-server under
+ * the data directory, or memory), the admin user, the seed, and the HTTP server.
+ */
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import { redisClient, type Address } from "../redis/connection.js";
+import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
+import { createContext, type Context } from "./domain/context.js";
+import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
+import { ensureAdmin } from "./domain/users.js";
+import { createPlatformApp } from "./http/server.js";
+import { applySeed } from "./seed.js";
+import { MemoryStore } from "./store/memory.js";
+import { RedisStore } from "./store/redis.js";
+import type { Store } from "./store/store.js";
+
+export interface PlatformOptions {
+  port: number;
+  host: string;
+  admin: { email: string; password: string };
+  /** Where state lives: in memory, in this Redis, or (default) an embedded redis-server under `dataDir`. */
+  state: { kind: "memory" } | { kind: "redis"; url: string } | { kind: "embedded"; dataDir: string; redisServer?: string };
+  seedFile?: string;
+  /** Serve `run` even when listening beyond loopback. */
+  allowRun?: boolean;
+  version: string;
+  providerCalls?: ProviderCallOptions;
+  /** Failures of the platform itself. */
+  report?: (error: unknown) => void;
+}
+
+export interface RunningPlatform {
+  url: string;
+  context: Context;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.test(host);
+}
+
+interface OpenStore {
+  store: Store;
+  stop(): Promise<void>;
+}
+
+function addressOf(url: string): Address {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: decodeURIComponent(parsed.password),
+  };
+}
+
+async function openStore(state: PlatformOptions["state"]): Promise<OpenStore> {
+  if (state.kind === "memory") return { store: new MemoryStore(), stop: async () => {} };
+  if (state.kind === "redis") return connect(addressOf(state.url), async () => {});
+  const dir = resolve(state.dataDir, "redis");
+  // A server still running here is a leftover of a run that crashed, with that run's password.
+  await stopRedisServer(dir);
+  const port = await freePort();
+  const password = randomBytes(24).toString("hex");
+  await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
+  try {
+    return await connect({ host: "127.0.0.1", port, password }, () => stopRedisServer(dir));
+  } catch (error) {
+    await stopRedisServer(dir);
+    throw error;
+  }
+}
+
+async function connect(address: Address, stopServer: () => Promise<void>): Promise<OpenStore> {
+  const client = redisClient(address, { reconnect: true });
+  await client.connect();
+  const store = new RedisStore(client);
+  return {
+    store,
+    stop: async () => {
+      await store.close();
+      await stopServer();
+    },
+  };
+}
+
+export async function startPlatform(options: PlatformOptions): Promise<RunningPlatform> {
+  // Listen first: a busy port fails the start before the data directory's Redis is touched.
+  const server = createServer();
+  server.listen({ port: options.port, host: options.host });
+  await once(server, "listening");
+  const closeServer = async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  };
+  let opened: OpenStore | undefined;
+  try {
+    opened = await openStore(options.state);
+    const context = createContext(opened.store, new Providers(opened.store, options.providerCalls));
+    await ensureAdmin(context, options.admin.email, options.admin.password);
+    if (options.seedFile) await applySeed(context, options.admin.email, options.seedFile);
+    server.on(
+      "request",
+      createPlatformApp(context, {
+        version: options.version,
+        runAllowed: options.allowRun === true || isLoopback(options.host),
+        report: options.report ?? (() => {}),
+      }),
+    );
+    const { port } = server.address() as AddressInfo;
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    const stop = opened.stop;
+    let closing: Promise<void> | undefined;
+    return {
+      url: `http://${host}:${port}`,
+      context,
+      close: () =>
+        (closing ??= (async () => {
+          await closeServer();
+          await stop();
+        })()),
+    };
+  } catch (error) {
+    await closeServer();
+    await opened?.stop();
+    throw error;
+  }
+}

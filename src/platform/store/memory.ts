@@ -1,0 +1,55 @@
+/**
+ * State in memory: for throw-away runs (`--memory`) and tests. Values are copied in and out,
+ * so callers can never change a stored record without `put`, as with Redis.
+ */
+import type { Kind, Lists, Records, Store } from "./store.js";
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+export class MemoryStore implements Store {
+  private readonly records = new Map<Kind, Map<string, unknown>>();
+  private readonly lists = new Map<string, unknown[]>();
+  private readonly counters = new Map<string, number>();
+
+  private kind(kind: Kind): Map<string, unknown> {
+    let records = this.records.get(kind);
+    if (!records) this.records.set(kind, (records = new Map()));
+    return records;
+  }
+
+  async get<K extends Kind>(kind: K, key: string) {
+    const value = this.kind(kind).get(key) as Records[K] | undefined;
+    return value === undefined ? undefined : copy(value);
+  }
+
+  async put<K extends Kind>(kind: K, key: string, value: Records[K]) {
+    this.kind(kind).set(key, copy(value));
+  }
+
+  async delete(kind: Kind, key: string) {
+    return this.kind(kind).delete(key);
+  }
+
+  async all<K extends Kind>(kind: K) {
+    return [...this.kind(kind).values()].map((value) => copy(value as Records[K]));
+  }
+
+  async append<L extends keyof Lists>(list: L, name: string, item: Lists[L], max: number) {
+    const key = `${list}:${name}`;
+    const items = this.lists.get(key) ?? [];
+    items.push(copy(item));
+    this.lists.set(key, items.slice(-max));
+  }
+
+  async items<L extends keyof Lists>(list: L, name: string) {
+    return copy((this.lists.get(`${list}:${name}`) ?? []) as Array<Lists[L]>);
+  }
+
+  async next(counter: string) {
+    const value = (this.counters.get(counter) ?? 0) + 1;
+    this.counters.set(counter, value);
+    return value;
+  }
+
+  async close() {}
+}

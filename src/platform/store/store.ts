@@ -1,0 +1,37 @@
+/**
+ * Where the platform keeps its state. Records are plain JSON documents by kind and key; logs
+ * are capped lists; counters number units and calls. Two implementations: memory (throw-away
+ * runs and tests) and Redis (the default, so a restart loses nothing).
+ */
+import type { App, Instance, LogEntry, ProviderCall, Service, Team, Token, User } from "../domain/model.js";
+
+export interface Records {
+  users: User;
+  tokens: Token;
+  teams: Team;
+  services: Service;
+  instances: Instance;
+  apps: App;
+}
+
+export type Kind = keyof Records;
+
+export interface Lists {
+  calls: ProviderCall;
+  log: LogEntry;
+}
+
+export interface Store {
+  get<K extends Kind>(kind: K, key: string): Promise<Records[K] | undefined>;
+  put<K extends Kind>(kind: K, key: string, value: Records[K]): Promise<void>;
+  /** true when there was something to delete. */
+  delete(kind: Kind, key: string): Promise<boolean>;
+  all<K extends Kind>(kind: K): Promise<Array<Records[K]>>;
+  /** Appends to the list named `name` (one per app for logs), keeping the newest `max` items. */
+  append<L extends keyof Lists>(list: L, name: string, item: Lists[L], max: number): Promise<void>;
+  /** Oldest first. */
+  items<L extends keyof Lists>(list: L, name: string): Promise<Array<Lists[L]>>;
+  /** 1, 2, 3... per counter, surviving restarts. */
+  next(counter: string): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,129 @@
+/**
+ * `provider-kit platform` as a process (usage errors, --memory, --seed), seeding idempotence on
+ * a real Redis, and `run` refused beyond loopback.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { applySeed } from "../../src/platform/seed.js";
+import { freePort } from "../../src/redis/server.js";
+import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { run, startLongRunning } from "../template/processes.js";
+import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
+import { PASSWORD, USER } from "../http/helpers.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const CLI = ["--import", "tsx", "src/cli/main.ts", "platform"];
+
+let dir: string;
+let provider: TestProvider;
+let seedFile: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "platform-cli-"));
+  provider = await startTestProvider();
+  seedFile = join(dir, "seed.yaml");
+  await writeFile(
+    seedFile,
+    stringify({
+      users: [{ email: "dev@example.com", password: "dev-password" }],
+      teams: [{ name: "devs", users: ["dev@example.com"] }],
+      services: [{ id: "kv", username: USER, password: PASSWORD, endpoint: { production: provider.running.url } }],
+      apps: [{ name: "demo", platform: "node", team: "devs", units: 2 }],
+      instances: [{ name: "demo-kv", service: "kv", team: "devs" }],
+      bindings: [{ instance: "demo-kv", app: "demo" }],
+    }),
+  );
+});
+afterAll(async () => {
+  await provider.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("provider-kit platform (the command)", () => {
+  it("refuses to start without the admin's email and password, saying what to set", async () => {
+    const finished = await run(process.execPath, [...CLI, "--memory", "--port", "0"], { cwd: ROOT, timeoutMs: 60_000 });
+    expect(finished.code).toBe(2);
+    expect(finished.stderr).toMatch(/set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD/);
+  });
+
+  it("refuses a seed file that is not as expected, naming the place", async () => {
+    const bad = join(dir, "bad.yaml");
+    await writeFile(bad, "apps: [{name: x, units: many}]\n");
+    const finished = await run(process.execPath, [...CLI, "--memory", "--port", "0", "--seed", bad], {
+      cwd: ROOT,
+      env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password },
+      timeoutMs: 60_000,
+    });
+    expect(finished.code).toBe(2);
+    expect(finished.stderr).toMatch(/seed file .* is not as expected at apps\.0\.units/);
+  });
+
+  it("starts in memory from a seed: the seeded user sees the app bound to the instance", async () => {
+    const port = await freePort();
+    const platform = startLongRunning(process.execPath, [...CLI, "--memory", "--port", String(port), "--seed", seedFile], {
+      cwd: ROOT,
+      env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password },
+    });
+    try {
+      await platform.waitForLine(/listening on/, 60_000);
+      expect(platform.output()).toContain("state in memory");
+      const dev = await new Api(`http://127.0.0.1:${port}`).login("dev@example.com", "dev-password");
+      expect((await dev.get("/services/instances?app=demo")).json()).toEqual([{ service: "kv", instances: ["demo-kv"] }]);
+      expect((await dev.get("/apps/demo")).json<{ Units: unknown[] }>().Units).toHaveLength(2);
+      // The provider outlives this in-memory platform: leave it without the instance.
+      await dev.ok(dev.delete("/services/instances/demo-kv/demo"));
+      await dev.ok(dev.delete("/services/instances/demo-kv"));
+    } finally {
+      await platform.stop();
+    }
+  });
+});
+
+describe("seeding on a real Redis", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(() => redis.stop());
+
+  it("is idempotent: a second start with the same seed changes nothing and calls no provider", async () => {
+    const first = await startTestPlatform("memory", { state: { kind: "redis", url: redis.url }, seedFile });
+    await first.platform.close();
+    const calls = provider.received.length;
+    const second = await startTestPlatform("memory", { state: { kind: "redis", url: redis.url }, seedFile });
+    try {
+      expect(provider.received.length).toBe(calls);
+      expect((await second.admin.get("/apps")).json<unknown[]>()).toHaveLength(1);
+      await applySeed(second.platform.context, ADMIN.email, seedFile);
+      expect(provider.received.length).toBe(calls);
+    } finally {
+      await second.platform.close();
+    }
+  });
+});
+
+describe("run beyond loopback", () => {
+  it("is refused with 403 unless --allow-run", async () => {
+    const exposed = await startTestPlatform("memory", { host: "0.0.0.0" });
+    try {
+      await exposed.admin.ok(exposed.admin.post("/apps", { json: { name: "exposed", platform: "node" } }));
+      const refused = await exposed.admin.post("/apps/exposed/run", { text: "echo hi" });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toMatch(/--allow-run/);
+    } finally {
+      await exposed.stop();
+    }
+    const allowed = await startTestPlatform("memory", { host: "0.0.0.0", allowRun: true });
+    try {
+      await allowed.admin.ok(allowed.admin.post("/apps", { json: { name: "exposed", platform: "node" } }));
+      expect((await allowed.admin.ok(allowed.admin.post("/apps/exposed/run", { text: "echo hi" }))).text).toBe("hi\n");
+      // Anyone else is still asked to log in first.
+      expect((await allowed.anonymous.post("/apps/exposed/run", { text: "echo hi" })).status).toBe(401);
+    } finally {
+      await allowed.stop();
+    }
+  });
+});

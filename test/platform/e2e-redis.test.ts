@@ -1,0 +1,126 @@
+/**
+ * End to end with real processes: `provider-kit platform` (embedded redis-server under its data
+ * directory) drives the Redis example (`examples/redis/main.ts`, what `npm start` runs). The
+ * platform is restarted in the middle and must lose nothing.
+ */
+import { rm } from "node:fs/promises";
+import { resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/redis/server.js";
+import { eventually, killServersUnder, tempDir } from "../../examples/redis/test/support.js";
+import { REDIS_SERVER } from "../support/redis-server.js";
+import { startLongRunning, type LongRunning } from "../template/processes.js";
+import { ADMIN, Api, manifest } from "./helpers.js";
+import type { ProviderCall } from "../../src/platform/domain/model.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const PROVIDER_PASSWORD = "e2e-provider-secret";
+const START_MS = 60_000;
+
+interface EnvVar {
+  name: string;
+  value: string;
+}
+
+describe("the platform drives the Redis example end to end", { timeout: 120_000 }, () => {
+  let providerDir: string;
+  let platformDir: string;
+  let provider: LongRunning;
+  let platform: LongRunning | undefined;
+  let providerUrl: string;
+  let platformPort: number;
+  let api: Api;
+
+  async function startPlatform(): Promise<Api> {
+    platform = startLongRunning(
+      process.execPath,
+      ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(platformPort), "--data-dir", platformDir],
+      { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
+    );
+    const line = await platform.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/, START_MS);
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
+    return new Api(url).login(ADMIN.email, ADMIN.password);
+  }
+
+  beforeAll(async () => {
+    providerDir = await tempDir("e2e-provider");
+    platformDir = await tempDir("e2e-platform");
+    platformPort = await freePort();
+    const providerPort = await freePort();
+    provider = startLongRunning(process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
+      cwd: ROOT,
+      env: {
+        PORT: String(providerPort),
+        HOST: "127.0.0.1",
+        PROVIDER_PASSWORD,
+        DATA_DIR: providerDir,
+        REDIS_SERVER,
+        LOG_LEVEL: "info",
+      },
+    });
+    await provider.waitForLine(/Redis provider listening/, START_MS);
+    providerUrl = `http://127.0.0.1:${providerPort}`;
+    api = await startPlatform();
+  }, 2 * START_MS);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await provider?.stop();
+    await killServersUnder(providerDir);
+    await rm(providerDir, { recursive: true, force: true });
+    await rm(platformDir, { recursive: true, force: true });
+  });
+
+  const run = (app: string, command: string) => api.ok(api.post(`/apps/${app}/run?once=true`, { text: command }));
+  const ping = 'redis-cli --no-auth-warning -u "$REDIS_URL" ping';
+
+  it("registers, creates, binds, runs redis-cli through the app's env, survives a restart, adds a unit, unbinds and removes", async () => {
+    const yaml = manifest("redis", providerUrl, { username: "redis", password: PROVIDER_PASSWORD });
+    await api.ok(api.post("/services", { text: yaml }));
+    await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
+    await api.ok(api.put("/apps/web/units", { text: "1" }));
+
+    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "big", service_name: "redis", plan: "dedicated" } }));
+    // A dedicated instance is provisioned in the background: wait for the provider to say it is up.
+    await eventually(async () => (await api.get("/services/instances/big/status")).text === 'Service instance "big" is up.', 60_000);
+
+    const shared = (await api.ok(api.put("/services/instances/cache/web"))).json<Record<string, string>>();
+    expect(Object.keys(shared)).toEqual(expect.arrayContaining(["REDIS_URL", "REDIS_HOST", "REDIS_PORT", "REDIS_PASSWORD"]));
+    expect((await run("web", ping)).text.trim()).toBe("PONG");
+    const names = (await api.get("/apps/web/env")).json<EnvVar[]>().map((variable) => variable.name);
+    expect(names).toEqual(expect.arrayContaining(["REDIS_URL", "TSURU_SERVICES", "TSURU_APPNAME"]));
+    const services = JSON.parse((await run("web", 'printf %s "$TSURU_SERVICES"')).text) as Record<string, Array<{ instance_name: string }>>;
+    expect(services.redis!.map((entry) => entry.instance_name)).toEqual(["cache"]);
+
+    // The platform restarts: its state is in the embedded redis-server's files under --data-dir.
+    await platform!.stop();
+    api = await startPlatform();
+    expect((await api.get("/services/instances?app=web")).json()).toEqual([{ service: "redis", instances: ["cache"] }]);
+    expect((await run("web", ping)).text.trim()).toBe("PONG");
+
+    // Dedicated: its own redis-server; the app now has both instances in TSURU_SERVICES.
+    await api.ok(api.put("/services/instances/big/web"));
+    const both = JSON.parse((await run("web", 'printf %s "$TSURU_SERVICES"')).text) as Record<string, Array<{ instance_name: string; envs: Record<string, string> }>>;
+    expect(both.redis!.map((entry) => entry.instance_name)).toEqual(["cache", "big"]);
+    const bigUrl = both.redis![1]!.envs.REDIS_URL!;
+    expect((await run("web", `redis-cli --no-auth-warning -u '${bigUrl}' ping`)).text.trim()).toBe("PONG");
+
+    // A third unit: the provider is sent one unit bind per bound instance, and answers it.
+    await api.ok(api.put("/apps/web/units", { text: "1" }));
+    const units = (await api.get("/apps/web")).json<{ Units: Array<{ Ip: string }> }>().Units;
+    const newest = units.at(-1)!.Ip;
+    const calls = (await api.get("/provider-calls?app=web")).json<ProviderCall[]>();
+    const unitBinds = calls.filter((call) => call.method === "POST" && call.path.endsWith("/bind") && call.requestBody.includes(`unit-host=${newest}`));
+    expect(unitBinds.map((call) => [call.instance, call.status]).sort()).toEqual([["big", 201], ["cache", 201]]);
+
+    await api.ok(api.delete("/services/instances/cache/web"));
+    await api.ok(api.delete("/services/instances/big/web"));
+    expect((await api.get("/apps/web/env")).json<EnvVar[]>().map((variable) => variable.name)).not.toContain("REDIS_URL");
+    await api.ok(api.delete("/services/instances/cache"));
+    await api.ok(api.delete("/services/instances/big"));
+    expect((await api.get("/services/instances")).json()).toEqual([{ service: "redis", instances: [] }]);
+    // Every call is shown on the platform's terminal, one line each.
+    expect(platform!.output()).toMatch(/provider redis: DELETE \/resources\/cache\/bind-app -> 200 \(\d+ ms\)/);
+  });
+});

@@ -1,0 +1,272 @@
+/**
+ * The platform's call order and undo steps when providers fail, answer garbage or are down,
+ * and whole lives of a Variant B and a `current` provider (each a createProvider provider).
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { NotFoundError, NotReadyError, ProviderError } from "../../src/index.js";
+import { createContext } from "../../src/platform/domain/context.js";
+import { createInstance } from "../../src/platform/domain/instances.js";
+import type { ProviderCall } from "../../src/platform/domain/model.js";
+import { Providers } from "../../src/platform/domain/provider-calls.js";
+import { createService } from "../../src/platform/domain/services.js";
+import { MemoryStore } from "../../src/platform/store/memory.js";
+import type { Records } from "../../src/platform/store/store.js";
+import { freePort } from "../../src/redis/server.js";
+import { manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
+
+let t: TestPlatform;
+const providers: TestProvider[] = [];
+let app = 0;
+
+beforeAll(async () => {
+  t = await startTestPlatform("memory");
+});
+afterAll(() => t.stop());
+afterEach(async () => {
+  await Promise.all(providers.splice(0).map((provider) => provider.stop()));
+});
+
+/** A provider registered as service `id`, an instance of it and a fresh app with `units` units. */
+async function setUp(id: string, provider: TestProvider, extra: Record<string, unknown> = {}, units = 1) {
+  providers.push(provider);
+  await t.admin.ok(t.admin.post("/services", { text: manifest(id, provider.running.url, extra) }));
+  await t.admin.ok(t.admin.post("/services/instances", { json: { name: `${id}-i`, service_name: id } }));
+  const name = `app-${++app}`;
+  await t.admin.ok(t.admin.post("/apps", { json: { name, platform: "node" } }));
+  if (units > 1) await t.admin.ok(t.admin.put(`/apps/${name}/units`, { text: String(units - 1) }));
+  provider.received.length = 0;
+  return { instance: `${id}-i`, app: name };
+}
+
+async function servicesSeenBy(app: string): Promise<unknown> {
+  const answer = await t.admin.ok(t.admin.post(`/apps/${app}/run?once=true`, { text: 'printf %s "$TSURU_SERVICES"' }));
+  return JSON.parse(answer.text);
+}
+
+/** `METHOD path status` of each call the platform made to the service's provider, in order. */
+async function callsTo(service: string): Promise<string[]> {
+  const calls = (await t.admin.get(`/provider-calls?service=${service}`)).json<ProviderCall[]>();
+  return calls.map((call) => `${call.method} ${call.path} ${call.status ?? call.error}`);
+}
+
+async function instanceApps(instance: string): Promise<string[]> {
+  return (await t.admin.get(`/services/instances/${instance}`)).json<{ apps: string[] }>().apps;
+}
+
+describe("bind failures leave nothing half-bound", () => {
+  it("a failing bind-app: the platform undoes step 1, the app has no variables, the provider's words reach the user", async () => {
+    const provider = await startTestProvider({
+      bindApp: async () => {
+        throw new ProviderError("No more credentials on this plan.", 500);
+      },
+    });
+    const { instance, app } = await setUp("failbind", provider);
+    const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
+    expect([answer.status, answer.text]).toEqual([500, `Failed to bind the instance "${instance}" to the app "${app}": No more credentials on this plan.`]);
+    expect((await callsTo("failbind")).slice(1)).toEqual([`POST /resources/${instance}/bind-app 500`]);
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await servicesSeenBy(app)).toEqual({});
+    // Nothing is left to undo: binding again reaches the provider again (step 1 was really undone).
+    expect((await t.admin.put(`/services/instances/${instance}/${app}`)).status).toBe(500);
+  });
+
+  it("a failing unit bind: the bound units are unbound, then bind-app, then the variables leave", async () => {
+    let seen = 0;
+    const provider = await startTestProvider({
+      bindUnit: async () => {
+        if (++seen === 2) throw new ProviderError("unit bind refused", 500);
+        return undefined;
+      },
+    });
+    const { instance, app } = await setUp("failunit", provider, {}, 2);
+    const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
+    expect(answer.status).toBe(500);
+    expect(answer.text).toMatch(new RegExp(`^Failed to bind the unit ${app}-\\d+ \\(10\\.10\\.10\\.\\d+\\) to the instance "${instance}": unit bind refused$`));
+    expect((await callsTo("failunit")).slice(1)).toEqual([
+      `POST /resources/${instance}/bind-app 201`,
+      `POST /resources/${instance}/bind 201`,
+      `POST /resources/${instance}/bind 500`,
+      `DELETE /resources/${instance}/bind 200`,
+      `DELETE /resources/${instance}/bind-app 200`,
+    ]);
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await servicesSeenBy(app)).toEqual({});
+  });
+
+  it("an instance not ready: 412 in the platform's words", async () => {
+    const provider = await startTestProvider({
+      bindApp: async () => {
+        throw new NotReadyError();
+      },
+    });
+    const { instance, app } = await setUp("notready", provider);
+    const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
+    expect([answer.status, answer.text]).toEqual([412, "You cannot bind any app to this service instance because it is not ready yet."]);
+    expect(await instanceApps(instance)).toEqual([]);
+  });
+});
+
+describe("unbind and remove", () => {
+  it("a provider 404 on unbind means already gone: the unbind succeeds; a 404 on remove is an error", async () => {
+    const provider = await startTestProvider({
+      unbindApp: async () => {
+        throw new NotFoundError("No such binding.");
+      },
+      destroy: async () => {
+        throw new NotFoundError("No such instance.");
+      },
+    });
+    const { instance, app } = await setUp("forgetful", provider);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await servicesSeenBy(app)).toEqual({});
+    const removed = await t.admin.delete(`/services/instances/${instance}`);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: No such instance.`]);
+    expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(200);
+  });
+});
+
+describe("providers that answer garbage or are down", () => {
+  let garbage: Server;
+  const garbageCalls: string[] = [];
+  beforeAll(async () => {
+    // Serves bind-app with 404 for the instance `legacy`, as providers older than bind-app did.
+    garbage = createServer((req, res) => {
+      garbageCalls.push(`${req.method} ${req.url}`);
+      req.resume();
+      if (req.url === "/resources/legacy/bind-app") return res.writeHead(404).end("not found");
+      if (req.url === "/resources/legacy/bind") return res.writeHead(201, { "Content-Type": "application/json" }).end('{"LEGACY_URL":"legacy://x"}');
+      res.writeHead(200, { "Content-Type": "text/html" }).end("<html>it works</html>");
+    });
+    await new Promise<void>((resolve) => garbage.listen(0, "127.0.0.1", resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => garbage.close(() => resolve())));
+
+  it("a bind answer that is not a JSON object fails the bind, and the provider is told to unbind", async () => {
+    const url = `http://127.0.0.1:${(garbage.address() as AddressInfo).port}`;
+    await t.admin.ok(t.admin.post("/services", { text: manifest("garbage", url) }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "junk", service_name: "garbage" } }));
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "victim", platform: "node" } }));
+    garbageCalls.length = 0;
+    const answer = await t.admin.put("/services/instances/junk/victim");
+    expect(answer.status).toBe(500);
+    expect(answer.text).toMatch(/^Failed to bind the instance "junk" to the app "victim": its answer cannot be used \(the body is not JSON/);
+    expect(garbageCalls).toEqual(["POST /resources/junk/bind-app", "DELETE /resources/junk/bind-app"]);
+    expect(await instanceApps("junk")).toEqual([]);
+    expect(await servicesSeenBy("victim")).toEqual({});
+  });
+
+  it("bind-app answered 404: the platform tries POST /bind once, with the app's fields", async () => {
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "legacy", service_name: "garbage" } }));
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "old-app", platform: "node" } }));
+    garbageCalls.length = 0;
+    const answer = await t.admin.ok(t.admin.put("/services/instances/legacy/old-app"));
+    expect(answer.json()).toEqual({ LEGACY_URL: "legacy://x" });
+    // The fallback, then (Variant A) the one unit's bind.
+    expect(garbageCalls).toEqual(["POST /resources/legacy/bind-app", "POST /resources/legacy/bind", "POST /resources/legacy/bind"]);
+    const fallback = (await t.admin.get("/provider-calls?instance=legacy")).json<ProviderCall[]>().find((call) => call.path === "/resources/legacy/bind")!;
+    expect(fallback.requestBody).toContain("app-name=old-app");
+  });
+
+  it("a provider too slow to answer: the call is given up at the limit, with a clear error, and nothing is bound", async () => {
+    // Creates at once, never answers bind-app.
+    const slow = createServer((req, res) => {
+      req.resume();
+      if (req.method === "POST" && req.url === "/resources") res.writeHead(201).end();
+    });
+    slow.listen(0, "127.0.0.1");
+    await new Promise((resolve) => slow.once("listening", resolve));
+    const quick = await startTestPlatform("memory", { providerCalls: { timeoutMs: 300 } });
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("slow", url) }));
+      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "late", service_name: "slow" } }));
+      await quick.admin.ok(quick.admin.post("/apps", { json: { name: "waiting", platform: "node" } }));
+      const bound = await quick.admin.put("/services/instances/late/waiting");
+      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
+      expect((await quick.admin.get("/services/instances/late")).json()).toMatchObject({ apps: [] });
+    } finally {
+      await quick.stop();
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
+  it("a provider that is down: a clear error and no instance", async () => {
+    await t.admin.ok(t.admin.post("/services", { text: manifest("down", `http://127.0.0.1:${await freePort()}`) }));
+    const answer = await t.admin.post("/services/instances", { json: { name: "nowhere", service_name: "down" } });
+    expect(answer.status).toBe(500);
+    expect(answer.text).toMatch(/^Failed to create the instance nowhere: the provider did not answer \(.*ECONNREFUSED/);
+    expect((await t.admin.get("/services/instances/nowhere")).status).toBe(404);
+  });
+});
+
+describe("instance creation", () => {
+  it("when the platform cannot store the instance, it removes it from the provider again", async () => {
+    const provider = await startTestProvider();
+    providers.push(provider);
+    class FailingStore extends MemoryStore {
+      override async put<K extends keyof Records>(kind: K, key: string, value: Records[K]) {
+        if (kind === "instances") throw new Error("disk full");
+        return super.put(kind, key, value);
+      }
+    }
+    const store = new FailingStore();
+    const context = createContext(store, new Providers(store));
+    await store.put("teams", "ops", { name: "ops", users: ["ops@example.com"] });
+    const actor = { email: "ops@example.com", teams: ["ops"], admin: false };
+    await createService(context, actor, manifest("undo", provider.running.url));
+    await expect(createInstance(context, actor, { name: "lost", service: "undo" })).rejects.toThrow("disk full");
+    expect(provider.handlers()).toEqual(["create", "destroy"]);
+  });
+});
+
+describe("whole lives of the other variants", () => {
+  it("Variant B: create with a name only, bind and unbind by hostname, no unit calls", async () => {
+    const provider = await startTestProvider();
+    const { instance, app } = await setUp("oldest", provider, { variant: "B" });
+    const bound = await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    expect(bound.json()).toMatchObject({ REDIS_HOST: "10.0.0.1" });
+    await t.admin.ok(t.admin.put(`/apps/${app}/units`, { text: "1" }));
+    expect((await t.admin.get(`/services/instances/${instance}/status`)).text).toBe(`Service instance "${instance}" is up.`);
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}`));
+    const calls = (await t.admin.get(`/provider-calls?service=oldest`)).json<ProviderCall[]>();
+    expect(calls.map((call) => `${call.method} ${call.path} ${call.status}`)).toEqual([
+      "POST /resources 201",
+      `POST /resources/${instance} 201`,
+      `GET /resources/${instance}/status 204`,
+      `DELETE /resources/${instance}/hostname/${app}.localhost 200`,
+      `DELETE /resources/${instance} 200`,
+    ]);
+    expect(calls[0]!.requestBody).toBe(`name=${instance}`);
+    expect(calls[0]!.requestHeaders["X-Tsuru-User"]).toBeUndefined();
+  });
+
+  it("current with JSON bodies: today's calls, X-Tsuru-* headers and placement, no unit binds, the status text", async () => {
+    const provider = await startTestProvider({ status: async () => ({ message: "ready, 3 keys" }) });
+    const { instance, app } = await setUp("today", provider, { variant: "current", encoding: "json" }, 2);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    expect(provider.handlers()).toEqual(["bindApp"]);
+    expect(provider.received[0]!.request).toMatchObject({
+      appName: app,
+      appHosts: [`${app}.localhost`],
+      placement: { poolName: "local", clusterName: "local" },
+    });
+    expect(provider.received[0]!.context).toMatchObject({ user: "admin@example.com", eventId: expect.stringMatching(/^[0-9a-f]{24}$/) });
+    await t.admin.ok(t.admin.put(`/apps/${app}/units`, { text: "1" }));
+    expect(provider.handlers()).toEqual(["bindApp"]);
+    expect((await t.admin.get(`/services/instances/${instance}/status`)).text).toBe(`Service instance "${instance}" is ready, 3 keys.`);
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}`));
+    expect(provider.handlers()).toEqual(["bindApp", "unbindApp", "destroy"]);
+    const calls = (await t.admin.get(`/provider-calls?service=today`)).json<ProviderCall[]>();
+    const create = calls.find((call) => call.method === "POST" && call.path === "/resources")!;
+    expect(create.requestHeaders["Content-Type"]).toBe("application/json");
+    expect(JSON.parse(create.requestBody)).toMatchObject({ name: instance, team: "admin", user: "admin@example.com" });
+  });
+});
+
