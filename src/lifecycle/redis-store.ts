@@ -56,8 +56,8 @@ export type RedisStoreOptions = (
   /** How long a call waits for Redis to be reachable before failing with 503. Default 5 000 ms. */
   connectTimeoutMs?: number;
   /**
-   * Longest one store command may take once Redis was reachable, a failover under way included,
-   * before the call fails with 503 (its write may still land). Default 5 000 ms.
+   * Longest one store operation may take, waiting for Redis to come back or for a failover to
+   * finish included, before its call fails with 503 (a write may still land). Default 5 000 ms.
    */
   commandTimeoutMs?: number;
   /**
@@ -203,23 +203,20 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Runs one store command on the ready client. Whatever Redis does wrong (unreachable, a
-   * connection lost mid-command, a failover that outlasts `commandTimeoutMs`) ends as a 503.
+   * Runs one store operation on the ready client, for at most `timeoutMs`. Whatever Redis does
+   * wrong (unreachable, a connection lost mid-command, a failover that outlasts it) ends as a 503.
    */
-  private async run<T>(command: (redis: RedisStoreClient) => Promise<T>): Promise<T> {
+  private async run<T>(operation: (redis: RedisStoreClient) => Promise<T>, timeoutMs = this.commandTimeoutMs): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
     try {
-      const redis = await this.redis();
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
-      });
-      try {
-        return await Promise.race([command(redis), timedOut]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return await Promise.race([this.redis().then(operation), timedOut]);
     } catch (error) {
       throw asUnavailable(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -305,8 +302,11 @@ export class RedisStore implements Store {
     const token = randomUUID();
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
-      const taken = await this.run((redis) =>
-        redis.set(lockKey, token, { condition: "NX", expiration: { type: "PX", value: this.lockTtlMs } }),
+      // Even with Redis away, the wait for the lock ends at the caller's deadline.
+      const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
+      const taken = await this.run(
+        (redis) => redis.set(lockKey, token, { condition: "NX", expiration: { type: "PX", value: this.lockTtlMs } }),
+        remainingMs,
       );
       if (taken !== null) break;
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
@@ -323,8 +323,9 @@ export class RedisStore implements Store {
       return await work();
     } finally {
       clearInterval(renewal);
-      // If Redis is unreachable now, the lock simply expires: the work's own outcome matters more.
-      await this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      // Not awaited: the next holder's commands follow it on the same connection anyway, and if
+      // Redis is unreachable now the lock simply expires; the call answers without waiting.
+      this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
     }
   }
 
