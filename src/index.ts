@@ -16,6 +16,13 @@ export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
 export type { Store } from "./lifecycle/store.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
-export { RedisStore, StoreUnavailableError, type RedisStoreOptions } from "./lifecycle/redis-store.js";
+export {
+  RedisStore,
+  ReplicaWaitError,
+  StoreUnavailableError,
+  type RedisStoreClient,
+  type RedisStoreOptions,
+  type SentinelAddress,
+} from "./lifecycle/redis-store.js";
 export { LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

@@ -27,7 +27,21 @@ const ENV = z.object({
     .regex(/^\d+(b|k|kb|m|mb|g|gb)?$/i, "must be a Redis memory size such as 64mb or 1gb")
     .default("64mb"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  REDIS_SENTINELS: z
+    .string()
+    .regex(/^[^\s,:]+:\d+(,[^\s,:]+:\d+)*$/, "must be a comma-separated host:port list, such as 10.0.0.1:26379,10.0.0.2:26379")
+    .transform((list) => list.split(",").map(hostAndPort))
+    .optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+}).refine((env) => (env.REDIS_SENTINELS === undefined) === (env.REDIS_SENTINEL_NAME === undefined), {
+  path: ["REDIS_SENTINEL_NAME"],
+  error: "and REDIS_SENTINELS go together: set both for Sentinel mode, or neither",
 });
+
+function hostAndPort(node: string): { host: string; port: number } {
+  const colon = node.lastIndexOf(":");
+  return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
+}
 
 export interface Config {
   /** HTTP port (0: any free port) and address the provider listens on (absent: every address). */
@@ -44,6 +58,8 @@ export interface Config {
   redisServer: string;
   dedicatedMaxmemory: string;
   logLevel: z.infer<typeof ENV>["LOG_LEVEL"];
+  /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
+  registrySentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
 }
 
 export class ConfigError extends Error {
@@ -69,5 +85,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisServer: values.REDIS_SERVER,
     dedicatedMaxmemory: values.DEDICATED_MAXMEMORY,
     logLevel: values.LOG_LEVEL,
+    registrySentinel:
+      values.REDIS_SENTINEL_NAME && values.REDIS_SENTINELS ? { name: values.REDIS_SENTINEL_NAME, sentinels: values.REDIS_SENTINELS } : undefined,
   };
 }

@@ -8,10 +8,10 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
-import { createProvider, RedisStore, type RegistryOptions, type Store } from "../../src/index.js";
+import { createProvider, RedisStore, type RedisStoreOptions, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
-import { redisClient, type Address } from "../../src/redis/connection.js";
+import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
 import { ensureRedisServer, freePort, stopRedisServer } from "../../src/redis/server.js";
@@ -63,6 +63,13 @@ async function adminServer(config: Config): Promise<AdminServer> {
   return { address: { host: "127.0.0.1", port, password }, stop: () => stopRedisServer(dir) };
 }
 
+/** Where the registry lives: the primary Sentinel names (Sentinel mode), else the administered server. */
+function registryConnection(config: Config, admin: RedisClient): RedisStoreOptions {
+  if (!config.registrySentinel) return { client: admin };
+  // Sentinel mode is for surviving the primary's loss: a write counts once a replica has it.
+  return { sentinel: config.registrySentinel, waitForReplicas: 1 };
+}
+
 async function portOfLastRun(dir: string): Promise<number | undefined> {
   const config = await readFile(join(dir, "redis.conf"), "utf8").catch(() => "");
   const port = /^port (\d+)$/m.exec(config)?.[1];
@@ -89,7 +96,7 @@ async function serve(config: Config, options: StartOptions, server: AdminServer)
   if (!(await hasAclFile(admin))) {
     log.warn("The Redis server has no aclfile: the users of bound apps will be lost if that server restarts.");
   }
-  const store: Store = new RedisStore({ client: admin, keyPrefix: REGISTRY_KEY_PREFIX, log });
+  const store: Store = new RedisStore({ ...registryConnection(config, admin), keyPrefix: REGISTRY_KEY_PREFIX, log });
 
   const shared = sharedPlan({ admin, host: address.host, port: address.port });
   const dedicated = dedicatedPlan({
