@@ -15,8 +15,9 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { createClient, createSentinel, ErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
+import { createClient, createSentinel, ErrorReply, MultiErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
 import { ProviderError } from "../errors.js";
+import { ConfigurationError } from "../options.js";
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import { LockTimeoutError, type Store } from "./store.js";
@@ -64,7 +65,9 @@ export type RedisStoreOptions = (
    * Replicas that must have each instance and binding write (Redis `WAIT`) before the call
    * succeeds, so that a write the provider acknowledged survives the loss of the primary.
    * Costs a round trip to a replica on every write; with none connected, writes fail with 503.
-   * Default 0 (acknowledged once the primary has it). Locks and leases are never waited for.
+   * The store then writes through a connection of its own (a duplicate of its client), so that
+   * waiting writes never hold back reads and locks. Default 0 (acknowledged once the primary
+   * has it). Locks and leases are never waited for.
    */
   waitForReplicas?: number;
   /** How long a write waits for those replicas before its call fails with 503. Default 1 000 ms. */
@@ -130,7 +133,11 @@ const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|NOREPLICAS|TRYAGAIN|BUSY)
 /** A failure of Redis rather than of the store's own code, as the 503 it answers. */
 function asUnavailable(error: unknown): unknown {
   if (error instanceof ProviderError) return error;
-  if (error instanceof ErrorReply && !TRANSIENT_REPLY.test(error.message)) return error;
+  if (error instanceof ErrorReply) {
+    // A pipeline (a write and its WAIT) fails as a whole: look at each command's reply.
+    const replies = error instanceof MultiErrorReply ? [...error.errors()] : [error];
+    if (!replies.some((reply) => TRANSIENT_REPLY.test(reply.message))) return error;
+  }
   return new StoreUnavailableError({ cause: error });
 }
 
@@ -142,7 +149,14 @@ const bindingField = (kind: BindingKind, key: string) => `${kind}:${key}`;
 
 export class RedisStore implements Store {
   private readonly client: RedisStoreClient;
-  private readonly ownsClient: boolean;
+  /**
+   * The connection instance and binding writes go through: the same client, or with
+   * `waitForReplicas` one of their own, since a `WAIT` holds back every later command of its
+   * connection until the replicas answer (up to `replicaTimeoutMs` when none does).
+   */
+  private readonly writer: RedisStoreClient;
+  /** The clients the store opened, and so closes. */
+  private readonly owned: RedisStoreClient[] = [];
   private readonly prefix: string;
   private readonly lockTtlMs: number;
   private readonly localLocks = new KeyedMutex();
@@ -158,16 +172,20 @@ export class RedisStore implements Store {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 5_000;
     this.waitForReplicas = options.waitForReplicas ?? 0;
+    if (!Number.isInteger(this.waitForReplicas) || this.waitForReplicas < 0) {
+      throw new ConfigurationError(`RedisStore: waitForReplicas must be a whole number of replicas, got ${this.waitForReplicas}.`);
+    }
     this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1_000;
     this.log = options.log;
-    if ("client" in options) {
-      this.client = options.client;
-      this.ownsClient = false;
-      return;
-    }
-    this.client = "url" in options ? ownClient(options.url) : ownSentinelClient(options.sentinel);
-    this.ownsClient = true;
-    this.client.on("error", (error: unknown) => this.log?.warn({ err: error }, "Redis store connection error"));
+    if ("client" in options) this.client = options.client;
+    else this.client = this.own("url" in options ? ownClient(options.url) : ownSentinelClient(options.sentinel));
+    this.writer = this.waitForReplicas > 0 ? this.own(this.client.duplicate()) : this.client;
+  }
+
+  private own(client: RedisStoreClient): RedisStoreClient {
+    client.on("error", (error: unknown) => this.log?.warn({ err: error }, "Redis store connection error"));
+    this.owned.push(client);
+    return client;
   }
 
   /** The full name of a key of this store (see the key layout above). */
@@ -181,38 +199,42 @@ export class RedisStore implements Store {
    * The client once it is ready. While Redis is unreachable the client keeps reconnecting and a
    * call would hang until the platform gives up; it waits `connectTimeoutMs`, then fails clearly.
    */
-  private async redis(): Promise<RedisStoreClient> {
-    if (!this.client.isOpen) {
+  private async ready(client: RedisStoreClient): Promise<RedisStoreClient> {
+    if (!client.isOpen) {
       // Its promise settles only once connected; `ready` below is what callers wait for.
-      this.client.connect().catch((error: unknown) => this.log?.warn({ err: error }, "Redis store could not connect"));
+      client.connect().catch((error: unknown) => this.log?.warn({ err: error }, "Redis store could not connect"));
     }
-    if (this.client.isReady) return this.client;
+    if (client.isReady) return client;
     const becameReady = await new Promise<boolean>((resolve) => {
       const onReady = () => {
         clearTimeout(timer);
         resolve(true);
       };
       const timer = setTimeout(() => {
-        this.client.off("ready", onReady);
+        client.off("ready", onReady);
         resolve(false);
       }, this.connectTimeoutMs);
-      this.client.once("ready", onReady);
+      client.once("ready", onReady);
     });
     if (!becameReady) throw new StoreUnavailableError();
-    return this.client;
+    return client;
   }
 
   /**
-   * Runs one store operation on the ready client, for at most `timeoutMs`. Whatever Redis does
-   * wrong (unreachable, a connection lost mid-command, a failover that outlasts it) ends as a 503.
+   * Runs one store operation on a ready client (default: the main one), for at most `timeoutMs`.
+   * Whatever Redis does wrong (unreachable, a connection lost mid-command, a failover that
+   * outlasts it) ends as a 503.
    */
-  private async run<T>(operation: (redis: RedisStoreClient) => Promise<T>, timeoutMs = this.commandTimeoutMs): Promise<T> {
+  private async run<T>(
+    operation: (redis: RedisStoreClient) => Promise<T>,
+    { timeoutMs = this.commandTimeoutMs, client = this.client } = {},
+  ): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      return await Promise.race([this.redis().then(operation), timedOut]);
+      return await Promise.race([this.ready(client).then(operation), timedOut]);
     } catch (error) {
       throw asUnavailable(error);
     } finally {
@@ -231,15 +253,18 @@ export class RedisStore implements Store {
    */
   private durableScript(source: string, keys: string[], args: string[]): Promise<number> {
     if (this.waitForReplicas === 0) return this.script(source, keys, args);
-    return this.run(async (redis) => {
-      const [result, confirmed] = await redis
-        .multi()
-        .eval(source, { keys, arguments: args })
-        .wait(this.waitForReplicas, this.replicaTimeoutMs)
-        .execAsPipeline();
-      if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
-      return Number(result);
-    });
+    return this.run(
+      async (redis) => {
+        const [result, confirmed] = await redis
+          .multi()
+          .eval(source, { keys, arguments: args })
+          .wait(this.waitForReplicas, this.replicaTimeoutMs)
+          .execAsPipeline();
+        if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
+        return Number(result);
+      },
+      { client: this.writer },
+    );
   }
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
@@ -306,7 +331,7 @@ export class RedisStore implements Store {
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
       const taken = await this.run(
         (redis) => redis.set(lockKey, token, { condition: "NX", expiration: { type: "PX", value: this.lockTtlMs } }),
-        remainingMs,
+        { timeoutMs: remainingMs },
       );
       if (taken !== null) break;
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
@@ -338,10 +363,14 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (!this.ownsClient || !this.client.isOpen) return;
-    // A client still trying to reach Redis has nothing to flush: stop its reconnecting at once.
-    if (this.client.isReady) await this.client.close();
-    else await this.client.destroy();
+    await Promise.all(
+      this.owned.map(async (client) => {
+        if (!client.isOpen) return;
+        // A client still trying to reach Redis has nothing to flush: stop its reconnecting at once.
+        if (client.isReady) await client.close();
+        else await client.destroy();
+      }),
+    );
   }
 }
 

@@ -88,6 +88,17 @@ describe("the registry on a Redis Sentinel group", { timeout: 180_000 }, () => {
     ]);
   });
 
+  it("answers 503, not 500, when the server it writes to is a replica (a primary demoted under it)", async () => {
+    for (const waitForReplicas of [0, 1]) {
+      const demoted = new RedisStore({ url: group.replica.url, keyPrefix: "demoted:", waitForReplicas });
+      opened.push(demoted);
+      const error = (await demoted.deleteInstance("cache").catch((caught: unknown) => caught)) as Error & { status?: number };
+      expect([error.status, error.message]).toEqual([503, "The provider cannot reach its state store (Redis) right now; try again in a moment."]);
+      expect(String((error.cause as Error).message)).toMatch(/READONLY|commands failed/);
+    }
+    expect(() => new RedisStore({ sentinel: group.address, waitForReplicas: 0.5 })).toThrow(/waitForReplicas must be a whole number/);
+  });
+
   it("two providers under a stream of binds lose no acknowledged binding when the primary is killed", async () => {
     const keyPrefix = "failover:";
     const env = {
