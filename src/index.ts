@@ -17,6 +17,13 @@ export type { Store, StoreCensus } from "./lifecycle/store.js";
 export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
-export { RedisStore, StoreUnavailableError, type RedisStoreOptions } from "./lifecycle/redis-store.js";
+export {
+  RedisStore,
+  ReplicaWaitError,
+  StoreUnavailableError,
+  type RedisStoreClient,
+  type RedisStoreOptions,
+  type SentinelAddress,
+} from "./lifecycle/redis-store.js";
 export { LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

@@ -42,7 +42,24 @@ const ENV = z.object({
   METRICS_PORT: port().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   LOG_FORMAT: z.enum(["json", "pretty"], { error: "must be json or pretty" }).optional(),
+  REDIS_SENTINELS: z
+    .string()
+    .regex(/^[^\s,:]+:\d+(,[^\s,:]+:\d+)*$/, "must be a comma-separated host:port list, such as 10.0.0.1:26379,10.0.0.2:26379")
+    .transform((list) => list.split(",").map(hostAndPort))
+    .optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+}).refine((env) => (env.REDIS_SENTINELS === undefined) === (env.REDIS_SENTINEL_NAME === undefined), {
+  path: ["REDIS_SENTINEL_NAME"],
+  error: "and REDIS_SENTINELS go together: set both for Sentinel mode, or neither",
+}).refine((env) => env.REDIS_SENTINELS === undefined || env.REGISTRY_REDIS_URL === undefined, {
+  path: ["REGISTRY_REDIS_URL"],
+  error: "and REDIS_SENTINELS both place the registry: set one of them",
 });
+
+function hostAndPort(node: string): { host: string; port: number } {
+  const colon = node.lastIndexOf(":");
+  return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
+}
 
 export interface Config {
   /** HTTP port (0: any free port) and address the provider listens on (absent: every address). */
@@ -68,6 +85,8 @@ export interface Config {
   logLevel: z.infer<typeof ENV>["LOG_LEVEL"];
   /** `pretty`: readable lines for people; `json`: one JSON object per line, for machines. */
   logFormat: "json" | "pretty";
+  /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
+  registrySentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
 }
 
 export class ConfigError extends Error {
@@ -99,5 +118,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTermina
     metricsPort: values.METRICS_PORT,
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT ?? (stdoutIsTerminal ? "pretty" : "json"),
+    registrySentinel:
+      values.REDIS_SENTINEL_NAME && values.REDIS_SENTINELS ? { name: values.REDIS_SENTINEL_NAME, sentinels: values.REDIS_SENTINELS } : undefined,
   };
 }

@@ -9,10 +9,10 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
-import { createProvider, RedisStore, type RegistryOptions, type Store } from "../../src/index.js";
+import { createProvider, RedisStore, type RedisStoreOptions, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
-import { redisClient, type Address } from "../../src/redis/connection.js";
+import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
@@ -75,6 +75,13 @@ async function embeddedServer(config: Config, dataDir: string, name: string, log
   return { address: server.address, dir, stop: () => server.stop() };
 }
 
+/** Where the registry lives: the primary Sentinel names (Sentinel mode), else the server `client` reaches. */
+function registryConnection(config: Config, client: RedisClient): RedisStoreOptions {
+  if (!config.registrySentinel) return { client };
+  // Sentinel mode is for surviving the primary's loss: a write counts once a replica has it.
+  return { sentinel: config.registrySentinel, waitForReplicas: 1 };
+}
+
 async function portOfLastRun(dir: string): Promise<number | undefined> {
   const config = await readFile(join(dir, "redis.conf"), "utf8").catch(() => "");
   const port = /^port (\d+)$/m.exec(config)?.[1];
@@ -84,8 +91,11 @@ async function portOfLastRun(dir: string): Promise<number | undefined> {
 interface Servers {
   /** Where the `shared` plan's instances live: the server tenants reach. */
   administered: UsedServer;
-  /** Where the registry lives; the same object as `administered` when one URL serves both. */
-  registry: UsedServer;
+  /**
+   * Where the registry lives; the same object as `administered` when one URL serves both;
+   * absent in Sentinel mode, where it lives on the primary the sentinels name.
+   */
+  registry?: UsedServer;
 }
 
 async function startServers(config: Config, dataDir: string, log: Logger): Promise<Servers> {
@@ -100,6 +110,7 @@ async function startServers(config: Config, dataDir: string, log: Logger): Promi
         ? externalServer(config.redisUrl)
         : embeddedServer(config, dataDir, "embedded", log, { maxmemory: config.sharedMaxmemory, maxmemoryPolicy: config.sharedMaxmemoryPolicy }),
     );
+    if (config.registrySentinel) return { administered };
     const registryUrl = config.registryRedisUrl ?? config.redisUrl;
     if (registryUrl !== undefined && registryUrl === config.redisUrl) {
       log.warn(
@@ -130,7 +141,7 @@ export async function startRedisProvider(config: Config, options: StartOptions):
   } catch (error) {
     // No embedded server outlives a failed start (stopping one twice does no harm).
     await servers?.administered.stop();
-    await servers?.registry.stop();
+    await servers?.registry?.stop();
     await lock.release();
     throw error;
   }
@@ -152,12 +163,13 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
   if (!(await hasAclFile(admin))) {
     log.warn("The Redis server has no aclfile: the users of bound apps will be lost if that server restarts.");
   }
-  const registryClient = registry === administered ? admin : redisClient(registry.address, { reconnect: true });
-  if (registryClient !== admin) {
+  // The registry's own client, when it has a server apart from the administered one.
+  const registryClient = registry === undefined || registry === administered ? undefined : redisClient(registry.address, { reconnect: true });
+  if (registryClient) {
     registryClient.on("error", (error: unknown) => log.warn({ err: error }, "connection to the registry's Redis failed; reconnecting"));
     await registryClient.connect();
   }
-  const store: Store = new RedisStore({ client: registryClient, keyPrefix: REGISTRY_KEY_PREFIX, log });
+  const store: Store = new RedisStore({ ...registryConnection(config, registryClient ?? admin), keyPrefix: REGISTRY_KEY_PREFIX, log });
 
   const shared = sharedPlan({ admin, host: administered.address.host, port: administered.address.port });
   const dedicated = dedicatedPlan({
@@ -192,9 +204,9 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     await dedicated.close();
     await store.close();
     admin.destroy();
-    if (registryClient !== admin) registryClient.destroy();
+    registryClient?.destroy();
     await administered.stop();
-    if (registry !== administered) await registry.stop();
+    if (registry !== administered) await registry?.stop();
     await lock.release();
   };
 
@@ -213,7 +225,9 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
       metricsUrl: metricsUrl ?? `${url}/metrics`,
       dataDir: lock.dir,
       administeredRedis: `${describeAddress(administered.address)}${administered.dir ? ` (embedded, ${administered.dir})` : ""}`,
-      registryRedis: `${describeAddress(registry.address)}${registry.dir ? ` (embedded, ${registry.dir})` : ""}`,
+      registryRedis: registry
+        ? `${describeAddress(registry.address)}${registry.dir ? ` (embedded, ${registry.dir})` : ""}`
+        : `the primary of Sentinel "${config.registrySentinel!.name}"`,
     },
     "Redis provider listening",
   );

@@ -13,6 +13,8 @@ import type { Store } from "../../src/lifecycle/store.js";
 import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest } from "../../src/types.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 
+export { eventually } from "../support/eventually.js";
+
 export const silent = pino({ level: "silent" });
 /** Step metrics counted into a registry nobody reads. */
 export const steps = createMetrics().steps;
@@ -125,22 +127,6 @@ export const unbindAppRequest = (instance: string, appName: string, extra: Parti
   placement: { clusterAddresses: [] },
   ...extra,
 });
-
-/** Polls `probe` until it returns something other than undefined; fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`, { cause: lastError });
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** A promise the test settles when it wants: lets a handler wait at a known point. */
 export function gate<T = void>() {

@@ -3,20 +3,12 @@
  * other reports and binds, a background step runs on exactly one of them, and when the
  * process running a step dies, the other finishes it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { createClient } from "redis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { eventually, httpClient, type Served } from "./helpers.js";
-
-const FIXTURE = fileURLToPath(new URL("./fixtures/replica.ts", import.meta.url));
-
-interface Replica extends Served {
-  process: ChildProcess;
-}
+import { eventually } from "./helpers.js";
+import { stopProcess, useReplicaProcesses } from "./replica-processes.js";
 
 // Each test starts real Node processes: give a loaded CI machine room.
 const PROCESS_TEST_TIMEOUT_MS = 90_000;
@@ -24,45 +16,18 @@ const WAIT_MS = 45_000;
 
 describe("two provider processes on one Redis store", { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   let redis: RedisServer;
-  /** Every process started, stopped after each test even when it never got to listen. */
-  let children: ChildProcess[] = [];
+  const replicas = useReplicaProcesses();
   let prefixes = 0;
 
   beforeAll(async () => {
     redis = await startRedisServer();
   });
-  afterEach(async () => {
-    await Promise.all(children.map((child) => stop(child, "SIGTERM")));
-    children = [];
-  });
   afterAll(async () => {
     await redis.stop();
   });
 
-  function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill(signal);
-    // A replica that does not stop cleanly in time is killed: the test must not leave it behind.
-    const force = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    return exited.finally(() => clearTimeout(force));
-  }
-
-  /** Starts a replica process (node with the tsx loader) and waits for its port. */
-  async function startReplica(name: string, keyPrefix: string, hangOn = ""): Promise<Replica> {
-    const child = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
-      env: { ...process.env, REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, REPLICA: name, HANG_ON: hangOn },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    children.push(child);
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once("exit", (code) => reject(new Error(`replica ${name} exited (${code}) before listening:\n${stderr}`)));
-      createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
-    });
-    return { ...httpClient(`http://127.0.0.1:${port}`), process: child };
-  }
+  const startReplica = (name: string, keyPrefix: string, hangOn = "") =>
+    replicas.start(name, { REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, HANG_ON: hangOn });
 
   async function runsOf(keyPrefix: string, instance: string): Promise<number> {
     const client = createClient({ url: redis.url });
@@ -126,7 +91,7 @@ describe("two provider processes on one Redis store", { timeout: PROCESS_TEST_TI
     const a = await startReplica("a", keyPrefix, "slow");
     expect((await a.call("POST", "/resources", { name: "slow" })).status).toBe(201);
     await eventually(async () => ((await runsOf(keyPrefix, "slow")) === 1 ? true : undefined), WAIT_MS);
-    await stop(a.process, "SIGKILL"); // dies mid-step, holding the lease
+    await stopProcess(a.process, "SIGKILL"); // dies mid-step, holding the lease
 
     const b = await startReplica("b", keyPrefix);
     await eventually(async () => ((await b.call("GET", "/resources/slow/status")).status === 204 ? true : undefined), WAIT_MS);

@@ -9,7 +9,7 @@
  * disk (`--save "" --appendonly no`) unless `{ persistence: true }` asks for an append-only file.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,8 @@ export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
   url: string;
   port: number;
+  /** Its process id (a test can kill it with SIGKILL, as a crash would; `stop` still cleans up). */
+  pid: number;
   /** The server's working directory (where an append-only file goes with `persistence`). */
   dir: string;
   /** Stop the server (waits for it to exit) and delete its directory. Safe to call twice. */
@@ -32,10 +34,16 @@ export interface RedisServerOptions {
   port?: number;
   /** Longest wait for the server to accept connections. Default 10 000 ms. */
   startTimeoutMs?: number;
+  /** More arguments for the server, e.g. `["--replicaof", "127.0.0.1 6379"]`. */
+  args?: string[];
+  /** Run `redis-sentinel` with this configuration file text instead of `redis-server`. */
+  sentinelConfig?: string;
 }
 
 /** The executable every test starts (`REDIS_SERVER_BIN` overrides it). */
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
+/** The sentinel executable (`REDIS_SENTINEL_BIN` overrides it). */
+export const REDIS_SENTINEL = process.env.REDIS_SENTINEL_BIN ?? "/usr/bin/redis-sentinel";
 
 /** A port nobody listens on right now (redis-server cannot pick one itself and report it). */
 function freePort(): Promise<number> {
@@ -72,11 +80,16 @@ function exited(child: ChildProcess): Promise<void> {
 async function launch(dir: string, options: RedisServerOptions): Promise<RedisServer | undefined> {
   const port = options.port ?? (await freePort());
   const persistence = options.persistence ? ["--appendonly", "yes"] : ["--appendonly", "no"];
-  const child = spawn(
-    REDIS_SERVER,
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...persistence, "--daemonize", "no"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const common = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", ...(options.args ?? [])];
+  let command = [REDIS_SERVER, ...common, "--save", "", ...persistence];
+  if (options.sentinelConfig !== undefined) {
+    // A sentinel rewrites its configuration file as it learns the group, so it gets its own.
+    const file = join(dir, "sentinel.conf");
+    await writeFile(file, options.sentinelConfig);
+    command = [REDIS_SENTINEL, file, ...common];
+  }
+  const [binary, ...args] = command as [string, ...string[]];
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -90,13 +103,13 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
     if (child.exitCode !== null) {
       // Another process took the port between our check and the server's bind: try another.
       if (/address already in use/i.test(output) && options.port === undefined) return undefined;
-      throw new Error(`redis-server exited with code ${child.exitCode}:\n${output}`);
+      throw new Error(`${binary} exited with code ${child.exitCode}:\n${output}`);
     }
-    if (await pong(port)) return { url: `redis://127.0.0.1:${port}`, port, dir, stop };
+    if (await pong(port)) return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid!, dir, stop };
     await sleep(50);
   }
   await stop();
-  throw new Error(`redis-server did not answer PING on port ${port} in time:\n${output}`);
+  throw new Error(`${binary} did not answer PING on port ${port} in time:\n${output}`);
 }
 
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {

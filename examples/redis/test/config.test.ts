@@ -48,6 +48,23 @@ describe("configuration from the environment", () => {
     expect(read).toThrow(/REDIS_URL must look like redis:\/\//);
   });
 
+  it("reads Sentinel mode from REDIS_SENTINELS and REDIS_SENTINEL_NAME, which go together", () => {
+    const sentinels = "127.0.0.1:26379,sentinel-2.internal:26380";
+    expect(readConfig({ PROVIDER_PASSWORD: "pw", REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: "registry" }).registrySentinel).toEqual({
+      name: "registry",
+      sentinels: [
+        { host: "127.0.0.1", port: 26379 },
+        { host: "sentinel-2.internal", port: 26380 },
+      ],
+    });
+    expect(() => readConfig({ PROVIDER_PASSWORD: "pw", REDIS_SENTINELS: sentinels })).toThrow(
+      /REDIS_SENTINEL_NAME and REDIS_SENTINELS go together: set both for Sentinel mode, or neither/,
+    );
+    expect(() => readConfig({ PROVIDER_PASSWORD: "pw", REDIS_SENTINELS: "127.0.0.1", REDIS_SENTINEL_NAME: "registry" })).toThrow(
+      /REDIS_SENTINELS must be a comma-separated host:port list/,
+    );
+  });
+
   it("ships a service manifest whose username is the provider's default", async () => {
     const manifest = await readFile(new URL("../service.yaml", import.meta.url), "utf8");
     expect(manifest).toMatch(/^id: redis$/m);

@@ -1,0 +1,79 @@
+/**
+ * What `waitForReplicas` costs: the latency of one registry write (a binding saved) through a
+ * Redis Sentinel group on loopback (primary, one replica, three sentinels), with and without
+ * `WAIT` for the replica. Not part of `npm test` or `npm run bench`:
+ *
+ *   npx tsx bench/registry-writes.ts [writes per round, default 500] [rounds, default 6]
+ *
+ * Rounds alternate the two settings, so load from elsewhere on the machine hits both alike.
+ */
+import { execFileSync } from "node:child_process";
+import { availableParallelism } from "node:os";
+import { RedisStore } from "../src/lifecycle/redis-store.js";
+import type { BindingRecord } from "../src/types.js";
+import { startSentinelGroup } from "../test/support/redis-sentinel.js";
+
+const writesPerRound = Number(process.argv[2] ?? 500);
+const rounds = Number(process.argv[3] ?? 6);
+const CONCURRENT = 16;
+
+const binding = (n: number): BindingRecord => {
+  const at = new Date().toISOString();
+  return { instance: "bench", kind: "app", key: `app-${n}`, appName: `app-${n}`, createdAt: at, updatedAt: at };
+};
+
+/** Milliseconds of each of `count` writes, one after the other. */
+async function sequential(store: RedisStore, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let n = 0; n < count; n++) {
+    const started = process.hrtime.bigint();
+    await store.saveBinding(binding(n));
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return times;
+}
+
+/** Writes per second with CONCURRENT writes always in flight. */
+async function throughput(store: RedisStore, count: number): Promise<number> {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const writer = async () => {
+    while (next < count) await store.saveBinding(binding(next++));
+  };
+  await Promise.all(Array.from({ length: CONCURRENT }, writer));
+  return count / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const group = await startSentinelGroup();
+const settings = { "no WAIT (default)": 0, "waitForReplicas: 1": 1 };
+const stores = Object.entries(settings).map(([label, waitForReplicas]) => ({
+  label,
+  store: new RedisStore({ sentinel: group.address, keyPrefix: `bench-${waitForReplicas}:`, waitForReplicas }),
+  latencies: [] as number[],
+  rates: [] as number[],
+}));
+try {
+  for (const { store } of stores) await sequential(store, 200); // warm-up: connections, script cache, JIT
+  for (let round = 0; round < rounds; round++) {
+    for (const entry of stores) {
+      entry.latencies.push(...(await sequential(entry.store, writesPerRound)));
+      entry.rates.push(await throughput(entry.store, writesPerRound));
+    }
+  }
+  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  console.log(`date: ${new Date().toISOString()}, commit ${commit}, ${availableParallelism()} CPUs, node ${process.version}`);
+  console.log(`${rounds} rounds of ${writesPerRound} sequential writes, then ${writesPerRound} with ${CONCURRENT} in flight, per setting\n`);
+  console.log("| setting | p50 | p95 | p99 | writes/s with 16 in flight (median of rounds) |");
+  console.log("|---|---|---|---|---|");
+  for (const { label, latencies, rates } of stores) {
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const ms = (p: number) => `${percentile(sorted, p).toFixed(2)} ms`;
+    console.log(`| ${label} | ${ms(50)} | ${ms(95)} | ${ms(99)} | ${Math.round(median(rates))} |`);
+  }
+} finally {
+  await Promise.all(stores.map(({ store }) => store.close()));
+  await group.stop();
+}
