@@ -22,11 +22,6 @@ export function bindingUserName(instance: string, kind: BindingKind, key: string
   return `${instance}.${kind}.${safeKey}`;
 }
 
-/** How Redis lists a user's passwords (ACL GETUSER, ACL files): SHA-256, in hex. */
-export function aclPasswordHash(password: string): string {
-  return createHash("sha256").update(password).digest("hex");
-}
-
 export function healthUserName(instance: string): string {
   return `${instance}.health`;
 }

@@ -5,7 +5,6 @@
  * the server still knows the instance's users.
  */
 import {
-  aclPasswordHash,
   bindingUserName,
   connectionEnv,
   deleteInstanceUsers,
@@ -18,6 +17,7 @@ import {
 import type { Logger } from "pino";
 import { NAME_PATTERN, type Store } from "../../src/index.js";
 import { type RedisClient } from "../../src/redis/connection.js";
+import { aclPasswordHash } from "../../src/redis/server.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {

@@ -248,6 +248,11 @@ async function writeServerFiles(spec: RedisServerSpec): Promise<void> {
   await writeAclFile(spec);
 }
 
+/** How Redis lists a user's passwords (ACL GETUSER, ACL files): SHA-256, in hex. */
+export function aclPasswordHash(password: string): string {
+  return createHash("sha256").update(password).digest("hex");
+}
+
 /**
  * Users added by bindings are saved into the ACL file by Redis (ACL SAVE) and kept here;
  * only the `default` line is replaced, with a hash so no password is stored in clear on disk.
@@ -256,8 +261,7 @@ async function writeAclFile(spec: RedisServerSpec): Promise<void> {
   const path = join(spec.dir, ACL_FILE);
   const previous = await readFile(path, "utf8").catch(() => "");
   const others = previous.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("user default "));
-  const hash = createHash("sha256").update(spec.password).digest("hex");
-  await writeFile(path, [`user default on #${hash} ~* &* +@all`, ...others, ""].join("\n"), { mode: 0o600 });
+  await writeFile(path, [`user default on #${aclPasswordHash(spec.password)} ~* &* +@all`, ...others, ""].join("\n"), { mode: 0o600 });
 }
 
 /** The absolute path of an executable: `name` as a path, or looked up on PATH; undefined when none. */
