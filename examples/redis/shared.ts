@@ -143,7 +143,7 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
         users.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
       }
       await replaceRules(admin, users);
-      log.info({ users: users.length }, "users of shared instances given the current rules");
+      if (users.length > 0) log.info({ users: users.length }, "users of shared instances given the current rules");
     },
 
     async destroy(record) {
