@@ -12,7 +12,21 @@ import {
   type InstanceRecord,
   type ProviderHandlers,
 } from "../../src/index.js";
+import { isRedisOutage } from "../../src/redis/connection.js";
 import type { RedisPlan } from "./plan.js";
+
+/**
+ * The instance's Redis away (restarting, unreachable, loading): a 503 the platform's user can
+ * retry, not a 500 that reads like a bug. Status keeps its own answer: "down", with the reason.
+ */
+async function whileRedisServes<T>(work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isRedisOutage(error)) throw error;
+    throw new ProviderError("The instance's Redis server does not answer right now; try again in a moment.", 503, { cause: error });
+  }
+}
 
 export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): ProviderHandlers {
   const [defaultPlan] = plans;
@@ -39,17 +53,17 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): Prov
   const bind = (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
     if (!key) throw new BadRequestError(`The ${kind} to bind is missing from the request.`);
     const record = recordOf(context);
-    return planOf(record).bind(record, { kind, key });
+    return whileRedisServes(() => planOf(record).bind(record, { kind, key }));
   };
   const unbind = async (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
     if (!key) throw new BadRequestError(`The ${kind} to unbind is missing from the request.`);
     const record = recordOf(context);
-    await planOf(record).unbind(record, { kind, key });
+    await whileRedisServes(() => planOf(record).unbind(record, { kind, key }));
   };
 
   return {
     plans: () => plans.map((plan) => plan.plan),
-    create: (request) => planNamed(request.plan).create(request),
+    create: (request) => whileRedisServes(() => planNamed(request.plan).create(request)),
     async provision(record, context) {
       const plan = planOf(record);
       if (!plan.provision) throw new ProviderError(`Plan "${plan.plan.name}" has nothing to provision in the background.`);
@@ -83,7 +97,7 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): Prov
     },
     info(_request, context) {
       const record = recordOf(context);
-      return planOf(record).info(record);
+      return whileRedisServes(() => planOf(record).info(record));
     },
   };
 }

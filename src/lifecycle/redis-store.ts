@@ -15,7 +15,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { createClient, createSentinel, ErrorReply, MultiErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
+import { createClient, createSentinel, ErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
+import { isTransientReply } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
 import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
@@ -124,20 +125,11 @@ export class ReplicaWaitError extends ProviderError {
   }
 }
 
-/**
- * Replies that mean "this server cannot serve writes right now" (a replica not yet promoted, a
- * server loading its data...): an outage to wait out, unlike a reply that reveals a bug.
- */
-const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|NOREPLICAS|TRYAGAIN|BUSY)\b/;
-
 /** A failure of Redis rather than of the store's own code, as the 503 it answers. */
 function asUnavailable(error: unknown): unknown {
   if (error instanceof ProviderError) return error;
-  if (error instanceof ErrorReply) {
-    // A pipeline (a write and its WAIT) fails as a whole: look at each command's reply.
-    const replies = error instanceof MultiErrorReply ? [...error.errors()] : [error];
-    if (!replies.some((reply) => TRANSIENT_REPLY.test(reply.message))) return error;
-  }
+  // A reply that reveals a bug stays what it is; a pipeline (a write and its WAIT) fails as a whole.
+  if (error instanceof ErrorReply && !isTransientReply(error)) return error;
   return new StoreUnavailableError({ cause: error });
 }
 

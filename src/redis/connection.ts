@@ -1,7 +1,16 @@
 /**
  * Connections to Redis servers: the one place that knows how this provider connects.
  */
-import { createClient } from "redis";
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  createClient,
+  ErrorReply,
+  MultiErrorReply,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+} from "redis";
 
 export interface Address {
   host: string;
@@ -56,4 +65,26 @@ export async function answersPing(address: Address, timeoutMs = 2_000): Promise<
   } finally {
     if (client.isOpen) client.destroy();
   }
+}
+
+/**
+ * Replies that mean "this server cannot serve right now" (a replica not yet promoted, a server
+ * loading its data...): an outage to wait out, unlike a reply that reveals a bug.
+ */
+const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|NOREPLICAS|TRYAGAIN|BUSY)\b/;
+
+/** A reply (for a pipeline: any of its replies) that says the server cannot serve right now. */
+export function isTransientReply(error: ErrorReply): boolean {
+  const replies = error instanceof MultiErrorReply ? [...error.errors()] : [error];
+  return replies.some((reply) => TRANSIENT_REPLY.test(reply.message));
+}
+
+const CONNECTION_ERRORS = [ClientClosedError, ClientOfflineError, ConnectionTimeoutError, SocketClosedUnexpectedlyError, SocketTimeoutError];
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Redis is away or cannot serve right now (a lost, refused or timed-out connection, a transient reply): not a bug. */
+export function isRedisOutage(error: unknown): boolean {
+  if (error instanceof ErrorReply) return isTransientReply(error);
+  if (CONNECTION_ERRORS.some((kind) => error instanceof kind)) return true;
+  return NETWORK_CODES.has(String((error as NodeJS.ErrnoException | undefined)?.code));
 }

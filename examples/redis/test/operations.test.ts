@@ -134,6 +134,24 @@ describe("the Redis provider in operation", () => {
     expect(await keysOn(tenants)).toEqual([]);
   });
 
+  it("answers 503, not 500, on a shared instance while the tenants' server is away, and serves again once it is back", async () => {
+    const tenants = await startRedisServer();
+    const registry = await startRedisServer();
+    redisServers.push(tenants, registry);
+    const { api } = await start({ redisUrl: tenants.url, registryRedisUrl: registry.url });
+    expect((await api.create("cache", "shared")).status).toBe(201);
+    await tenants.stop();
+
+    for (const answer of [await api.bindApp("cache", "web"), await api.info("cache"), await api.create("other", "shared")]) {
+      expect(answer).toEqual({ status: 503, text: "The instance's Redis server does not answer right now; try again in a moment." });
+    }
+    expect((await api.status("cache")).status).toBe(500); // status keeps the contract's "down"
+
+    const back = await startRedisServer({ port: tenants.port });
+    redisServers.push(back);
+    await vi.waitFor(async () => expect((await api.bindApp("cache", "web")).status).toBe(201), { timeout: 15_000, interval: 200 });
+  });
+
   it("serves the metrics without auth on METRICS_PORT, and not on the API", async () => {
     const { provider, api } = await start({ metricsPort: 0 });
     expect((await api.create("cache", "shared")).status).toBe(201);
