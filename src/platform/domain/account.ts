@@ -69,7 +69,8 @@ export async function addKey(context: Context, actor: Actor, content: string, na
   const user = await findUser(context, actor.email);
   const keys = user.keys ?? [];
   if (keys.some((known) => known.content === key)) throw conflict("User already has this key.");
-  const keyName = name?.trim() || `key-${keys.length + 1}`;
+  let keyName = name?.trim() ?? "";
+  for (let n = keys.length + 1; keyName === ""; n++) if (!keys.some((known) => known.name === `key-${n}`)) keyName = `key-${n}`;
   if (keys.some((known) => known.name === keyName)) throw conflict(`User already has a key named "${keyName}".`);
   await context.store.put("users", user.email, { ...user, keys: [...keys, { name: keyName, content: key }] });
 }
