@@ -29,7 +29,7 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     await t.admin.ok(t.admin.get("/apps/logged/restart"));
     await t.admin.ok(t.admin.put("/services/instances/now1/logged"));
     await t.admin.ok(t.admin.delete("/services/instances/now1/logged"));
-    await t.admin.ok(t.admin.post("/apps/logged/run", { text: "echo hello from $TSURU_UNIT" }));
+    await t.admin.ok(t.admin.post("/apps/logged/run", { text: "echo hello from $TSURU_UNIT; echo bye" }));
     const entries = (await t.admin.ok(t.admin.get("/apps/logged/log?lines=100"))).json<LogEntry[]>();
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(["AppName", "Date", "Message", "Source", "Unit"]);
@@ -47,11 +47,11 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     ]);
     const units = (await t.admin.get("/apps/logged")).json<{ Units: Array<{ Name: string }> }>().Units.map((unit) => unit.Name);
     const runs = entries.filter((entry) => entry.Source === "app-run");
-    expect(runs.map((entry) => [entry.Unit, entry.Message])).toEqual(units.map((unit) => [unit, `hello from ${unit}`]));
+    expect(runs.map((entry) => [entry.Unit, entry.Message])).toEqual(units.flatMap((unit) => [[unit, `hello from ${unit}`], [unit, "bye"]]));
 
     expect((await t.admin.get("/apps/logged/log?lines=2")).json<LogEntry[]>()).toEqual(entries.slice(-2));
     expect((await t.admin.get("/apps/logged/log?lines=10&source=app-run")).json()).toEqual(runs);
-    expect((await t.admin.get(`/apps/logged/log?lines=10&unit=${units[1]}`)).json()).toEqual([runs[1]]);
+    expect((await t.admin.get(`/apps/logged/log?lines=10&unit=${units[1]}`)).json()).toEqual(runs.slice(2));
     expect((await t.admin.get("/apps/logged/logs?lines=100")).json()).toEqual(entries);
     const noLines = await t.admin.get("/apps/logged/log");
     expect([noLines.status, noLines.text]).toEqual([400, "Give the number of lines to show: ?lines=<a whole number>."]);

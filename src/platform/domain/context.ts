@@ -27,7 +27,7 @@ export interface Actor {
 
 export const ADMIN_TEAM = "admin";
 const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
-const LOG_LINES = 1000;
+export const LOG_LINES = 1000;
 
 export function createContext(store: Store, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
   return { store, locks: new KeyedMutex(), providers, config, say };
