@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
+import { unitAddress } from "../../src/platform/domain/apps.js";
 import type { LogEntry } from "../../src/platform/domain/model.js";
 
 describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => {
@@ -110,5 +111,11 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     expect((await t.admin.get("/platforms")).json()).toEqual([{ Name: "go" }, { Name: "python" }]);
     const answer = await t.admin.post("/apps", { json: { name: "rubyist", platform: "ruby" } });
     expect([answer.status, answer.text]).toEqual([400, 'Invalid platform "ruby": use one of go, python.']);
+  });
+});
+
+describe("unit addresses", () => {
+  it("stay valid addresses however many units deploys have made", () => {
+    expect([1, 254, 255, 508, 509].map(unitAddress)).toEqual(["10.10.10.1", "10.10.10.254", "10.10.11.1", "10.10.11.254", "10.10.12.1"]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Apps and their units. Units are records, as in the platform's own test provisioner:
- * `<app>-<n>` at `10.10.10.<n>`, state `started`; `n` counts across the platform.
+ * `<app>-<n>` at `10.10.10.<n>` (then 10.10.11.x...), state `started`; `n` counts across the platform.
  */
 import type { AppSpec } from "../../provider-client/calls.js";
 import { poolsOf, type ApiVariant } from "./config.js";
@@ -131,9 +131,15 @@ export async function newUnits(context: Context, app: string, count: number): Pr
   const units: Unit[] = [];
   for (let index = 0; index < count; index++) {
     const n = await context.store.next("units");
-    units.push({ name: `${app}-${n}`, ip: `10.10.10.${n}`, state: "started" });
+    units.push({ name: `${app}-${n}`, ip: unitAddress(n), state: "started" });
   }
   return units;
+}
+
+/** `10.10.10.<n>` for the first 254 units, then on through 10.10.11.1...: always a valid address (deploys use many). */
+export function unitAddress(n: number): string {
+  const block = Math.floor((n - 1) / 254);
+  return `10.10.${10 + block}.${((n - 1) % 254) + 1}`;
 }
 
 export async function listApps(context: Context, actor: Actor) {
