@@ -73,7 +73,7 @@ export async function createApp(context: Context, actor: Actor, wanted: NewApp) 
   return exclusive(context, [appLock(wanted.name), quotaLock(actor.email)], async () => {
     if (await context.store.get("apps", wanted.name)) throw conflict(`There is already an app named "${wanted.name}".`);
     await checkQuota(context, actor.email);
-    // An app starts with one unit: there is no deploy here, and `run` needs somewhere to run.
+    // An app starts with one unit: `run` needs somewhere to run before any deploy.
     const app: App = {
       name: wanted.name,
       platform: wanted.platform,
