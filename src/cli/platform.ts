@@ -6,6 +6,7 @@
  * Exit codes: 0 stopped by a signal; 2 bad usage or configuration; 1 the platform failed to start.
  */
 import { Command, InvalidArgumentError } from "commander";
+import { parsePool, type Pool } from "../platform/domain/config.js";
 import { PlatformError } from "../platform/domain/errors.js";
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
 import { SeedError } from "../platform/seed.js";
@@ -19,12 +20,40 @@ interface PlatformFlags {
   memory?: boolean;
   seed?: string;
   allowRun?: boolean;
+  pool: Pool[];
+  platform: string[];
+  quota?: number;
+  apiVariant: 1 | 2;
 }
 
 function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError("give a port number from 0 to 65535.");
   return port;
+}
+
+function parseQuota(value: string): number {
+  const quota = Number(value);
+  if (!Number.isInteger(quota) || quota < -1) throw new InvalidArgumentError("give a whole number of apps, or -1 for unlimited.");
+  return quota;
+}
+
+function parseApiVariant(value: string): 1 | 2 {
+  if (value !== "1" && value !== "2") throw new InvalidArgumentError("give 1 or 2.");
+  return Number(value) as 1 | 2;
+}
+
+function addPool(value: string, pools: Pool[]): Pool[] {
+  try {
+    return [...pools, parsePool(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function addPlatform(value: string, platforms: string[]): string[] {
+  if (!/^[a-z][a-z0-9._-]{0,39}$/.test(value)) throw new InvalidArgumentError("give a platform name: lower-case letters, digits, dots, dashes.");
+  return [...platforms, value];
 }
 
 export function registerPlatform(program: Command): void {
@@ -38,6 +67,10 @@ export function registerPlatform(program: Command): void {
     .option("--memory", "keep state in memory: everything is lost when the platform stops")
     .option("--seed <file.yaml>", "users, teams, services, apps, instances and bindings to create at start-up (skipped when they exist)")
     .option("--allow-run", "serve POST /apps/<app>/run even when listening beyond loopback (it runs commands on this machine)")
+    .option("--pool <name[=team,...]>", "a pool apps may run in, for every team or only those listed (repeat it; the first is the default; default: local)", addPool, [])
+    .option("--platform <name>", "a platform apps may use (repeat it; default: go, java, node, php, python, ruby, static)", addPlatform, [])
+    .option("--quota <apps>", "how many apps each user may own (-1: unlimited)", parseQuota)
+    .option("--api-variant <1|2>", "the spec variant whose shapes are served where the two differ (deploys, the app's Pool)", parseApiVariant, 1)
     .action(async (flags: PlatformFlags, command: Command) => {
       const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "provider-kit.usage" });
       const email = process.env.PLATFORM_ADMIN_EMAIL;
@@ -66,6 +99,13 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
       state,
       seedFile: flags.seed,
       allowRun: flags.allowRun,
+      config: {
+        ...(flags.pool.length > 0 ? { pools: flags.pool } : {}),
+        ...(flags.platform.length > 0 ? { platforms: flags.platform } : {}),
+        ...(flags.quota !== undefined ? { defaultQuota: flags.quota } : {}),
+        apiVariant: flags.apiVariant,
+      },
+      say: (line) => process.stdout.write(`${line}\n`),
       version: ownPackage().pkg.version,
       providerCalls: { print: (line) => process.stdout.write(`${line}\n`) },
       report: (error) => process.stderr.write(`platform error: ${(error as Error)?.stack ?? String(error)}\n`),

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { redisClient, type Address } from "../redis/connection.js";
 import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
+import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
 import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
 import { ensureAdmin } from "./domain/users.js";
@@ -29,6 +30,10 @@ export interface PlatformOptions {
   allowRun?: boolean;
   version: string;
   providerCalls?: ProviderCallOptions;
+  /** Pools, platforms, default quota, API variant; absent parts: DEFAULT_CONFIG's. */
+  config?: Partial<PlatformConfig>;
+  /** The platform's terminal: reset tokens and what healers did. */
+  say?: (line: string) => void;
   /** Failures of the platform itself. */
   report?: (error: unknown) => void;
 }
@@ -102,7 +107,12 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   let opened: OpenStore | undefined;
   try {
     opened = await openStore(options.state);
-    const context = createContext(opened.store, new Providers(opened.store, options.providerCalls));
+    const context = createContext(
+      opened.store,
+      new Providers(opened.store, options.providerCalls),
+      { ...DEFAULT_CONFIG, ...options.config },
+      options.say,
+    );
     await ensureAdmin(context, options.admin.email, options.admin.password);
     if (options.seedFile) await applySeed(context, options.admin.email, options.seedFile);
     server.on(

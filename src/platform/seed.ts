@@ -25,7 +25,7 @@ const SEED = z.strictObject({
   teams: z.array(z.strictObject({ name: z.string(), users: z.array(z.string()).default([]) })).default([]),
   services: z.array(z.looseObject({ id: z.string() })).default([]),
   apps: z
-    .array(z.strictObject({ name: z.string(), platform: z.string().default("local"), team: z.string().optional(), units: z.number().int().min(0).max(100).default(1) }))
+    .array(z.strictObject({ name: z.string(), platform: z.string().default("static"), team: z.string().optional(), units: z.number().int().min(0).max(100).default(1) }))
     .default([]),
   instances: z.array(z.strictObject({ name: z.string(), service: z.string(), plan: z.string().optional(), team: z.string().optional() })).default([]),
   bindings: z.array(z.strictObject({ instance: z.string(), app: z.string() })).default([]),

@@ -70,6 +70,8 @@ export function providerCalls({ variant, event, modernFields }: CallStyle) {
 
   return {
     plans: (): Call => ({ method: "GET", path: "/resources/plans" }),
+    /** Not a contract call: providers built with provider-kit answer it (the platform's full health check). */
+    healthcheck: (): Call => ({ method: "GET", path: "/healthcheck" }),
 
     create: (instance: InstanceSpec): Call =>
       modern

@@ -82,6 +82,48 @@ describe("provider-kit platform (the command)", () => {
   });
 });
 
+describe("provider-kit platform: pools, platforms, quota and variant from flags", () => {
+  const env = { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password };
+
+  it("refuses bad values, naming the flag", async () => {
+    for (const [flag, value, why] of [
+      ["--pool", "Bad Pool", /Invalid pool "Bad Pool"/],
+      ["--quota", "-5", /-1 for unlimited/],
+      ["--api-variant", "3", /give 1 or 2/],
+      ["--platform", "Not OK", /give a platform name/],
+    ] as const) {
+      const finished = await run(process.execPath, [...CLI, "--memory", "--port", "0", flag, value], { cwd: ROOT, env, timeoutMs: 60_000 });
+      expect(finished.code, flag).toBe(2);
+      expect(finished.stderr, flag).toMatch(why);
+      expect(finished.stderr, flag).toContain(flag);
+    }
+  });
+
+  it("serves what the flags configure", async () => {
+    const port = await freePort();
+    const platform = startLongRunning(
+      process.execPath,
+      [...CLI, "--memory", "--port", String(port), "--pool", "shared", "--pool", "private=admin", "--platform", "go", "--platform", "elixir", "--quota", "1", "--api-variant", "2"],
+      { cwd: ROOT, env },
+    );
+    try {
+      await platform.waitForLine(/listening on/, 60_000);
+      const api = await new Api(`http://127.0.0.1:${port}`).login(ADMIN.email, ADMIN.password);
+      expect((await api.get("/pools")).json()).toEqual([{ Team: "admin", Pools: ["shared", "private"] }]);
+      expect((await api.get("/platforms")).json()).toEqual([{ Name: "go" }, { Name: "elixir" }]);
+      await api.ok(api.post("/apps", { json: { name: "first", platform: "elixir" } }));
+      expect((await api.get("/apps/first")).json()).not.toHaveProperty("Pool");
+      expect((await api.get(`/quota/${ADMIN.email}`)).json()).toEqual({ items: 1, available: 0 });
+      expect((await api.post("/apps", { json: { name: "second", platform: "go" } })).text).toBe("Quota exceeded");
+      // A reset token goes to the terminal: there is no mail.
+      await api.ok(api.post(`/users/${ADMIN.email}/password`));
+      await platform.waitForLine(/password reset for admin@example\.com: POST \/users\/admin@example\.com\/password\?token=[0-9a-f]+/, 10_000);
+    } finally {
+      await platform.stop();
+    }
+  });
+});
+
 describe("seeding on a real Redis", () => {
   let redis: RedisServer;
   beforeAll(async () => {

@@ -123,4 +123,37 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
     // Every call is shown on the platform's terminal, one line each.
     expect(platform!.output()).toMatch(/provider redis: DELETE \/resources\/cache\/bind-app -> 200 \(\d+ ms\)/);
   });
+
+  it("deploys (new units bound on the provider), runs the healers and the full health check against the Redis example", async () => {
+    await api.ok(api.post("/services/instances", { json: { name: "store", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.put("/services/instances/store/web"));
+    const before = (await api.get("/apps/web")).json<{ Units: Array<{ Ip: string }> }>().Units.map((unit) => unit.Ip);
+
+    const deploy = (await api.ok(api.post("/apps/web/deploy", { json: { image: "registry.local/web:v2" } }))).json<{ ID: string; Duration: number; Log: string }>();
+    expect(Number.isInteger(deploy.Duration) && deploy.Duration > 0).toBe(true);
+    const after = (await api.get("/apps/web")).json<{ Units: Array<{ Ip: string }> }>().Units.map((unit) => unit.Ip);
+    expect(after).toHaveLength(before.length);
+    const calls = (await api.get("/provider-calls?instance=store")).json<ProviderCall[]>();
+    for (const ip of after) {
+      const bindCall = calls.find((call) => call.method === "POST" && call.path === "/resources/store/bind" && call.requestBody.includes(`unit-host=${ip}`));
+      expect(bindCall?.status, ip).toBe(201);
+    }
+    for (const ip of before) {
+      expect(calls.some((call) => call.method === "DELETE" && call.path === "/resources/store/bind" && call.requestBody.includes(`unit-host=${ip}`)), ip).toBe(true);
+    }
+    expect((await api.get(`/deploys/${deploy.ID}`)).json()).toMatchObject({ ID: deploy.ID, App: "web", Image: "registry.local/web:v2" });
+    expect((await api.get("/deploys?service=redis")).json<Array<{ ID: string }>>().map((item) => item.ID)).toEqual([deploy.ID]);
+    // The new units reach Redis with the app's env.
+    expect((await api.ok(api.post("/apps/web/run", { text: ping }))).text.trim().split("\n")).toEqual(after.map(() => "PONG"));
+
+    expect((await api.ok(api.get("/healers/bind-units"))).text).toBe("nothing to do\n");
+    expect((await api.ok(api.get("/healers/instance-status"))).text).toBe('Service instance "store" is up.\n');
+    expect(platform!.output()).toContain('healer instance-status: Service instance "store" is up.');
+    const health = await api.get("/healthcheck/?check=all");
+    expect(health.status).toBe(200);
+    expect(health.text).toMatch(/^Store \(redis\): WORKING \(.+\)\nProvider redis: WORKING \(.+\)\n$/);
+
+    await api.ok(api.delete("/services/instances/store/web"));
+    await api.ok(api.delete("/services/instances/store"));
+  });
 });

@@ -47,13 +47,19 @@ async function bindingOf(context: Context, actor: Actor, instance: Instance, app
   };
 }
 
+/** The records of a bind or unbind, when both exist and the actor may use them (404, 403 otherwise). */
+export async function bindTargets(context: Context, actor: Actor, instanceName: string, appName: string): Promise<{ instance: Instance; app: App }> {
+  const instance = await findInstance(context, instanceName);
+  const app = await findApp(context, appName);
+  assertAppAccess(actor, app);
+  assertInstanceAccess(actor, instance);
+  return { instance, app };
+}
+
 /** Binds and answers the variables exported to the app. */
 export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<Record<string, string>> {
   return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
-    const instance = await findInstance(context, instanceName);
-    const app = await findApp(context, appName);
-    assertAppAccess(actor, app);
-    assertInstanceAccess(actor, instance);
+    const { instance, app } = await bindTargets(context, actor, instanceName, appName);
     if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
     const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
     const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
@@ -217,4 +223,38 @@ export async function removeUnits(context: Context, actor: Actor, name: string, 
       await appLog(context, name, `removed ${count} unit(s): ${removed.map((unit) => unit.name).join(", ")}`);
     });
   });
+}
+
+/**
+ * Brings every bound Variant A provider in line with the app's units: binds the units it was
+ * never told about (a bind that failed) and unbinds addresses that are no longer units. A failure
+ * is reported, not thrown: the rest still goes ahead. Answers one line per change or failure.
+ * The caller holds the app's lock and passes the app as stored.
+ */
+export async function syncUnitBinds(context: Context, actor: Actor, app: App): Promise<string[]> {
+  const lines: string[] = [];
+  const instances = await boundInstances(context, app.name);
+  await exclusive(context, instances.map((instance) => instanceLock(instance.name)), async () => {
+    for (const stale of instances) {
+      const instance = await findInstance(context, stale.name);
+      const binding = await bindingOf(context, actor, instance, app);
+      if (binding.service.variant !== "A") continue;
+      const { calls, target, spec } = binding;
+      const known = new Set(instance.boundUnits[app.name] ?? []);
+      const addresses = new Set(app.units.map((unit) => unit.ip));
+      for (const unit of app.units.filter((unit) => !known.has(unit.ip))) {
+        const result = await context.providers.send(target, calls.bindUnit(instance.name, spec, unit.ip));
+        if (succeeded(result)) known.add(unit.ip);
+        lines.push(`${succeeded(result) ? "bound" : "failed to bind"} the unit ${unit.name} (${unit.ip}) to the instance ${instance.name}${succeeded(result) ? "" : `: ${providerProblem(result)}`}`);
+      }
+      for (const host of [...known].filter((host) => !addresses.has(host))) {
+        const result = await context.providers.send(target, calls.unbindUnit(instance.name, spec, host));
+        const gone = succeeded(result) || statusOf(result) === 404;
+        if (gone) known.delete(host);
+        lines.push(`${gone ? "unbound" : "failed to unbind"} the old unit address ${host} from the instance ${instance.name}${gone ? "" : `: ${providerProblem(result)}`}`);
+      }
+      await context.store.put("instances", instance.name, { ...instance, boundUnits: { ...instance.boundUnits, [app.name]: [...known] } });
+    }
+  });
+  return lines;
 }

@@ -4,6 +4,7 @@
  */
 import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
 import type { Store } from "../store/store.js";
+import { DEFAULT_CONFIG, type PlatformConfig } from "./config.js";
 import type { LogEntry } from "./model.js";
 import type { Providers } from "./provider-calls.js";
 
@@ -11,6 +12,9 @@ export interface Context {
   store: Store;
   locks: KeyedMutex;
   providers: Providers;
+  config: PlatformConfig;
+  /** The platform's own terminal: reset tokens (there is no mail) and what healers did. */
+  say: (line: string) => void;
 }
 
 /** The user a request acts for, with the teams that decide what they may do. */
@@ -23,10 +27,10 @@ export interface Actor {
 
 export const ADMIN_TEAM = "admin";
 const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
-const LOG_LINES = 1000;
+export const LOG_LINES = 1000;
 
-export function createContext(store: Store, providers: Providers): Context {
-  return { store, locks: new KeyedMutex(), providers };
+export function createContext(store: Store, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
+  return { store, locks: new KeyedMutex(), providers, config, say };
 }
 
 /** Runs `work` alone among the operations on these records (keys taken in sorted order: no deadlock). */

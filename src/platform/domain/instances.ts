@@ -118,7 +118,8 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
 export async function instanceData(context: Context, actor: Actor, name: string) {
   const instance = await findInstance(context, name);
   assertInstanceAccess(actor, instance);
-  return { name, servicename: instance.service, teams: instance.teams, apps: instance.apps };
+  // `status` (beyond the spec): the provider's last status answer, as the instance-status healer saw it.
+  return { name, servicename: instance.service, teams: instance.teams, apps: instance.apps, ...(instance.status ? { status: instance.status } : {}) };
 }
 
 export async function grantInstance(context: Context, actor: Actor, name: string, team: string): Promise<void> {

@@ -29,6 +29,11 @@ export function parseManifest(text: string): Manifest {
     // The spec answers 500 to YAML that does not parse, with the parser's message.
     throw failed(`Invalid YAML: ${(error as Error).message.split("\n")[0]}`);
   }
+  return manifestOf(document);
+}
+
+/** The manifest's fields checked, from the parsed YAML or from today's client's form fields. */
+export function manifestOf(document: unknown): Manifest {
   if (document === null || typeof document !== "object" || Array.isArray(document)) {
     throw badRequest("The manifest must be a YAML mapping with id, password and endpoint.production.");
   }

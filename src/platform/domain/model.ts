@@ -17,6 +17,37 @@ export interface User {
   /** scrypt of the password with `salt`, hex. */
   passwordHash: string;
   salt: string;
+  /** Most apps the user may own; absent: the platform's default quota. -1: unlimited. */
+  quota?: number;
+  /** Public keys (`POST /users/keys`). */
+  keys?: PublicKey[];
+  /** Shown by `GET /users/api-key`, so kept as it is; `apiKeys` maps its hash back to the user. */
+  apiKey?: string;
+}
+
+export interface PublicKey {
+  name: string;
+  content: string;
+}
+
+/** A single-use password reset token (`POST /users/<email>/password`), kept hashed. */
+export interface ResetToken {
+  hash: string;
+  email: string;
+  expiresAt: number;
+}
+
+/** Finds the user of an API key from its hash. */
+export interface ApiKey {
+  hash: string;
+  email: string;
+}
+
+/** An app token (`POST /tokens`, variant 2): a credential for that app's routes only. */
+export interface AppToken {
+  hash: string;
+  app: string;
+  creation: string;
 }
 
 export interface Token {
@@ -57,6 +88,8 @@ export interface Instance {
   apps: string[];
   /** Per app, the unit addresses the provider was told about (Variant A unit binds). */
   boundUnits: Record<string, string[]>;
+  /** The provider's last answer to a status call, as the status healer stored it. */
+  status?: string;
 }
 
 export interface Unit {
@@ -84,6 +117,10 @@ export interface App {
   teamOwner: string;
   teams: string[];
   pool: string;
+  /** The user who created it: app quotas count these. */
+  owner?: string;
+  /** Its address; absent: `<name>.localhost`. Swap exchanges the addresses of two apps. */
+  address?: string;
   units: Unit[];
   /** Variables the users set. */
   env: EnvVar[];
@@ -97,6 +134,21 @@ export interface LogEntry {
   Source: string;
   AppName: string;
   Unit: string;
+}
+
+/** One deploy of an app (`POST /apps/<a>/deploy`); the API shows it in the chosen variant's shape. */
+export interface Deploy {
+  id: string;
+  app: string;
+  /** ISO 8601 with offset. */
+  timestamp: string;
+  /** Nanoseconds, as a Go duration. */
+  durationNs: number;
+  commit: string;
+  image: string;
+  origin: string;
+  log: string;
+  error: string;
 }
 
 /** One call to a provider as the platform saw it; credentials and bind values masked. */

@@ -1,12 +1,13 @@
 /**
  * `run`: the command runs as a local process, `sh -c <command>`, with exactly the environment
  * the app's units would get, once or once per unit. Beyond the app's variables it keeps only
- * PATH (to find the programs) and HOME. Output goes to the answer and the app's log.
+ * PATH (to find the programs) and HOME. Output goes to the answer and the app's log, one
+ * entry per line with its unit.
  */
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { appFor } from "./apps.js";
-import { appLog, type Actor, type Context } from "./context.js";
+import { appLog, LOG_LINES, type Actor, type Context } from "./context.js";
 import { badRequest } from "./errors.js";
 import { processEnv } from "./env.js";
 import type { Unit } from "./model.js";
@@ -32,7 +33,9 @@ export async function runCommand(context: Context, actor: Actor, name: string, c
     const result = await runOnUnit(command, env, unit);
     output += result.output;
     exitCodes.push(result.code);
-    await appLog(context, app.name, result.output.trimEnd() || "(no output)", "app-run", unit.name);
+    const lines = result.output.trimEnd().split("\n");
+    // One entry per line of output, as a unit's process writes them; the log keeps the newest anyway.
+    for (const line of lines.slice(-LOG_LINES)) await appLog(context, app.name, line || "(no output)", "app-run", unit.name);
   }
   return { output, exitCodes };
 }

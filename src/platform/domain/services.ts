@@ -1,7 +1,7 @@
 /** The service catalog: register providers from their manifests, document and share them. */
 import { sharesTeam, type Actor, type Context } from "./context.js";
 import { conflict, failed, forbidden, notFound } from "./errors.js";
-import { parseManifest } from "./manifest.js";
+import { parseManifest, type Manifest } from "./manifest.js";
 import type { Instance, ProviderCall, Service } from "./model.js";
 import type { CallFilter } from "./provider-calls.js";
 
@@ -21,7 +21,10 @@ function assertOwner(actor: Actor, service: Service): void {
 }
 
 export async function createService(context: Context, actor: Actor, yaml: string): Promise<Service> {
-  const manifest = parseManifest(yaml);
+  return registerService(context, actor, parseManifest(yaml));
+}
+
+export async function registerService(context: Context, actor: Actor, manifest: Manifest): Promise<Service> {
   if (actor.teams.length === 0) throw forbidden("You must be a member of a team to register a service: create a team first.");
   if (await context.store.get("services", manifest.id)) throw failed(`Service "${manifest.id}" already exists.`);
   const { id, ...connection } = manifest;

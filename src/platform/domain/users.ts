@@ -23,17 +23,18 @@ export async function createUser(context: Context, email: string, password: stri
   if (!EMAIL.test(email)) throw badRequest("Invalid email.");
   checkPassword(password);
   if (await context.store.get("users", email)) throw conflict("This email is already registered.");
-  const salt = randomBytes(16).toString("hex");
-  const user: User = {
-    email,
-    salt,
-    passwordHash: (await hashPassword(password, salt, 32)).toString("hex"),
-  };
+  const user: User = { email, ...(await passwordFields(password)) };
   await context.store.put("users", email, user);
   return user;
 }
 
-async function passwordMatches(user: User, password: string): Promise<boolean> {
+/** The stored form of a password: a fresh salt and the scrypt hash. */
+export async function passwordFields(password: string): Promise<Pick<User, "salt" | "passwordHash">> {
+  const salt = randomBytes(16).toString("hex");
+  return { salt, passwordHash: (await hashPassword(password, salt, 32)).toString("hex") };
+}
+
+export async function passwordMatches(user: User, password: string): Promise<boolean> {
   const given = await hashPassword(password, user.salt, 32);
   return timingSafeEqual(given, Buffer.from(user.passwordHash, "hex"));
 }
@@ -53,13 +54,21 @@ export async function logout(context: Context, token: string): Promise<void> {
   await context.store.delete("tokens", sha256(token));
 }
 
-/** The user a token belongs to; undefined when it is unknown or expired. */
-export async function userOfToken(context: Context, token: string): Promise<User | undefined> {
+/** Who a bearer credential speaks for: a user (login token or API key) or one app (app token). */
+export type Credential = { user: User } | { app: string };
+
+/** undefined when the credential is unknown or expired. */
+export async function credentialOf(context: Context, token: string): Promise<Credential | undefined> {
   const hash = sha256(token);
   const stored = await context.store.get("tokens", hash);
-  if (stored && stored.expiresAt > Date.now()) return context.store.get("users", stored.email);
-  if (stored) await context.store.delete("tokens", hash);
-  return undefined;
+  if (stored && stored.expiresAt <= Date.now()) await context.store.delete("tokens", hash);
+  const email = stored && stored.expiresAt > Date.now() ? stored.email : (await context.store.get("apiKeys", hash))?.email;
+  if (email !== undefined) {
+    const user = await context.store.get("users", email);
+    return user ? { user } : undefined;
+  }
+  const appToken = await context.store.get("appTokens", hash);
+  return appToken ? { app: appToken.app } : undefined;
 }
 
 export async function actorOf(context: Context, email: string): Promise<Actor> {

@@ -1,9 +1,10 @@
 /** `/apps`: apps, their units, environment, restart and log. */
 import { z } from "zod";
-import { appFor, appLogs, appView, createApp, listApps, restartApp } from "../domain/apps.js";
+import { appFor, appLogs, appView, changePool, createApp, listApps, restartApp, swapApps } from "../domain/apps.js";
 import { addUnits, removeApp, removeUnits } from "../domain/binding.js";
 import { setEnv, shownEnv, unsetEnv } from "../domain/env.js";
 import { badRequest } from "../domain/errors.js";
+import { APP_NAME } from "../domain/model.js";
 import { body, nameParam, query, sendEmpty, sendJson, text, type Route } from "./handler.js";
 
 const NAME = z.string().max(100);
@@ -18,11 +19,13 @@ export const appList: Route = async ({ res, context, actor }) => {
 };
 
 export const appShow: Route = async ({ req, res, context, actor }) => {
-  sendJson(res, 200, appView(await appFor(context, actor, nameParam(req, "app", "app"))));
+  sendJson(res, 200, appView(await appFor(context, actor, nameParam(req, "app", "app")), context.config.apiVariant));
 };
 
 export const appCreate: Route = async ({ req, res, context, actor }) => {
-  sendJson(res, 200, await createApp(context, actor, body(req, NEW_APP)));
+  const wanted = body(req, NEW_APP);
+  // Today's client sends every field, empty when not given.
+  sendJson(res, 200, await createApp(context, actor, { ...wanted, teamOwner: wanted.teamOwner || undefined }));
 };
 
 export const appRemove: Route = async ({ req, res, context, actor }) => {
@@ -35,6 +38,26 @@ export const appRestart: Route = async ({ req, res, context, actor }) => {
   sendEmpty(res, 200);
 };
 
+/** `PUT /swap?app1=&app2=`. */
+export const appSwap: Route = async ({ req, res, context, actor }) => {
+  const [first, second] = ["app1", "app2"].map((param) => {
+    const value = query(req, param) ?? "";
+    if (!APP_NAME.test(value)) throw badRequest(`Give the apps to swap as ?app1=<app>&app2=<app> (${param} is "${value.slice(0, 60)}").`);
+    return value;
+  });
+  await swapApps(context, actor, first!, second!);
+  sendEmpty(res, 200);
+};
+
+/** `POST /apps/<a>/pool`: the pool's name as the plain-text body, or `?pool=`. */
+export const poolChange: Route = async ({ req, res, context, actor }) => {
+  const pool = (query(req, "pool") ?? text(req)).trim();
+  if (pool === "") throw badRequest("Send the pool's name as the body (or ?pool=<name>): GET /pools lists yours.");
+  await changePool(context, actor, nameParam(req, "app", "app"), pool);
+  sendEmpty(res, 200);
+};
+
+/** `GET /apps/<a>/log` (and variant 2's `/logs`). */
 export const appLog: Route = async ({ req, res, context, actor }) => {
   const lines = Number(query(req, "lines"));
   if (!Number.isInteger(lines) || lines < 1) throw badRequest("Give the number of lines to show: ?lines=<a whole number>.");

@@ -1,10 +1,12 @@
 /**
- * `Authorization: bearer <token>`: the platform takes the last word of the header, so a bare
- * token works too. Missing or unknown: 401 with the platform's challenge.
+ * `Authorization: bearer <credential>`: the platform takes the last word of the header, so a bare
+ * token works too. A login token or an API key acts as its user; an app token (variant 2) acts
+ * only on its own app's `/apps/<app>/...` routes. Missing or unknown: 401 with the challenge.
  */
 import type { Request, RequestHandler } from "express";
+import { appActor } from "../domain/app-tokens.js";
 import type { Context } from "../domain/context.js";
-import { actorOf, userOfToken } from "../domain/users.js";
+import { actorOf, credentialOf } from "../domain/users.js";
 import { sendText } from "./handler.js";
 
 export function bearerToken(req: Request): string | undefined {
@@ -17,13 +19,14 @@ export function authentication(context: Context): RequestHandler {
   return async (req, res, next) => {
     try {
       const token = bearerToken(req);
-      const user = token === undefined ? undefined : await userOfToken(context, token);
-      if (!user) {
+      const credential = token === undefined ? undefined : await credentialOf(context, token);
+      if (credential && "user" in credential) res.locals.actor = await actorOf(context, credential.user.email);
+      else if (credential && credential.app === req.params.app) res.locals.actor = await appActor(context, credential.app);
+      else {
         res.setHeader("WWW-Authenticate", 'Bearer realm="tsuru" scope="tsuru"');
         sendText(res, 401, "You must provide a valid Authorization header");
         return;
       }
-      res.locals.actor = await actorOf(context, user.email);
       next();
     } catch (error) {
       next(error);

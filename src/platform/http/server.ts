@@ -1,20 +1,30 @@
 /**
  * The local platform's whole HTTP surface: the middleware order and the route table. Each
  * resource's routes live in their own file next to this one; the rules in src/platform/domain.
+ * Two tables over the same operations: the spec's routes, and the few routes today's `tsuru`
+ * client needs beyond them (tsuru-client.ts). Every route is also served under the client's
+ * version prefixes; a client route is served unprefixed too unless the spec has that path.
  */
 import express, { type Express, type RequestHandler } from "express";
 import type { Context } from "../domain/context.js";
-import { appCreate, appList, appLog, appRemove, appRestart, appShow, envSet, envShow, envUnset, unitsAdd, unitsRemove } from "./apps.js";
+import { appCreate, appList, appLog, appRemove, appRestart, appShow, appSwap, envSet, envShow, envUnset, poolChange, unitsAdd, unitsRemove } from "./apps.js";
 import { authentication } from "./auth.js";
+import { deployCreate, deployList, deployShow } from "./deploys.js";
 import { errorAnswer, notFound } from "./errors.js";
 import { handle, type Route } from "./handler.js";
+import { healerList, healerRun } from "./healers.js";
 import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemove, instanceRevoke, instanceShow, instanceStatusShow, instanceUnbind } from "./instances.js";
 import { healthcheck, info } from "./meta.js";
+import { platformList } from "./platforms.js";
+import { poolList } from "./pools.js";
 import { providerCallList } from "./provider-calls.js";
+import { quotaShow } from "./quota.js";
 import { runRoute } from "./run.js";
 import { docShow, docUpdate, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
-import { logIn, logOut, signUp, userInfo } from "./users.js";
+import { appTokenCreate } from "./tokens.js";
+import { authSchemes, bindStream, envSetStream, instanceCreateForm, serviceCreateForm, unbindStream } from "./tsuru-client.js";
+import { apiKeyRegenerate, apiKeyShow, keyAdd, keyList, keyRemove, logIn, logOut, passwordChange, passwordReset, signUp, userInfo, userRemove } from "./users.js";
 
 export interface ServerOptions {
   version: string;
@@ -30,7 +40,7 @@ type Method = "get" | "post" | "put" | "delete";
 /** How the body is read: JSON or form fields, or plain text (YAML, docs, commands, counts). */
 type BodyKind = "fields" | "text" | "none";
 
-interface RouteEntry {
+export interface RouteEntry {
   method: Method;
   path: string;
   route: Route;
@@ -50,9 +60,19 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/info", info(options.version), "none", false),
 
     r("post", "/users", signUp, "fields", false),
+    r("delete", "/users", userRemove),
     r("post", "/users/:email/tokens", logIn, "fields", false),
+    r("post", "/users/:email/password", passwordReset, "none", false),
     r("delete", "/users/tokens", logOut),
     r("get", "/users/info", userInfo),
+    r("put", "/users/password", passwordChange, "fields"),
+    r("get", "/users/keys", keyList),
+    r("post", "/users/keys", keyAdd, "fields"),
+    r("delete", "/users/keys", keyRemove, "fields"),
+    r("get", "/users/api-key", apiKeyShow),
+    r("post", "/users/api-key", apiKeyRegenerate),
+    r("get", "/quota/:user", quotaShow),
+    r("post", "/tokens", appTokenCreate, "fields"),
 
     r("get", "/teams", teamList),
     r("post", "/teams", teamCreate, "fields"),
@@ -87,14 +107,49 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("delete", "/apps/:app", appRemove),
     r("get", "/apps/:app/restart", appRestart),
     r("get", "/apps/:app/log", appLog),
+    r("get", "/apps/:app/logs", appLog),
     r("get", "/apps/:app/env", envShow),
     r("post", "/apps/:app/env", envSet, "fields"),
     r("delete", "/apps/:app/env", envUnset, "fields"),
     r("put", "/apps/:app/units", unitsAdd, "text"),
     r("delete", "/apps/:app/units", unitsRemove, "text"),
     r("post", "/apps/:app/run", runRoute(options.runAllowed), "text"),
+    r("post", "/apps/:app/pool", poolChange, "text"),
+    r("post", "/apps/:app/deploy", deployCreate, "fields"),
+    r("put", "/swap", appSwap),
+    r("get", "/pools", poolList),
+    r("get", "/platforms", platformList),
+
+    r("get", "/deploys", deployList),
+    r("get", "/deploys/:deploy", deployShow),
+    r("get", "/healers", healerList),
+    r("get", "/healers/:healer", healerRun),
 
     r("get", "/provider-calls", providerCallList),
+  ];
+}
+
+/** Today's client (`tsuru` 1.34): its paths and encodings where they are not the spec's. */
+const CLIENT_ROUTES: RouteEntry[] = [
+  r("get", "/auth/schemes", authSchemes, "none", false),
+  r("post", "/services", serviceCreateForm, "fields"),
+  r("post", "/services/:service/instances", instanceCreateForm, "fields"),
+  r("put", "/services/:service/instances/:instance/apps/:app", bindStream, "fields"),
+  r("delete", "/services/:service/instances/:instance/apps/:app", unbindStream, "fields"),
+  r("post", "/apps/:app/env", envSetStream, "fields"),
+];
+
+const VERSION_PREFIXES = ["/1.0", "/1.13", "/1.18"];
+
+/** Every path a route answers on: client routes first, so they win under the prefixes. */
+export function mountedRoutes(options: ServerOptions): RouteEntry[] {
+  const spec = routes(options);
+  const prefixed = (entry: RouteEntry) => VERSION_PREFIXES.map((prefix) => ({ ...entry, path: `${prefix}${entry.path}` }));
+  const inSpec = (entry: RouteEntry) => spec.some((known) => known.method === entry.method && known.path === entry.path);
+  return [
+    ...CLIENT_ROUTES.flatMap((entry) => [...prefixed(entry), ...(inSpec(entry) ? [] : [entry])]),
+    ...spec,
+    ...spec.flatMap(prefixed),
   ];
 }
 
@@ -110,7 +165,7 @@ export function createPlatformApp(context: Context, options: ServerOptions): Exp
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
-  for (const entry of routes(options)) {
+  for (const entry of mountedRoutes(options)) {
     // Auth first: a stranger's body is never read.
     app[entry.method](entry.path, ...(entry.auth ? [auth] : []), ...parsers[entry.body], handle(context, entry.route));
   }

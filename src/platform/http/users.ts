@@ -1,11 +1,16 @@
-/** `/users`: sign up, log in and out, who am I. */
+/** `/users`: sign up, log in and out, who am I, password, removal, keys and the API key. */
 import { z } from "zod";
+import { addKey, apiKeyOf, changePassword, listKeys, regenerateApiKey, removeKey, removeUser, resetPassword } from "../domain/account.js";
 import { actorOf, createUser, login, logout } from "../domain/users.js";
-import { body, nameParam, sendEmpty, sendJson, type Route } from "./handler.js";
+import { body, nameParam, query, sendEmpty, sendJson, type Route } from "./handler.js";
 import { bearerToken } from "./auth.js";
 
 const SIGN_UP = z.object({ email: z.string(), password: z.string() });
 const LOGIN = z.object({ password: z.string().nullish() });
+const NEW_PASSWORD = z.object({ old: z.string().max(100).nullish(), new: z.string().max(100).nullish() });
+const KEY = z.object({ key: z.string(), name: z.string().max(100).optional() });
+/** The spec removes a key by its content; today's client by its name. */
+const KEY_REF = z.object({ key: z.string().optional(), name: z.string().max(100).optional() });
 
 export const signUp: Route = async ({ req, res, context }) => {
   const { email, password } = body(req, SIGN_UP);
@@ -27,4 +32,44 @@ export const logOut: Route = async ({ req, res, context }) => {
 
 export const userInfo: Route = async ({ res, actor }) => {
   sendJson(res, 200, { Email: actor.email, Teams: actor.teams });
+};
+
+export const passwordReset: Route = async ({ req, res, context }) => {
+  await resetPassword(context, nameParam(req, "email", "email"), query(req, "token"));
+  sendEmpty(res, 200);
+};
+
+export const passwordChange: Route = async ({ req, res, context, actor }) => {
+  const given = body(req, NEW_PASSWORD);
+  await changePassword(context, actor, given.old ?? "", given.new ?? "");
+  sendEmpty(res, 200);
+};
+
+export const userRemove: Route = async ({ res, context, actor }) => {
+  await removeUser(context, actor);
+  sendEmpty(res, 200);
+};
+
+export const keyList: Route = async ({ res, context, actor }) => {
+  sendJson(res, 200, await listKeys(context, actor));
+};
+
+export const keyAdd: Route = async ({ req, res, context, actor }) => {
+  const { key, name } = body(req, KEY);
+  await addKey(context, actor, key, name);
+  sendEmpty(res, 200);
+};
+
+export const keyRemove: Route = async ({ req, res, context, actor }) => {
+  const { key, name } = body(req, KEY_REF);
+  await removeKey(context, actor, key ?? name ?? "");
+  sendEmpty(res, 200);
+};
+
+export const apiKeyShow: Route = async ({ res, context, actor }) => {
+  sendJson(res, 200, await apiKeyOf(context, actor));
+};
+
+export const apiKeyRegenerate: Route = async ({ res, context, actor }) => {
+  sendJson(res, 200, { token: await regenerateApiKey(context, actor), users: actor.email });
 };

@@ -7,6 +7,7 @@ import type { Kind, Lists, Records, Store } from "./store.js";
 const copy = <T>(value: T): T => structuredClone(value);
 
 export class MemoryStore implements Store {
+  readonly name = "memory";
   private readonly records = new Map<Kind, Map<string, unknown>>();
   private readonly lists = new Map<string, unknown[]>();
   private readonly counters = new Map<string, number>();
@@ -50,6 +51,8 @@ export class MemoryStore implements Store {
     this.counters.set(counter, value);
     return value;
   }
+
+  async ping() {}
 
   async close() {}
 }

@@ -7,6 +7,7 @@ import type { RedisClient } from "../../redis/connection.js";
 import type { Kind, Lists, Records, Store } from "./store.js";
 
 export class RedisStore implements Store {
+  readonly name = "redis";
   constructor(
     private readonly client: RedisClient,
     private readonly prefix = "provider-kit-platform",
@@ -46,6 +47,10 @@ export class RedisStore implements Store {
 
   async next(counter: string) {
     return this.client.incr(this.key("counter", counter));
+  }
+
+  async ping() {
+    await this.client.ping();
   }
 
   async close() {

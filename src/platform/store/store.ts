@@ -3,7 +3,7 @@
  * are capped lists; counters number units and calls. Two implementations: memory (throw-away
  * runs and tests) and Redis (the default, so a restart loses nothing).
  */
-import type { App, Instance, LogEntry, ProviderCall, Service, Team, Token, User } from "../domain/model.js";
+import type { ApiKey, App, AppToken, Deploy, Instance, LogEntry, ProviderCall, ResetToken, Service, Team, Token, User } from "../domain/model.js";
 
 export interface Records {
   users: User;
@@ -12,6 +12,10 @@ export interface Records {
   services: Service;
   instances: Instance;
   apps: App;
+  resets: ResetToken;
+  apiKeys: ApiKey;
+  appTokens: AppToken;
+  deploys: Deploy;
 }
 
 export type Kind = keyof Records;
@@ -22,6 +26,8 @@ export interface Lists {
 }
 
 export interface Store {
+  /** What keeps the state, as the full health check names it. */
+  readonly name: string;
   get<K extends Kind>(kind: K, key: string): Promise<Records[K] | undefined>;
   put<K extends Kind>(kind: K, key: string, value: Records[K]): Promise<void>;
   /** true when there was something to delete. */
@@ -33,5 +39,7 @@ export interface Store {
   items<L extends keyof Lists>(list: L, name: string): Promise<Array<Lists[L]>>;
   /** 1, 2, 3... per counter, surviving restarts. */
   next(counter: string): Promise<number>;
+  /** Throws when the state cannot be reached (the full health check). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
