@@ -3,8 +3,9 @@
  * resource's routes live in their own file next to this one; the rules in src/platform/domain.
  */
 import express, { type Express, type RequestHandler } from "express";
+import { consoleAsset } from "../console/assets.js";
 import type { Context } from "../domain/context.js";
-import { appCreate, appList, appLog, appRemove, appRestart, appShow, envSet, envShow, envUnset, unitsAdd, unitsRemove } from "./apps.js";
+import { appCreate, appList, appLog, appRemove, appRestart, appShow, envReveal, envSet, envShow, envUnset, unitsAdd, unitsRemove } from "./apps.js";
 import { authentication } from "./auth.js";
 import { errorAnswer, notFound } from "./errors.js";
 import { handle, type Route } from "./handler.js";
@@ -12,7 +13,7 @@ import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemo
 import { healthcheck, info } from "./meta.js";
 import { providerCallList } from "./provider-calls.js";
 import { runRoute } from "./run.js";
-import { docShow, docUpdate, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
+import { docShow, docUpdate, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
 import { logIn, logOut, signUp, userInfo } from "./users.js";
 
@@ -46,6 +47,8 @@ const r = (method: Method, path: string, route: Route, body: BodyKind = "none", 
  */
 function routes(options: ServerOptions): RouteEntry[] {
   return [
+    // The console: the page at / and its files at /console/<file>; it calls the routes below with a token.
+    r("get", "/{console/:asset}", consoleAsset, "none", false),
     r("get", "/healthcheck", healthcheck, "none", false),
     r("get", "/info", info(options.version), "none", false),
 
@@ -77,6 +80,7 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/services/:service", serviceShow),
     r("delete", "/services/:service", serviceRemove),
     r("get", "/services/:service/doc", docShow),
+    r("get", "/services/:service/provider", providerShow),
     r("put", "/services/:service/doc", docUpdate, "text"),
     r("put", "/services/:service/:team", serviceGrant),
     r("delete", "/services/:service/:team", serviceRevoke),
@@ -88,6 +92,7 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/apps/:app/restart", appRestart),
     r("get", "/apps/:app/log", appLog),
     r("get", "/apps/:app/env", envShow),
+    r("get", "/apps/:app/env/:name", envReveal),
     r("post", "/apps/:app/env", envSet, "fields"),
     r("delete", "/apps/:app/env", envUnset, "fields"),
     r("put", "/apps/:app/units", unitsAdd, "text"),
