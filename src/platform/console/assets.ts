@@ -16,7 +16,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** Only this page's own files run: no inline script, no other origin (a provider's answer shown on the page stays text). */
-const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function staticDir(): string {
   // src/platform/console/static, or from dist/src/platform/console back to the source tree.
