@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 /**
  * The console in a real browser (headless Chromium from Debian's `chromium`), against a
  * platform process driving the Redis example with real processes. The example's redis-servers

@@ -95,7 +95,10 @@ function show(name, focus) {
     if (link.getAttribute("href") === `#${current}`) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  if (focus) $(`${current}-title`).focus();
+  if (focus) {
+    say("");
+    $(`${current}-title`).focus();
+  }
   refresh(true);
 }
 
@@ -397,9 +400,10 @@ async function refreshCalls() {
   const rows = groups(calls).reverse().map((group) => {
     const caused = group.calls.filter((call) => !call.undo);
     const undone = group.calls.filter((call) => call.undo);
-    const items = caused.reverse().map(callItem);
+    // Operations newest first; the steps of one in the order they were sent, then its undo calls.
+    const items = caused.map(callItem);
     if (undone.length > 0) {
-      items.push(h("li", { class: "undo-group" }, h("p", {}, `Undone by the platform after a failure (${undone.length} call${undone.length > 1 ? "s" : ""}):`), h("ol", {}, undone.reverse().map(callItem))));
+      items.push(h("li", { class: "undo-group" }, h("p", {}, `Undone by the platform after a failure (${undone.length} call${undone.length > 1 ? "s" : ""}):`), h("ol", {}, undone.map(callItem))));
     }
     const label = group.operation ? group.operation.label : "platform start-up";
     return h("li", { class: "operation" }, h("p", { class: "label" }, h("code", {}, label)), h("ol", {}, items));
@@ -443,6 +447,13 @@ async function refreshLog() {
   }
   if (answer.status !== 200) throw new ApiError(answer.status, answer.text.trim());
   const entries = answer.json();
+  // The sources and units seen so far, offered as the filters' choices.
+  const seen = (list, values) => {
+    const known = new Set([...list.options].map((option) => option.value));
+    for (const value of values) if (!known.has(value)) list.append(h("option", { value }));
+  };
+  seen($("log-sources"), entries.map((entry) => entry.Source));
+  seen($("log-units"), entries.map((entry) => entry.Unit));
   $("log-rows").replaceChildren(
     ...entries.map((entry) => h("tr", {}, h("td", {}, h("time", { datetime: entry.Date }, entry.Date.replace("T", " ").slice(0, 23))), h("td", {}, entry.Source), h("td", {}, entry.Unit), h("td", {}, h("pre", { class: "message" }, entry.Message)))),
   );
