@@ -3,6 +3,7 @@
  * console's browser test and screenshots. This machine and CI have no internet: the flags keep
  * Chromium from reaching out, and each launch gets a fresh profile.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ export interface TestBrowser {
 }
 
 export async function launchBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_BIN.`);
   const profile = await mkdtemp(join(tmpdir(), "console-chromium-"));
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
