@@ -352,7 +352,8 @@ function groups(calls) {
   const result = [];
   for (const call of calls) {
     const last = result[result.length - 1];
-    if (last && call.operation && last.operation?.id === call.operation.id) last.calls.push(call);
+    // Calls with no operation (the seed, at start-up) group together too.
+    if (last && last.operation?.id === call.operation?.id) last.calls.push(call);
     else result.push({ operation: call.operation, calls: [call] });
   }
   return result;
@@ -405,7 +406,7 @@ async function refreshCalls() {
     if (undone.length > 0) {
       items.push(h("li", { class: "undo-group" }, h("p", {}, `Undone by the platform after a failure (${undone.length} call${undone.length > 1 ? "s" : ""}):`), h("ol", {}, undone.map(callItem))));
     }
-    const label = group.operation ? group.operation.label : "platform start-up";
+    const label = group.operation ? group.operation.label : "at start-up (the seed)";
     return h("li", { class: "operation" }, h("p", { class: "label" }, h("code", {}, label)), h("ol", {}, items));
   });
   // Keep calls the user opened open across refreshes.
