@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/redis/server.js";
 import { tempDir } from "../../examples/redis/test/support.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
-import { ADMIN, type Api } from "./helpers.js";
+import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
 import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
 
 describe("the platform console in a real browser", { timeout: 180_000 }, () => {
@@ -18,6 +18,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   let platform: PlatformProcess | undefined;
   let platformDir: string;
   let browser: TestBrowser | undefined;
+  let sick: TestProvider | undefined;
   let page: Page;
   let api: Api;
   const pageErrors: string[] = [];
@@ -29,6 +30,10 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     api = platform.api;
     await api.ok(api.post("/services", { text: provider.manifest }));
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
+    // A provider whose instance is down, for the reason shown beside the status.
+    sick = await startTestProvider({ status: async () => ({ down: "the disk is full" }) });
+    await api.ok(api.post("/services", { text: manifest("sick", sick.running.url) }));
+    await api.ok(api.post("/services/instances", { json: { name: "ill", service_name: "sick" } }));
     browser = await launchBrowser();
     page = await browser.browser.newPage();
     page.on("pageerror", (error) => pageErrors.push(String(error)));
@@ -45,6 +50,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     await browser?.close();
     await platform?.stop();
     await provider?.stop();
+    await sick?.stop();
     await removeDir(platformDir);
   });
 
@@ -63,7 +69,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       text,
     );
 
-  it("logs in, sees a dedicated instance go from pending to up, binds an app, reveals its variables, runs redis-cli ping and reads the bind calls", async () => {
+  it("logs in, sees a dedicated instance go from pending to up (and another down, with the reason), binds an app, reveals its variables, runs redis-cli ping and reads the bind calls", async () => {
     await page.goto(`${platform!.url}/`);
     // Nothing but the login form before logging in.
     expect(await page.$eval("#nav", (nav) => (nav as HTMLElement).hidden)).toBe(true);
@@ -85,6 +91,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       { timeout: 30_000, polling: 100 },
     );
     expect(await rowOf("big")).toEqual(["big", "redis", "dedicated", "admin", "pending", "none"]);
+    expect(await rowOf("ill")).toEqual(["ill", "sick", "—", "admin", "down: 500 the disk is full", "none"]);
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "up"),
       { timeout: 60_000, polling: 200 },

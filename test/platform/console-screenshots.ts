@@ -36,6 +36,7 @@ async function main(): Promise<void> {
       if (++unitBinds === 2) throw new ProviderError("unit bind refused: this plan allows one unit", 500);
       return undefined;
     },
+    status: async () => ({ down: "the disk is full" }),
   });
   const platform = await startPlatformProcess(platformDir, await freePort());
   const browser = await launchBrowser();

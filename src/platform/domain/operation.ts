@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 export interface Operation {
-  /** Unique per platform process run and request, e.g. `17`. */
+  /** Unique per request across restarts: `<start time, base 36>-<request number>`. */
   id: string;
   /** `PUT /services/instances/cache/web`. */
   label: string;

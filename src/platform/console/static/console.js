@@ -175,8 +175,16 @@ async function instanceStatus(name) {
   if (known && known.state !== "pending" && tick - known.tick < SETTLED_EVERY) return known;
   const answer = await api("GET", `/services/instances/${name}/status`);
   const status = answer.status === 200 ? { ...stateOf(answer.text), tick } : { state: "down", text: answer.text.trim(), tick };
+  if (status.text === "down") status.text = `down: ${await downReason(name)}`;
   statuses.set(name, status);
   return status;
+}
+
+/** The platform says only "down": the reason is in the provider's answer to that status call. */
+async function downReason(name) {
+  const [call] = (await ok("GET", `/provider-calls?instance=${encodeURIComponent(name)}&limit=1`)).json();
+  if (!call) return "no answer recorded";
+  return call.status === undefined ? call.error : `${call.status} ${(call.answer ?? "").trim().slice(0, 200) || "(empty answer)"}`;
 }
 
 async function allInstances() {
