@@ -3,19 +3,12 @@
  * directory) drives the Redis example (`examples/redis/main.ts`, what `npm start` runs). The
  * platform is restarted in the middle and must lose nothing.
  */
-import { rm } from "node:fs/promises";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/redis/server.js";
-import { eventually, killServersUnder, tempDir } from "../../examples/redis/test/support.js";
-import { REDIS_SERVER } from "../support/redis-server.js";
-import { startLongRunning, type LongRunning } from "../template/processes.js";
-import { ADMIN, Api, manifest } from "./helpers.js";
+import { eventually, tempDir } from "../../examples/redis/test/support.js";
+import type { Api } from "./helpers.js";
+import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-const PROVIDER_PASSWORD = "e2e-provider-secret";
-const START_MS = 60_000;
 
 interface EnvVar {
   name: string;
@@ -23,60 +16,35 @@ interface EnvVar {
 }
 
 describe("the platform drives the Redis example end to end", { timeout: 120_000 }, () => {
-  let providerDir: string;
   let platformDir: string;
-  let provider: LongRunning;
-  let platform: LongRunning | undefined;
-  let providerUrl: string;
+  let provider: ExampleProvider | undefined;
+  let platform: PlatformProcess | undefined;
   let platformPort: number;
   let api: Api;
 
   async function startPlatform(): Promise<Api> {
-    platform = startLongRunning(
-      process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(platformPort), "--data-dir", platformDir],
-      { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
-    );
-    const line = await platform.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/, START_MS);
-    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
-    return new Api(url).login(ADMIN.email, ADMIN.password);
+    platform = await startPlatformProcess(platformDir, platformPort);
+    return platform.api;
   }
 
   beforeAll(async () => {
-    providerDir = await tempDir("e2e-provider");
     platformDir = await tempDir("e2e-platform");
     platformPort = await freePort();
-    const providerPort = await freePort();
-    provider = startLongRunning(process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
-      cwd: ROOT,
-      env: {
-        PORT: String(providerPort),
-        HOST: "127.0.0.1",
-        PROVIDER_PASSWORD,
-        DATA_DIR: providerDir,
-        REDIS_SERVER,
-        LOG_LEVEL: "info",
-      },
-    });
-    await provider.waitForLine(/Redis provider listening/, START_MS);
-    providerUrl = `http://127.0.0.1:${providerPort}`;
+    provider = await startRedisExample();
     api = await startPlatform();
   }, 2 * START_MS);
 
   afterAll(async () => {
     await platform?.stop();
     await provider?.stop();
-    await killServersUnder(providerDir);
-    await rm(providerDir, { recursive: true, force: true });
-    await rm(platformDir, { recursive: true, force: true });
+    await removeDir(platformDir);
   });
 
   const run = (app: string, command: string) => api.ok(api.post(`/apps/${app}/run?once=true`, { text: command }));
   const ping = 'redis-cli --no-auth-warning -u "$REDIS_URL" ping';
 
   it("registers, creates, binds, runs redis-cli through the app's env, survives a restart, adds a unit, unbinds and removes", async () => {
-    const yaml = manifest("redis", providerUrl, { username: "redis", password: PROVIDER_PASSWORD });
-    await api.ok(api.post("/services", { text: yaml }));
+    await api.ok(api.post("/services", { text: provider!.manifest }));
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
     await api.ok(api.put("/apps/web/units", { text: "1" }));
 
@@ -121,7 +89,7 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
     await api.ok(api.delete("/services/instances/big"));
     expect((await api.get("/services/instances")).json()).toEqual([{ service: "redis", instances: [] }]);
     // Every call is shown on the platform's terminal, one line each.
-    expect(platform!.output()).toMatch(/provider redis: DELETE \/resources\/cache\/bind-app -> 200 \(\d+ ms\)/);
+    expect(platform!.process.output()).toMatch(/provider redis: DELETE \/resources\/cache\/bind-app -> 200 \(\d+ ms\)/);
   });
 
   it("deploys (new units bound on the provider), runs the healers and the full health check against the Redis example", async () => {
@@ -148,7 +116,7 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
 
     expect((await api.ok(api.get("/healers/bind-units"))).text).toBe("nothing to do\n");
     expect((await api.ok(api.get("/healers/instance-status"))).text).toBe('Service instance "store" is up.\n');
-    expect(platform!.output()).toContain('healer instance-status: Service instance "store" is up.');
+    expect(platform!.process.output()).toContain('healer instance-status: Service instance "store" is up.');
     const health = await api.get("/healthcheck/?check=all");
     expect(health.status).toBe(200);
     expect(health.text).toMatch(/^Store \(redis\): WORKING \(.+\)\nProvider redis: WORKING \(.+\)\n$/);

@@ -76,7 +76,7 @@ describe.each(STORES)("services and instances (%s store)", (kind) => {
     expect((await t.admin.get("/services/instances/ghost")).status).toBe(404);
 
     expect((await t.admin.get("/services/instances")).json()).toEqual([{ service: "kv", instances: ["store1"] }]);
-    expect((await t.admin.get("/services/instances/store1")).json()).toEqual({ name: "store1", servicename: "kv", teams: ["admin"], apps: [] });
+    expect((await t.admin.get("/services/instances/store1")).json()).toEqual({ name: "store1", servicename: "kv", teams: ["admin"], apps: [], planname: "small", teamowner: "admin" });
     expect((await t.admin.get("/services/kv")).json()).toEqual([{ Name: "store1", Teams: ["admin"], Apps: [], ServiceName: "kv" }]);
     expect((await t.admin.get("/services/instances/store1/status")).text).toBe('Service instance "store1" is up.');
     expect((await t.admin.get("/services/instances/nope")).status).toBe(404);

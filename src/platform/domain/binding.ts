@@ -15,6 +15,7 @@ import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js
 import type { App, Instance, Service, Unit } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import type { CallTarget } from "./provider-calls.js";
+import { undoing } from "./operation.js";
 import { findService } from "./services.js";
 
 type Undo = () => Promise<unknown>;
@@ -25,7 +26,7 @@ async function withUndo<T>(work: (done: (undo: Undo) => void) => Promise<T>): Pr
   try {
     return await work((undo) => steps.push(undo));
   } catch (error) {
-    for (const undo of steps.reverse()) await undo().catch(() => {});
+    for (const undo of steps.reverse()) await undoing(undo).catch(() => {});
     throw error;
   }
 }
@@ -103,7 +104,7 @@ async function bindUnits(context: Context, binding: Binding, units: Unit[]): Pro
   for (const unit of units) {
     const result = await context.providers.send(target, calls.bindUnit(instance, spec, unit.ip));
     if (!succeeded(result)) {
-      for (const host of bound) await context.providers.send(target, calls.unbindUnit(instance, spec, host));
+      for (const host of bound) await undoing(() => context.providers.send(target, calls.unbindUnit(instance, spec, host)));
       throw failed(`Failed to bind the unit ${unit.name} (${unit.ip}) to the instance "${instance}": ${providerProblem(result)}`);
     }
     bound.push(unit.ip);
@@ -148,7 +149,7 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
       await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
     } catch (error) {
       // The variables could not leave the app: give the provider its binding back, as the platform does.
-      await context.providers.send(target, calls.bindApp(instanceName, spec));
+      await undoing(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
       throw error;
     }
     await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);

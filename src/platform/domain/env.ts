@@ -4,7 +4,7 @@
  * `TSURU_APPNAME` and `TSURU_APPDIR`.
  */
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
-import { badRequest } from "./errors.js";
+import { badRequest, notFound } from "./errors.js";
 import { ENV_NAME, type App, type EnvVar } from "./model.js";
 import { appFor, appLock } from "./apps.js";
 
@@ -34,6 +34,14 @@ export function appEnv(app: App): EnvVar[] {
 export async function shownEnv(context: Context, actor: Actor, name: string): Promise<EnvVar[]> {
   const app = await appFor(context, actor, name);
   return appEnv(app).map((variable) => (variable.public ? variable : { ...variable, value: PRIVATE_SHOWN }));
+}
+
+/** One variable with its value even when private (the console's click to reveal): for users of the app, who can `run env` anyway. */
+export async function revealedEnv(context: Context, actor: Actor, name: string, variable: string): Promise<EnvVar> {
+  const app = await appFor(context, actor, name);
+  const found = appEnv(app).find((item) => item.name === variable);
+  if (!found) throw notFound(`The app "${name}" has no environment variable "${variable.slice(0, 60)}".`);
+  return found;
 }
 
 /** The variables a process of the app sees. */

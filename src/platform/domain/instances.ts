@@ -6,6 +6,7 @@ import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { INSTANCE_NAME, type Instance } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
+import { undoing } from "./operation.js";
 import { findService, mayUse } from "./services.js";
 
 export const instanceLock = (name: string) => `instance:${name}`;
@@ -61,7 +62,7 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
     try {
       await context.store.put("instances", instance.name, instance);
     } catch (error) {
-      await context.providers.send(target, calls.destroy(instance.name)); // undo: the provider's instance goes too
+      await undoing(() => context.providers.send(target, calls.destroy(instance.name))); // undo: the provider's instance goes too
       throw error;
     }
     return instance;
@@ -118,8 +119,17 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
 export async function instanceData(context: Context, actor: Actor, name: string) {
   const instance = await findInstance(context, name);
   assertInstanceAccess(actor, instance);
-  // `status` (beyond the spec): the provider's last status answer, as the instance-status healer saw it.
-  return { name, servicename: instance.service, teams: instance.teams, apps: instance.apps, ...(instance.status ? { status: instance.status } : {}) };
+  // Beyond the spec's four fields: the plan and owner team (the real platform's planname and teamowner),
+  // and `status`, the provider's last status answer as the instance-status healer saw it.
+  return {
+    name,
+    servicename: instance.service,
+    teams: instance.teams,
+    apps: instance.apps,
+    planname: instance.plan ?? "",
+    teamowner: instance.ownerTeam,
+    ...(instance.status ? { status: instance.status } : {}),
+  };
 }
 
 export async function grantInstance(context: Context, actor: Actor, name: string, team: string): Promise<void> {

@@ -168,4 +168,8 @@ export interface ProviderCall {
   error?: string;
   durationMs: number;
   curl: string;
+  /** The API request that sent it (absent for start-up work such as the seed). */
+  operation?: { id: string; label: string };
+  /** Sent to undo an earlier step of the same operation after a later one failed. */
+  undo?: true;
 }

@@ -6,6 +6,7 @@
 import { providerCalls } from "../../provider-client/calls.js";
 import { PlatformClient, type Call, type CallResult } from "../../provider-client/client.js";
 import type { Store } from "../store/store.js";
+import { currentOperation } from "./operation.js";
 import type { ProviderCall, Service } from "./model.js";
 
 export interface CallTarget {
@@ -28,7 +29,8 @@ export interface ProviderCallOptions {
   connectTimeoutMs?: number;
 }
 
-const KEPT_CALLS = 1000;
+/** Enough for a long debugging session; the console pages through them. */
+const KEPT_CALLS = 10_000;
 const ALL = "all";
 
 export class Providers {
@@ -74,6 +76,7 @@ export class Providers {
       error: exchange.error,
       durationMs: Math.round(result.durationMs),
       curl: result.curl,
+      ...currentOperation(),
     };
     await this.store.append("calls", ALL, record, KEPT_CALLS);
     this.options.print?.(summary(record));

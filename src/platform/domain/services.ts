@@ -73,6 +73,13 @@ export async function providerCallsFor(context: Context, actor: Actor, filter: C
   return (await context.providers.list(filter)).filter((call) => actor.admin || usable.has(call.service));
 }
 
+/** How the platform talks to the service's provider (beyond the spec, for the console); never its credentials. */
+export async function providerOf(context: Context, actor: Actor, name: string) {
+  const service = await findService(context, name);
+  if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
+  return { service: service.name, endpoint: service.endpoint, variant: service.variant, encoding: service.encoding, teams: service.teams };
+}
+
 export async function serviceInstances(context: Context, actor: Actor, name: string) {
   const service = await findService(context, name);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { appFor, appLogs, appView, changePool, createApp, listApps, restartApp, swapApps } from "../domain/apps.js";
 import { addUnits, removeApp, removeUnits } from "../domain/binding.js";
-import { setEnv, shownEnv, unsetEnv } from "../domain/env.js";
+import { revealedEnv, setEnv, shownEnv, unsetEnv } from "../domain/env.js";
 import { badRequest } from "../domain/errors.js";
 import { APP_NAME } from "../domain/model.js";
 import { body, nameParam, query, sendEmpty, sendJson, text, type Route } from "./handler.js";
@@ -71,6 +71,11 @@ export const appLog: Route = async ({ req, res, context, actor }) => {
 
 export const envShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, await shownEnv(context, actor, nameParam(req, "app", "app")));
+};
+
+/** `GET /apps/<a>/env/<name>` (beyond the spec): one variable, private values shown. */
+export const envReveal: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await revealedEnv(context, actor, nameParam(req, "app", "app"), String(req.params.name)));
 };
 
 export const envSet: Route = async ({ req, res, context, actor }) => {

@@ -6,6 +6,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { z } from "zod";
 import type { Actor, Context } from "../domain/context.js";
 import { badRequest } from "../domain/errors.js";
+import { withinOperation } from "../domain/operation.js";
 import { APP_NAME, EMAIL, INSTANCE_NAME, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
 
 export { sendEmpty, sendJson, sendText } from "../../http/answer.js";
@@ -24,7 +25,8 @@ export function handle(context: Context, route: Route): RequestHandler {
   return async (req, res, next) => {
     try {
       // Set by the auth step on protected routes.
-      await route({ req, res, context, actor: res.locals.actor as Actor });
+      // One operation per request: the provider calls it sends are grouped under it.
+      await withinOperation(`${req.method} ${req.path}`, () => route({ req, res, context, actor: res.locals.actor as Actor }));
     } catch (error) {
       next(error);
     }

@@ -1,11 +1,22 @@
 /**
- * `GET /provider-calls?service=&instance=&app=` (beyond the spec): the calls made to the providers
- * of the services the user may use, oldest first.
+ * `GET /provider-calls?service=&instance=&app=&limit=&before=` (beyond the spec): the calls made
+ * to the providers of the services the user may use, oldest first. `limit` keeps the newest n of
+ * those with an id below `before`, for paging back; `X-Total-Count` says how many match in all.
  */
 import { badRequest } from "../domain/errors.js";
 import { APP_NAME, INSTANCE_NAME, SERVICE_NAME } from "../domain/model.js";
 import { providerCallsFor } from "../domain/services.js";
 import { query, sendJson, type Route } from "./handler.js";
+
+const MAX_PAGE = 1000;
+
+function whole(req: Parameters<Route>[0]["req"], name: string, max: number): number | undefined {
+  const raw = query(req, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > max) throw badRequest(`${name} must be a whole number from 1 to ${max}.`);
+  return value;
+}
 
 const FILTERS = { service: SERVICE_NAME, instance: INSTANCE_NAME, app: APP_NAME } as const;
 
@@ -17,5 +28,10 @@ export const providerCallList: Route = async ({ req, res, context, actor }) => {
     if (!pattern.test(value)) throw badRequest(`Invalid ${name} filter "${value.slice(0, 60)}".`);
     filter[name] = value;
   }
-  sendJson(res, 200, await providerCallsFor(context, actor, filter));
+  const limit = whole(req, "limit", MAX_PAGE);
+  const before = whole(req, "before", Number.MAX_SAFE_INTEGER);
+  const calls = await providerCallsFor(context, actor, filter);
+  res.setHeader("X-Total-Count", String(calls.length));
+  const older = before === undefined ? calls : calls.filter((call) => call.id < before);
+  sendJson(res, 200, limit === undefined ? older : older.slice(-limit));
 };

@@ -6,8 +6,9 @@
  * version prefixes; a client route is served unprefixed too unless the spec has that path.
  */
 import express, { type Express, type RequestHandler } from "express";
+import { consoleAsset } from "../console/assets.js";
 import type { Context } from "../domain/context.js";
-import { appCreate, appList, appLog, appRemove, appRestart, appShow, appSwap, envSet, envShow, envUnset, poolChange, unitsAdd, unitsRemove } from "./apps.js";
+import { appCreate, appList, appLog, appRemove, appRestart, appShow, appSwap, envReveal, envSet, envShow, envUnset, poolChange, unitsAdd, unitsRemove } from "./apps.js";
 import { authentication } from "./auth.js";
 import { deployCreate, deployList, deployShow } from "./deploys.js";
 import { errorAnswer, notFound } from "./errors.js";
@@ -20,7 +21,7 @@ import { poolList } from "./pools.js";
 import { providerCallList } from "./provider-calls.js";
 import { quotaShow } from "./quota.js";
 import { runRoute } from "./run.js";
-import { docShow, docUpdate, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
+import { docShow, docUpdate, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
 import { appTokenCreate } from "./tokens.js";
 import { authSchemes, bindStream, envSetStream, instanceCreateForm, serviceCreateForm, unbindStream } from "./tsuru-client.js";
@@ -56,6 +57,8 @@ const r = (method: Method, path: string, route: Route, body: BodyKind = "none", 
  */
 function routes(options: ServerOptions): RouteEntry[] {
   return [
+    // The console: the page at / and its files at /console/<file>; it calls the routes below with a token.
+    r("get", "/{console/:asset}", consoleAsset, "none", false),
     r("get", "/healthcheck", healthcheck, "none", false),
     r("get", "/info", info(options.version), "none", false),
 
@@ -97,6 +100,7 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/services/:service", serviceShow),
     r("delete", "/services/:service", serviceRemove),
     r("get", "/services/:service/doc", docShow),
+    r("get", "/services/:service/provider", providerShow),
     r("put", "/services/:service/doc", docUpdate, "text"),
     r("put", "/services/:service/:team", serviceGrant),
     r("delete", "/services/:service/:team", serviceRevoke),
@@ -109,6 +113,7 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/apps/:app/log", appLog),
     r("get", "/apps/:app/logs", appLog),
     r("get", "/apps/:app/env", envShow),
+    r("get", "/apps/:app/env/:name", envReveal),
     r("post", "/apps/:app/env", envSet, "fields"),
     r("delete", "/apps/:app/env", envUnset, "fields"),
     r("put", "/apps/:app/units", unitsAdd, "text"),

@@ -1,5 +1,5 @@
 /** `/services`: the catalog, registered from raw YAML manifests. */
-import { findService, grantService, listServices, removeService, revokeService, serviceInstances, setDoc, createService, updateService } from "../domain/services.js";
+import { findService, grantService, listServices, providerOf, removeService, revokeService, serviceInstances, setDoc, createService, updateService } from "../domain/services.js";
 import { nameParam, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
 export const serviceList: Route = async ({ res, context, actor }) => {
@@ -23,6 +23,10 @@ export const serviceRemove: Route = async ({ req, res, context, actor }) => {
 
 export const serviceShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, await serviceInstances(context, actor, nameParam(req, "service", "service")));
+};
+
+export const providerShow: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await providerOf(context, actor, nameParam(req, "service", "service")));
 };
 
 export const docShow: Route = async ({ req, res, context }) => {
