@@ -169,7 +169,7 @@ async function main(): Promise<number> {
   const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
   console.log(["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ""].join("\n"));
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
-  if (checked === 0) console.log("Targets: none checked (they need a provider server and express-bare or express-handwritten).");
+  if (checked === 0) console.log("Targets: none checked (they need the provider server, and node-http or express-handwritten for the ratios).");
   else if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
   else console.log(`Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
   if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir}/<server id> (summarize: npx tsx bench/profile.ts <that dir>)`);

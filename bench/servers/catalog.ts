@@ -25,6 +25,7 @@ export interface ProviderVariantEnv {
   BENCH_PROVIDER_REGISTRY?: "off" | "memory";
   BENCH_PROVIDER_LOG?: "on" | "off" | "buffered";
   BENCH_PROVIDER_AUTH?: "on" | "off";
+  BENCH_PROVIDER_SERVING?: "direct" | "express";
 }
 
 function provider(id: string, description: string, env: ProviderVariantEnv, byDefault: boolean): ServerSpec {
@@ -34,7 +35,7 @@ function provider(id: string, description: string, env: ProviderVariantEnv, byDe
 export const SERVERS: readonly ServerSpec[] = [
   provider(
     "provider",
-    "createProvider, registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
+    "createProvider served as provider.listen() serves it (its routes straight from node:http), registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
     { BENCH_PROVIDER_REGISTRY: "off" },
     true,
   ),
@@ -77,6 +78,12 @@ export const SERVERS: readonly ServerSpec[] = [
     false,
   ),
   provider("provider-no-auth", "provider, registry: false, auth off", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_AUTH: "off" }, false),
+  provider(
+    "provider-express",
+    "provider, registry: false, served through its Express app (http.createServer(provider), as when mounted)",
+    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_SERVING: "express" },
+    false,
+  ),
 ];
 
 export function selectServers(ids: string[] | undefined): ServerSpec[] {

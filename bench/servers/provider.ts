@@ -7,6 +7,8 @@
  *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
  *                            through an asynchronous pino destination writing 4 KiB at a time)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
+ *   BENCH_PROVIDER_SERVING   direct (what `provider.listen()` serves: the provider's routes straight
+ *                            from node:http) | express (diagnostic: the Express app, as when mounted)
  */
 import { createServer } from "node:http";
 import { pino } from "pino";
@@ -50,7 +52,7 @@ async function createInstance(baseUrl: string): Promise<void> {
   if (response.status !== 201) throw new Error(`Creating ${INSTANCE} answered ${response.status}: ${await response.text()}`);
 }
 
-announceWhenListening(createServer(provider), {
+announceWhenListening(createServer(variant.BENCH_PROVIDER_SERVING === "express" ? provider : provider.requestListener), {
   prepare: registryOn ? createInstance : undefined,
   close: () => provider.close(),
 });
