@@ -61,7 +61,7 @@ async function stopFleet(members: Member[]): Promise<void> {
 }
 
 async function loadOrFail(member: Member, call: CallName, seconds: number, settings: Settings, phase: string): Promise<Measurement> {
-  const measurement = await load(member.running.baseUrl, CALLS[call], seconds, settings.connections);
+  const measurement = await load(member.running.baseUrl, CALLS[call], { seconds }, settings.connections);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}, ${phase}: ${broken}.`);
   member.requests += measurement.requests;
@@ -93,7 +93,7 @@ async function measureSweeps(members: Member[], call: CallName, settings: Settin
     const sweep: Sweep = { measured: new Map(), noisy: false };
     const start = sweeps.length % members.length;
     for (const member of [...members.slice(start), ...members.slice(0, start)]) {
-      const [measurement, cpu] = await withCpuShare(member.running.pid, () => loadOrFail(member, call, settings.slice, settings, "measurement"));
+      const [measurement, cpu] = await withCpuShare([member.running.pid], () => loadOrFail(member, call, settings.slice, settings, "measurement"));
       sweep.measured.set(member.spec.id, { ...measurement, cpu });
       if (cpu && cpu.others > NOISY_OTHERS_PERCENT) sweep.noisy = true;
     }
