@@ -111,11 +111,36 @@ async function stopMember(member: Member): Promise<void> {
   rmSync(member.redis.dir, { recursive: true, force: true });
 }
 
-/** The Redis server's own counters. */
-async function redisCounters(client: RedisClient): Promise<{ connections: number; commands: number }> {
-  const stats = await client.info("stats");
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(stats)?.[1] ?? Number.NaN);
-  return { connections: field("total_connections_received"), commands: field("total_commands_processed") };
+interface Counters {
+  connections: number;
+  commands: number;
+  /** Per command: calls and microseconds Redis spent running them. */
+  byCommand: Map<string, { calls: number; usec: number }>;
+}
+
+/** The Redis server's own counters (INFO stats and commandstats). */
+async function redisCounters(client: RedisClient): Promise<Counters> {
+  const info = await client.info("everything");
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+  const byCommand = new Map<string, { calls: number; usec: number }>();
+  for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
+    byCommand.set(command!, { calls: Number(calls), usec: Number(usec) });
+  }
+  return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
+}
+
+/** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */
+function redisTime(before: Counters, after: Counters, requests: number): string {
+  const rows: Array<[string, number, number]> = [];
+  for (const [command, now] of after.byCommand) {
+    const then = before.byCommand.get(command) ?? { calls: 0, usec: 0 };
+    const calls = now.calls - then.calls;
+    if (calls > 0 && command !== "info") rows.push([command, calls / requests, (now.usec - then.usec) / requests]);
+  }
+  return rows
+    .sort((a, b) => b[2] - a[2])
+    .map(([command, calls, usec]) => `${command} ×${calls.toFixed(2)} ${usec.toFixed(0)} µs`)
+    .join(", ");
 }
 
 /** Resident memory of a process, in MiB (Linux). */
@@ -137,6 +162,8 @@ interface Phase {
   connectionsPerCall: number;
   /** Commands the Redis server ran, per call answered (INFO itself excluded). */
   commandsPerCall: number;
+  /** Redis's own time per call, by command. */
+  redisTime: string;
 }
 
 async function measure(member: Member, call: CallName, amount: Amount, connections: number): Promise<Phase> {
@@ -154,6 +181,7 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
     cpu,
     connectionsPerCall: (after.connections - before.connections) / measurement.requests,
     commandsPerCall: (after.commands - before.commands - 1) / measurement.requests,
+    redisTime: redisTime(before, after, measurement.requests),
   };
 }
 
@@ -220,6 +248,12 @@ function report(members: Member[], runs: Phase[][], rss: Array<Map<string, numbe
           median(phases.map((p) => p.commandsPerCall)).toFixed(2),
         ]),
       );
+    }
+  }
+  lines.push("", "Redis's own time per call, by command (run 1; `×` calls per call, then µs per call):", "");
+  for (const phase of runs[0] ?? []) {
+    if (phase.call !== "status" || phase === runs[0]!.find((p) => p.server === phase.server && p.call === "status")) {
+      lines.push(`- ${phase.server} ${phase.call}: ${phase.redisTime || "no command"}`);
     }
   }
   // The ratio inside each sweep: the two servers measured seconds apart, under the same conditions.

@@ -127,6 +127,18 @@ function logVolume(members: Member[]): string[] {
   });
 }
 
+/** Resident memory of each server after the load (Linux /proc), in MiB. */
+function memoryAfterLoad(members: Member[]): string[] {
+  return members.flatMap((member) => {
+    try {
+      const kib = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${member.running.pid}/status`, "utf8"))?.[1];
+      return kib === undefined ? [] : [`- ${member.spec.id}: ${(Number(kib) / 1024).toFixed(0)} MiB`];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** Next to each server's profiles, how many requests it answered: the summary turns self time into µs per request. */
 function recordRequestCounts(members: Member[], profileDir: string): void {
   for (const member of members) {
@@ -151,6 +163,7 @@ async function main(): Promise<number> {
   const members = await startFleet(servers, settings, cpus.server);
   const results: Results = new Map();
   let logging: string[] = [];
+  let memory: string[] = [];
   try {
     for (const call of settings.calls) {
       await verifyAll(members, call);
@@ -160,6 +173,7 @@ async function main(): Promise<number> {
       results.set(call, await measureSweeps(members, call, settings));
       await verifyAll(members, call);
     }
+    memory = memoryAfterLoad(members);
   } finally {
     await stopFleet(members);
     logging = logVolume(members);
@@ -167,7 +181,9 @@ async function main(): Promise<number> {
   }
 
   const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
-  console.log(["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ""].join("\n"));
+  console.log(
+    ["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ...(memory.length ? ["", "RSS after the load:", ...memory] : []), ""].join("\n"),
+  );
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
   if (checked === 0) console.log("Targets: none checked (they need the provider server, and node-http or express-handwritten for the ratios).");
   else if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
