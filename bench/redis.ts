@@ -11,7 +11,7 @@
  * error); targets are reported, never failed.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -21,6 +21,7 @@ import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare, type CpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { machineFacts } from "./facts.js";
+import { rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
@@ -141,16 +142,6 @@ function redisTime(before: Counters, after: Counters, requests: number): string 
     .sort((a, b) => b[2] - a[2])
     .map(([command, calls, usec]) => `${command} ×${calls.toFixed(2)} ${usec.toFixed(0)} µs`)
     .join(", ");
-}
-
-/** Resident memory of a process, in MiB (Linux). */
-function rssMiB(pid: number): number | undefined {
-  try {
-    const kib = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kib === undefined ? undefined : Number(kib) / 1024;
-  } catch {
-    return undefined;
-  }
 }
 
 interface Phase {
@@ -303,10 +294,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`\nBENCHMARK RUN BROKEN: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+runHarness(main);

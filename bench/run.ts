@@ -16,6 +16,7 @@ import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
+import { rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
 import { REQUESTS_FILE } from "./profiles.js";
@@ -130,12 +131,8 @@ function logVolume(members: Member[]): string[] {
 /** Resident memory of each server after the load (Linux /proc), in MiB. */
 function memoryAfterLoad(members: Member[]): string[] {
   return members.flatMap((member) => {
-    try {
-      const kib = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${member.running.pid}/status`, "utf8"))?.[1];
-      return kib === undefined ? [] : [`- ${member.spec.id}: ${(Number(kib) / 1024).toFixed(0)} MiB`];
-    } catch {
-      return [];
-    }
+    const rss = rssMiB(member.running.pid);
+    return rss === undefined ? [] : [`- ${member.spec.id}: ${rss.toFixed(0)} MiB`];
   });
 }
 
@@ -192,10 +189,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`\nBENCHMARK RUN BROKEN: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+runHarness(main);

@@ -9,13 +9,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { compiledEntry, compileServers } from "./build.js";
 import { CREDENTIALS } from "./calls.js";
 import { machineFacts } from "./facts.js";
+import { rssMiB, runHarness } from "./process.js";
 import { freePort } from "../src/redis/server.js";
 
 interface Target {
@@ -46,15 +47,6 @@ async function firstAnswer(url: string, child: ChildProcess): Promise<void> {
     }
     if (Date.now() > deadline) throw new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-function rssMiB(pid: number | undefined): number | undefined {
-  try {
-    const kib = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kib === undefined ? undefined : Number(kib) / 1024;
-  } catch {
-    return undefined;
   }
 }
 
@@ -98,7 +90,7 @@ async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> 
   }
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const { values } = parseArgs({ options: { runs: { type: "string" } } });
   const runs = Number(values.runs ?? 5);
   process.stderr.write("compiling (tsc -p bench/tsconfig.servers.json)\n");
@@ -123,9 +115,7 @@ async function main(): Promise<void> {
     lines.push(`| ${target.id} | ${median.toFixed(0)} | ${results.map((r) => r.ms.toFixed(0)).join(", ")} | ${rss} |`);
   }
   console.log(["", ...lines, ""].join("\n"));
+  return 0;
 }
 
-main().catch((error: unknown) => {
-  console.error(`\nSTART BENCHMARK BROKEN: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+runHarness(main, "START BENCHMARK");
