@@ -8,7 +8,6 @@
  * the RSS of the server process right after its first answer (not for npm start: that is npm's).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +49,27 @@ async function firstAnswer(url: string, child: ChildProcess): Promise<void> {
   }
 }
 
+/** True while any process of the group `pid` leads is alive. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the whole group (npm, node, embedded redis-servers), then wait until every process in it ended. */
+async function stopGroup(pid: number | undefined): Promise<void> {
+  if (pid === undefined || !groupAlive(pid)) return;
+  process.kill(-pid, "SIGTERM");
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (groupAlive(pid)) {
+    if (Date.now() > deadline) process.kill(-pid, "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "provider-kit-bench-start-"));
   const port = await freePort();
@@ -69,6 +89,8 @@ async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> 
       LOG_LEVEL: "warn",
     },
     stdio: ["ignore", "ignore", "pipe"],
+    // Its own process group: npm start's node and the example's embedded redis-servers are in it.
+    detached: true,
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
@@ -79,13 +101,7 @@ async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> 
   } catch (error) {
     throw new Error(`${target.id}: ${error instanceof Error ? error.message : String(error)}\n${stderr}`);
   } finally {
-    if (child.exitCode === null) {
-      const exited = once(child, "exit");
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopGroup(child.pid);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
