@@ -18,12 +18,13 @@ export const BIND_ENV: Readonly<Record<string, string>> = {
 };
 export const BIND_ENV_JSON = JSON.stringify(BIND_ENV);
 
-export type CallName = "status" | "bind-app";
+export type CallName = "status" | "bind-app" | "unbind-app";
+/** The calls of `npm run bench`; `npm run bench:redis` adds unbind-app. */
 export const CALL_NAMES: readonly CallName[] = ["status", "bind-app"];
 
 export interface Call {
   name: CallName;
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   headers: Record<string, string>;
   body?: string;
@@ -46,15 +47,27 @@ const platformHeaders: Record<string, string> = {
 };
 
 /** A realistic bind-app form: repeated app-hosts, caller fields and one flattened parameter. */
-const bindAppForm = new URLSearchParams([
-  ["app-name", "bench-app"],
-  ["app-host", "bench-app.apps.example.com"],
-  ["app-hosts", "bench-app.apps.example.com"],
-  ["app-hosts", "bench-app.internal.example.com"],
-  ["user", "admin@example.com"],
-  ["eventid", "65a1f0c2e4b0a1b2c3d4e5f6"],
-  ["parameters.x", "1"],
-]).toString();
+export function bindAppForm(app: string): string {
+  return new URLSearchParams([
+    ["app-name", app],
+    ["app-host", `${app}.apps.example.com`],
+    ["app-hosts", `${app}.apps.example.com`],
+    ["app-hosts", `${app}.internal.example.com`],
+    ["user", "admin@example.com"],
+    ["eventid", "65a1f0c2e4b0a1b2c3d4e5f6"],
+    ["parameters.x", "1"],
+  ]).toString();
+}
+
+/** The unbind-app form the platform sends. */
+export function unbindAppForm(app: string): string {
+  return new URLSearchParams([
+    ["app-name", app],
+    ["app-hosts", `${app}.apps.example.com`],
+    ["user", "admin@example.com"],
+    ["eventid", "65a1f0c2e4b0a1b2c3d4e5f6"],
+  ]).toString();
+}
 
 export const CALLS: Readonly<Record<CallName, Call>> = {
   status: {
@@ -73,7 +86,15 @@ export const CALLS: Readonly<Record<CallName, Call>> = {
       "x-tsuru-user": "admin@example.com",
       "x-tsuru-eventid": "65a1f0c2e4b0a1b2c3d4e5f6",
     },
-    body: bindAppForm,
+    body: bindAppForm("bench-app"),
     expected: { status: 201, body: BIND_ENV_JSON, contentType: "application/json" },
+  },
+  // Only with a body of its own per request (npm run bench:redis unbinds the apps it bound).
+  "unbind-app": {
+    name: "unbind-app",
+    method: "DELETE",
+    path: `/resources/${INSTANCE}/bind-app`,
+    headers: { ...platformHeaders, "x-tsuru-user": "admin@example.com", "x-tsuru-eventid": "65a1f0c2e4b0a1b2c3d4e5f6" },
+    expected: { status: 200, body: "" },
   },
 };

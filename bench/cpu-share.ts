@@ -69,11 +69,11 @@ function shareBetween(before: Sample, after: Sample): CpuShare {
   };
 }
 
-/** Run `work`, and say how the CPU was shared meanwhile (undefined off Linux). */
-export async function withCpuShare<T>(serverPid: number, work: () => Promise<T>): Promise<[T, CpuShare | undefined]> {
-  const before = take([serverPid]);
+/** Run `work`, and say how the CPU was shared meanwhile (undefined off Linux); `serverPids` count as the server. */
+export async function withCpuShare<T>(serverPids: readonly number[], work: () => Promise<T>): Promise<[T, CpuShare | undefined]> {
+  const before = take(serverPids);
   const result = await work();
-  const after = take([serverPid]);
+  const after = take(serverPids);
   return [result, before && after ? shareBetween(before, after) : undefined];
 }
 

@@ -26,13 +26,23 @@ function sourceVersion(): string {
   }
 }
 
-export function describeRun(settings: Settings, pinning: string): string[] {
+/** The date, the machine and the commit measured. */
+export function machineFacts(): string[] {
   return [
     `date: ${new Date().toISOString()}`,
     `machine: ${cpus().length} CPUs (${cpuModel()}), node ${process.version}, ${process.platform}/${process.arch}`,
+    `source: ${sourceVersion()}`,
+  ];
+}
+
+export function describeRun(settings: Settings, pinning: string): string[] {
+  const [date, machine, source] = machineFacts();
+  return [
+    date!,
+    machine!,
     `settings: per server and call ${settings.warmup} s warm-up, then ${plannedSweeps(settings)} interleaved sweeps of ` +
       `${settings.slice} s (${settings.duration} s measured); ${settings.connections} connections, pipelining 1, keep-alive`,
     `cpus: ${pinning}`,
-    `source: ${sourceVersion()}`,
+    source!,
   ];
 }

@@ -13,16 +13,21 @@ export interface Measurement {
   timeouts: number;
 }
 
-export async function load(baseUrl: string, call: Call, seconds: number, connections: number): Promise<Measurement> {
-  const result = await autocannon({
-    url: baseUrl + call.path,
-    method: call.method,
-    headers: call.headers,
-    body: call.body,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-  });
+/** How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i from 0). */
+export type Amount = { seconds: number } | { requests: number; body: (index: number) => string };
+
+export async function load(baseUrl: string, call: Call, amount: Amount, connections: number): Promise<Measurement> {
+  const common = { url: baseUrl + call.path, method: call.method, headers: call.headers, connections, pipelining: 1 };
+  let next = 0;
+  const result = await autocannon(
+    "seconds" in amount
+      ? { ...common, body: call.body, duration: amount.seconds }
+      : {
+          ...common,
+          amount: amount.requests,
+          requests: [{ setupRequest: (request) => ({ ...request, body: amount.body(next++) }) }],
+        },
+  );
   return {
     // Total over the real elapsed time: exact for short slices, where per-second samples are few.
     requestsPerSecond: result.requests.total / result.duration,

@@ -69,16 +69,19 @@ function summarize(slices: Measured[]): Summary {
 interface Target {
   reference: ServerRole;
   label: string;
-  /** Ratio the provider must reach; undefined: shown for context only. */
-  atLeast?: number;
-  strictly?: boolean;
+  /** Ratio the provider must reach, per call; undefined: shown for context only. */
+  atLeast?: Partial<Record<CallName, number>>;
 }
 
+/** Checked on the `provider` row (the framework with everything on); the other rows are context. */
+const TARGET_SERVER = "provider";
 const TARGETS: Target[] = [
-  { reference: "express-bare", label: "≥ 90%", atLeast: 0.9 },
-  { reference: "express-handwritten", label: "> 100%", atLeast: 1, strictly: true },
-  { reference: "node-http", label: "context" },
+  { reference: "node-http", label: "status ≥ 40%, bind-app ≥ 30%", atLeast: { status: 0.4, "bind-app": 0.3 } },
+  { reference: "express-handwritten", label: "≥ 300%", atLeast: { status: 3, "bind-app": 3 } },
+  { reference: "express-bare", label: "context" },
 ];
+/** p99 latency the provider must stay under, at the default 20 connections. */
+const P99_TARGET_MS = 2;
 
 /** Below this share of its CPU, a server was not the bottleneck of its own measurement. */
 const SATURATED_CPU = 85;
@@ -158,11 +161,12 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
         ),
       );
       let verdict = "-";
-      if (target.atLeast !== undefined) {
+      if (target.atLeast !== undefined && provider.id === TARGET_SERVER) {
         const atLeast = target.atLeast;
-        const misses = calls.filter((_, index) => {
+        const misses = calls.filter((call, index) => {
           const ratio = rateRatios[index];
-          return ratio !== undefined && (target.strictly ? ratio <= atLeast : ratio < atLeast);
+          const wanted = atLeast[call];
+          return ratio !== undefined && wanted !== undefined && ratio < wanted;
         });
         for (const call of misses) {
           missed.push(`${provider.id} / ${reference.id} ${call}: ${percent(rateRatios[calls.indexOf(call)])} (target ${target.label})`);
@@ -171,6 +175,15 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
         checked += 1;
       }
       ratioRows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
+    }
+  }
+  const targetServer = servers.find((server) => server.id === TARGET_SERVER);
+  if (targetServer !== undefined) {
+    for (const call of calls) {
+      const p99 = summary(targetServer.id, call)?.p99Ms;
+      if (p99 === undefined) continue;
+      checked += 1;
+      if (p99 >= P99_TARGET_MS) missed.push(`${targetServer.id} ${call} p99: ${p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms at 20 connections)`);
     }
   }
   if (ratioRows.length > 0) {

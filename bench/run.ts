@@ -16,6 +16,7 @@ import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
+import { rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
 import { REQUESTS_FILE } from "./profiles.js";
@@ -61,7 +62,7 @@ async function stopFleet(members: Member[]): Promise<void> {
 }
 
 async function loadOrFail(member: Member, call: CallName, seconds: number, settings: Settings, phase: string): Promise<Measurement> {
-  const measurement = await load(member.running.baseUrl, CALLS[call], seconds, settings.connections);
+  const measurement = await load(member.running.baseUrl, CALLS[call], { seconds }, settings.connections);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}, ${phase}: ${broken}.`);
   member.requests += measurement.requests;
@@ -93,7 +94,7 @@ async function measureSweeps(members: Member[], call: CallName, settings: Settin
     const sweep: Sweep = { measured: new Map(), noisy: false };
     const start = sweeps.length % members.length;
     for (const member of [...members.slice(start), ...members.slice(0, start)]) {
-      const [measurement, cpu] = await withCpuShare(member.running.pid, () => loadOrFail(member, call, settings.slice, settings, "measurement"));
+      const [measurement, cpu] = await withCpuShare([member.running.pid], () => loadOrFail(member, call, settings.slice, settings, "measurement"));
       sweep.measured.set(member.spec.id, { ...measurement, cpu });
       if (cpu && cpu.others > NOISY_OTHERS_PERCENT) sweep.noisy = true;
     }
@@ -127,6 +128,14 @@ function logVolume(members: Member[]): string[] {
   });
 }
 
+/** Resident memory of each server after the load (Linux /proc), in MiB. */
+function memoryAfterLoad(members: Member[]): string[] {
+  return members.flatMap((member) => {
+    const rss = rssMiB(member.running.pid);
+    return rss === undefined ? [] : [`- ${member.spec.id}: ${rss.toFixed(0)} MiB`];
+  });
+}
+
 /** Next to each server's profiles, how many requests it answered: the summary turns self time into µs per request. */
 function recordRequestCounts(members: Member[], profileDir: string): void {
   for (const member of members) {
@@ -151,6 +160,7 @@ async function main(): Promise<number> {
   const members = await startFleet(servers, settings, cpus.server);
   const results: Results = new Map();
   let logging: string[] = [];
+  let memory: string[] = [];
   try {
     for (const call of settings.calls) {
       await verifyAll(members, call);
@@ -160,6 +170,7 @@ async function main(): Promise<number> {
       results.set(call, await measureSweeps(members, call, settings));
       await verifyAll(members, call);
     }
+    memory = memoryAfterLoad(members);
   } finally {
     await stopFleet(members);
     logging = logVolume(members);
@@ -167,19 +178,15 @@ async function main(): Promise<number> {
   }
 
   const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
-  console.log(["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ""].join("\n"));
+  console.log(
+    ["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ...(memory.length ? ["", "RSS after the load:", ...memory] : []), ""].join("\n"),
+  );
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
-  if (checked === 0) console.log("Targets: none checked (they need a provider server and express-bare or express-handwritten).");
+  if (checked === 0) console.log("Targets: none checked (they need the provider server, and node-http or express-handwritten for the ratios).");
   else if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
   else console.log(`Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
   if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir}/<server id> (summarize: npx tsx bench/profile.ts <that dir>)`);
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`\nBENCHMARK RUN BROKEN: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+runHarness(main);

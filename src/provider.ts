@@ -3,7 +3,8 @@
  * Each route's parsing and answer live in its file under `src/endpoints/`; the shared mechanics
  * (auth, bodies, request ids and logging, timeouts, error answers) in `src/http/`.
  */
-import express, { type Express } from "express";
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import express, { type Express, type RequestHandler } from "express";
 import { create } from "./endpoints/create.js";
 import { bindApp } from "./endpoints/bind-app.js";
 import { bindHostname } from "./endpoints/bind-hostname.js";
@@ -21,12 +22,13 @@ import { update } from "./endpoints/update.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
+import { directListener, failed } from "./http/direct.js";
 import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
-import { errorAnswer, notFound } from "./http/errors.js";
-import { healthcheck, type HealthCheck } from "./http/healthcheck.js";
+import { notFound } from "./http/errors.js";
+import { HEALTHCHECK_PATH, healthcheck, type HealthCheck } from "./http/healthcheck.js";
 import { pipeline } from "./http/pipeline.js";
-import { routeTable, type Method, type RouteHandler } from "./http/router.js";
-import { requestScope, scopeOf } from "./http/scope.js";
+import { routeTable, type Method, type Next, type RouteHandler } from "./http/router.js";
+import { requestScopes } from "./http/scope.js";
 import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
@@ -43,7 +45,7 @@ interface Route {
 
 /** Each endpoint keeps its own request and result types; the table only needs to mount it. */
 function route<Req, Res>(method: Route["method"], path: string, endpoint: Endpoint<Req, Res>, variants: readonly Variant[]): Route {
-  return { method, path, variants, mount: (deps) => mountEndpoint(path, endpoint, deps) };
+  return { method, path, variants, mount: (deps) => mountEndpoint(endpoint, deps) };
 }
 
 /**
@@ -67,8 +69,14 @@ const ROUTES: readonly Route[] = [
   route("delete", "/resources/:instance/hostname/:host", unbindHostname, ["B"]),
 ];
 
-/** An Express application (`.listen()`, or `app.use(prefix, provider)`) that can shut down cleanly. */
+/**
+ * An Express application that can shut down cleanly. `.listen()` serves the provider's routes
+ * straight from `node:http` and hands anything else (routes you added to the app) to Express;
+ * `app.use(prefix, provider)` mounts it all inside another Express app.
+ */
 export type Provider = Express & {
+  /** What `.listen()` serves, for a server of your own: `http.createServer(provider.requestListener)`. */
+  requestListener: RequestListener;
   /** Answer 503 to new requests, wait for those in flight, then stop the lifecycle. */
   close(): Promise<void>;
   /** The provider's prom-client registry: add your own metrics to it. */
@@ -81,10 +89,42 @@ const METRICS_PATH = "/metrics";
 
 /** `GET /metrics`, mounted after auth. */
 function metricsRoute(metrics: ProviderMetrics): RouteHandler {
-  return async (req, res) => {
-    scopeOf(req).route = METRICS_PATH;
-    metrics.serve(req, res);
-  };
+  return (req, res) => metrics.serve(req, res);
+}
+
+/**
+ * Express has no "last" middleware: the provider's 404 and error answers must come after the
+ * routes a user adds to the app later, so they take the place of Express's final handler.
+ */
+function answerWhatIsLeft(app: Express): void {
+  type Handle = (req: IncomingMessage, res: ServerResponse, callback?: Next) => void;
+  const routed = app as unknown as { handle: Handle };
+  const handle = routed.handle.bind(app);
+  routed.handle = (req, res) =>
+    handle(req, res, (error?: unknown) => {
+      if (error !== undefined && error !== null) return failed(error, req, res);
+      if (res.headersSent) return req.socket.destroy();
+      notFound(req, res);
+    });
+}
+
+/** Express's own `listen`, with the direct listener in place of the app. */
+function listenWith(listener: RequestListener): Express["listen"] {
+  return ((...args: unknown[]) => {
+    const server = createServer(listener);
+    const last = args.at(-1);
+    if (typeof last === "function") {
+      let called = false;
+      const once = (...results: unknown[]) => {
+        if (called) return;
+        called = true;
+        last(...results);
+      };
+      args[args.length - 1] = once;
+      server.once("error", once);
+    }
+    return server.listen(...(args as Parameters<typeof server.listen>));
+  }) as Express["listen"];
 }
 
 const REQUIRED_HANDLERS = ["create", "destroy", "bindApp", "unbindApp"] as const;
@@ -123,20 +163,27 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
-  // One Express layer for the whole surface: Express's router matches and dispatches per layer.
-  app.use(
-    pipeline(
-      requestScope(config.logger, config.requestIdHeader, drain, metrics), // request id, in-flight count, log line, metrics
-      healthcheck(healthChecks, config.healthCheckTimeoutMs), // answered before auth
-      ...(config.auth === false ? [] : [authentication(config.auth)]),
-      bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit }),
-      routeTable(routes),
-      notFound,
-    ),
-  );
-  app.use(errorAnswer);
+  const openScope = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
+  const open = routeTable([{ method: "get", path: HEALTHCHECK_PATH, handler: healthcheck(healthChecks, config.healthCheckTimeoutMs) }], {
+    trailingSlash: false, // load balancers probe exactly /healthcheck
+  });
+  const auth = config.auth === false ? undefined : authentication(config.auth);
+  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
+  const guarded = routeTable(routes);
+
+  // The same steps in the same order both ways in: through Express here, straight from node:http
+  // in `directListener`. One Express layer for the whole surface: Express's router matches and
+  // dispatches per layer. No provider route: on to the routes the user added, then `notFound`.
+  const scoped: RequestHandler = (req, res, next) => {
+    if (openScope(req, res, req.path)) next();
+  };
+  app.use(pipeline(scoped, open.step, ...(auth === undefined ? [] : [auth.check]), body, guarded.step));
+  answerWhatIsLeft(app);
+  const requestListener = directListener({ openScope, open, guarded, admits: auth?.admits, body, express: app });
 
   return Object.assign(app, {
+    requestListener,
+    listen: listenWith(requestListener),
     metricsRegistry: metrics.registry,
     serveMetrics: metrics.serve,
     async close() {

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 
-export type ServerRole = "provider" | "express-bare" | "express-handwritten" | "node-http";
+export type ServerRole = "provider" | "express-bare" | "express-handwritten" | "node-http" | "example";
 
 export interface ServerSpec {
   id: string;
@@ -22,9 +22,10 @@ const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** Environment the provider entry reads (see servers/provider.ts). */
 export interface ProviderVariantEnv {
-  BENCH_PROVIDER_REGISTRY?: "off" | "memory";
+  BENCH_PROVIDER_REGISTRY?: "off" | "memory" | "redis";
   BENCH_PROVIDER_LOG?: "on" | "off" | "buffered";
   BENCH_PROVIDER_AUTH?: "on" | "off";
+  BENCH_PROVIDER_SERVING?: "direct" | "express";
 }
 
 function provider(id: string, description: string, env: ProviderVariantEnv, byDefault: boolean): ServerSpec {
@@ -34,7 +35,7 @@ function provider(id: string, description: string, env: ProviderVariantEnv, byDe
 export const SERVERS: readonly ServerSpec[] = [
   provider(
     "provider",
-    "createProvider, registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
+    "createProvider served as provider.listen() serves it (its routes straight from node:http), registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
     { BENCH_PROVIDER_REGISTRY: "off" },
     true,
   ),
@@ -77,6 +78,33 @@ export const SERVERS: readonly ServerSpec[] = [
     false,
   ),
   provider("provider-no-auth", "provider, registry: false, auth off", { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_AUTH: "off" }, false),
+  provider(
+    "provider-express",
+    "provider, registry: false, served through its Express app (http.createServer(provider), as when mounted)",
+    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_SERVING: "express" },
+    false,
+  ),
+];
+
+/**
+ * The servers of `npm run bench:redis` (bench/redis.ts), each on a redis-server of its own that
+ * the harness starts and passes as BENCH_REDIS_URL.
+ */
+export const REDIS_SERVERS: readonly ServerSpec[] = [
+  provider(
+    "provider-redis-store",
+    "provider (trivial handlers) with its registry in a RedisStore on a real redis-server",
+    { BENCH_PROVIDER_REGISTRY: "redis" },
+    true,
+  ),
+  {
+    id: "example",
+    role: "example",
+    description: "the Redis example provider (examples/redis), a shared instance, administered Redis and registry on a real redis-server",
+    entry: entry("./example-redis.ts"),
+    env: {},
+    byDefault: true,
+  },
 ];
 
 export function selectServers(ids: string[] | undefined): ServerSpec[] {

@@ -19,25 +19,37 @@ export interface ListenOptions {
 }
 
 export function announceWhenListening(server: Server, options: ListenOptions = {}): void {
-  if (!process.send) throw new Error("Run this file through bench/run.ts: it needs the harness's IPC channel.");
-  const tell = process.send.bind(process);
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo;
-    const prepared = options.prepare?.(`http://127.0.0.1:${port}`) ?? Promise.resolve();
-    prepared.then(
-      () => tell({ port } satisfies ReadyMessage),
-      (error: unknown) => {
-        console.error("Preparing the server failed:", error);
-        process.exit(1);
+    announce(port, {
+      ...options,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+        await options.close?.();
       },
-    );
-  });
-  process.on("SIGTERM", () => {
-    server.closeAllConnections();
-    server.close(() => {
-      const closed = options.close?.() ?? Promise.resolve();
-      void closed.finally(() => process.exit(0));
     });
+  });
+}
+
+/**
+ * For a server that listens on its own (the Redis example): prepare, tell the harness its port,
+ * and on SIGTERM run `close` (which stops the server) and exit.
+ */
+export function announce(port: number, options: ListenOptions = {}): void {
+  if (!process.send) throw new Error("Run this file through a bench harness (bench/run.ts, bench/redis.ts): it needs their IPC channel.");
+  const tell = process.send.bind(process);
+  const prepared = options.prepare?.(`http://127.0.0.1:${port}`) ?? Promise.resolve();
+  prepared.then(
+    () => tell({ port } satisfies ReadyMessage),
+    (error: unknown) => {
+      console.error("Preparing the server failed:", error);
+      process.exit(1);
+    },
+  );
+  process.once("SIGTERM", () => {
+    const closed = options.close?.() ?? Promise.resolve();
+    void closed.finally(() => process.exit(0));
   });
   // The harness going away must not leave this server behind.
   process.on("disconnect", () => process.exit(0));

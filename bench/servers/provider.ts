@@ -3,21 +3,34 @@
  * provider runs switched on: Basic auth, body parsing, validation, and its default logger
  * (one line per request to stdout, which the harness points at a real file). The harness picks
  * a variant through the environment (see catalog.ts):
- *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory
+ *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory |
+ *                            redis (a RedisStore on the redis-server at BENCH_REDIS_URL, which
+ *                            bench/redis.ts starts)
  *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
  *                            through an asynchronous pino destination writing 4 KiB at a time)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
+ *   BENCH_PROVIDER_SERVING   direct (what `provider.listen()` serves: the provider's routes straight
+ *                            from node:http) | express (diagnostic: the Express app, as when mounted)
  */
 import { createServer } from "node:http";
 import { pino } from "pino";
-import { createProvider } from "../../src/index.js";
+import { createProvider, RedisStore } from "../../src/index.js";
 import type { ProviderHandlers } from "../../src/types.js";
-import { BIND_ENV, CALLS, CREDENTIALS, INSTANCE } from "../calls.js";
+import { BIND_ENV, CREDENTIALS } from "../calls.js";
+import { createInstance } from "./instance.js";
 import { announceWhenListening } from "./listen.js";
 import type { ProviderVariantEnv } from "./catalog.js";
 
 const variant = process.env as ProviderVariantEnv;
-const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory";
+const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory" || variant.BENCH_PROVIDER_REGISTRY === "redis";
+
+function registry() {
+  if (variant.BENCH_PROVIDER_REGISTRY === "memory") return {};
+  if (variant.BENCH_PROVIDER_REGISTRY !== "redis") return false;
+  const url = process.env.BENCH_REDIS_URL;
+  if (url === undefined) throw new Error("BENCH_PROVIDER_REGISTRY=redis needs BENCH_REDIS_URL (bench/redis.ts sets it).");
+  return { store: new RedisStore({ url }) };
+}
 
 /** Absent (logging on): the provider's own default, as a service author leaves it. */
 function logger() {
@@ -36,21 +49,12 @@ const handlers: ProviderHandlers = {
 
 const provider = createProvider(handlers, {
   auth: variant.BENCH_PROVIDER_AUTH === "off" ? false : { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
-  registry: registryOn ? {} : false,
+  registry: registry(),
   logger: logger(),
 });
 
 /** With the registry on, the instance must exist (and be ready) before status and bind-app. */
-async function createInstance(baseUrl: string): Promise<void> {
-  const response = await fetch(`${baseUrl}/resources`, {
-    method: "POST",
-    headers: { ...CALLS.status.headers },
-    body: new URLSearchParams({ name: INSTANCE, team: "bench-team", user: "admin@example.com" }).toString(),
-  });
-  if (response.status !== 201) throw new Error(`Creating ${INSTANCE} answered ${response.status}: ${await response.text()}`);
-}
-
-announceWhenListening(createServer(provider), {
-  prepare: registryOn ? createInstance : undefined,
+announceWhenListening(createServer(variant.BENCH_PROVIDER_SERVING === "express" ? provider : provider.requestListener), {
+  prepare: registryOn ? (baseUrl) => createInstance(baseUrl) : undefined,
   close: () => provider.close(),
 });

@@ -191,7 +191,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     shared.adopt(store, log).catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
   ]);
 
-  const http = createServer(provider);
+  const http = createServer(provider.requestListener); // the provider's routes straight from node:http
   const metrics = config.metricsPort === undefined ? undefined : createServer((req, res) => provider.serveMetrics(req, res));
   let closing: Promise<void> | undefined;
   const close = async () => {

@@ -2,13 +2,13 @@
  * GET /resources/:instance/status: pending → 202, running → 204, `{down}` → 500 with the reason,
  * `{message}` → 200 with the text (the platform shows that body as the status).
  */
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import { sendEmpty, sendText } from "../http/answer.js";
 import { endpoint } from "../http/endpoint.js";
 import { instanceSchema } from "../schemas.js";
 import type { StatusResult } from "../types.js";
 
-function sendStatus(res: Response, result: StatusResult): void {
+function sendStatus(res: ServerResponse, result: StatusResult): void {
   if (result === "pending") return sendEmpty(res, 202);
   if (result === "running") return sendEmpty(res, 204);
   if (typeof result === "object" && result !== null) {

@@ -4,28 +4,28 @@
  * Answers are written with `writeHead` + `end`: Express's `res.send` would redo content-type,
  * charset and freshness work on every call for bodies whose type and length are known here.
  */
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { BindResult } from "../types.js";
 
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
 
-function send(res: Response, status: number, contentType: string, body: string): void {
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(body) });
   res.end(body);
 }
 
 /** Short plain text: errors and status messages, which the platform shows verbatim to its user. */
-export function sendText(res: Response, status: number, message: string): void {
+export function sendText(res: ServerResponse, status: number, message: string): void {
   send(res, status, TEXT, message);
 }
 
-export function sendJson(res: Response, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   send(res, status, JSON_TYPE, JSON.stringify(body));
 }
 
 /** A success the platform reads by status alone (create, unbind, destroy, update). */
-export function sendEmpty(res: Response, status: number): void {
+export function sendEmpty(res: ServerResponse, status: number): void {
   res.writeHead(status);
   res.end();
 }
@@ -35,7 +35,7 @@ export function sendEmpty(res: Response, status: number): void {
  * bodies, so numbers and booleans become text and "nothing to export" is `{}`.
  * A malformed result is the provider author's bug: a plain Error, so the details go to the log only.
  */
-export function sendBindEnv(res: Response, result: BindResult): void {
+export function sendBindEnv(res: ServerResponse, result: BindResult): void {
   const env: Record<string, string> = {};
   if (result !== null && result !== undefined) {
     if (typeof result !== "object" || Array.isArray(result)) {

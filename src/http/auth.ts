@@ -6,6 +6,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import basicAuth from "express-basic-auth";
+import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
 import type { AuthOptions } from "../options.js";
 import { scopeOf } from "./scope.js";
@@ -25,7 +26,14 @@ function matchesAny(given: string, accepted: readonly Buffer[]): boolean {
   return matched;
 }
 
-export function authentication({ usernames, password, realm }: Required<AuthOptions>): RequestHandler {
+export interface Authentication {
+  /** True for the canonical header of accepted credentials: admitted without further work. */
+  admits(req: IncomingMessage): boolean;
+  /** The whole check as Express middleware: anything `admits` refuses goes through express-basic-auth. */
+  check: RequestHandler;
+}
+
+export function authentication({ usernames, password, realm }: Required<AuthOptions>): Authentication {
   const acceptedUsers = usernames.map((name) => Buffer.from(name));
   const acceptedPassword = [Buffer.from(password)];
   const checked = basicAuth({
@@ -52,9 +60,12 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
   // header against the few accepted ones, in constant time, admits it without decoding it on
   // every call. Anything else (other spelling, wrong credentials) goes through the full check.
   const acceptedHeaders = usernames.map((name) => Buffer.from(`Basic ${Buffer.from(`${name}:${password}`).toString("base64")}`));
-  return (req, res, next) => {
+  const admits = (req: IncomingMessage): boolean => {
     const header = req.headers.authorization;
-    if (header !== undefined && matchesAny(header, acceptedHeaders)) return next();
-    checked(req, res, next);
+    return header !== undefined && matchesAny(header, acceptedHeaders);
+  };
+  return {
+    admits,
+    check: (req, res, next) => (admits(req) ? next() : checked(req, res, next)),
   };
 }

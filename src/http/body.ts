@@ -8,10 +8,10 @@
  * repeated keys in time that grows with the square of their number.
  */
 import bodyParser from "body-parser";
-import type { IncomingMessage } from "node:http";
-import type { Request, RequestHandler, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import { formFields, jsonFields, type Encoding, type Fields } from "./fields.js";
+import type { Step } from "./router.js";
 import { scopeOf } from "./scope.js";
 
 const FORM = "application/x-www-form-urlencoded";
@@ -59,7 +59,7 @@ interface ParserError {
   type?: string;
 }
 
-function explain(error: ParserError, limits: BodyLimits, res: Response): ProviderError {
+function explain(error: ParserError, limits: BodyLimits, res: ServerResponse): ProviderError {
   switch (error.type) {
     case "entity.too.large":
       // The rest of the body is not read: close the connection after answering.
@@ -81,7 +81,7 @@ function explain(error: ParserError, limits: BodyLimits, res: Response): Provide
 
 interface Reader {
   encoding: Encoding;
-  parse: RequestHandler;
+  parse: (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void;
   normalise(body: unknown): Fields;
 }
 
@@ -92,7 +92,7 @@ export interface BodyLimits {
   formFields: number;
 }
 
-export function bodyParsing(limits: BodyLimits): RequestHandler {
+export function bodyParsing(limits: BodyLimits): Step {
   const readers = new Map<string, Reader>([
     [
       FORM,
@@ -119,7 +119,7 @@ export function bodyParsing(limits: BodyLimits): RequestHandler {
     ],
   ]);
 
-  return (req: Request, res, next) => {
+  return (req, res, next) => {
     if (!hasBody(req)) return next();
     const media = mediaType(req);
     const reader = readers.get(media);
@@ -133,7 +133,7 @@ export function bodyParsing(limits: BodyLimits): RequestHandler {
       const scope = scopeOf(req);
       scope.encoding = reader.encoding;
       try {
-        scope.fields = reader.normalise(req.body);
+        scope.fields = reader.normalise((req as IncomingMessage & { body?: unknown }).body);
       } catch (invalid) {
         return next(invalid);
       }

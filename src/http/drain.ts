@@ -2,14 +2,14 @@
  * Graceful shutdown: once `close()` is called new requests answer 503, and `close()` resolves
  * when the requests already in flight have answered. `requestScope` admits and releases requests.
  */
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import { sendText } from "./answer.js";
 
 export interface Drain {
   /** Count a new request in; false once closing (answer it with `refuse`). */
   admit(): boolean;
   release(): void;
-  refuse(res: Response): void;
+  refuse(res: ServerResponse): void;
   close(): Promise<void>;
 }
 

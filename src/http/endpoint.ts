@@ -3,11 +3,10 @@
  * `mountEndpoint` supplies the shared mechanics around it: the input (path segments over body
  * fields, pool/cluster headers as a fallback), validation, the handler context and the timeout.
  */
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
-import type { Fields } from "./fields.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
 import { LazyAbort, type Deadlines } from "./timeout.js";
@@ -16,7 +15,7 @@ import { validate } from "./validate.js";
 export interface Endpoint<Req, Res> {
   schema: z.ZodType<Req>;
   run(lifecycle: Lifecycle, request: Req, context: RequestContext): Promise<Res>;
-  answer(res: Response, result: Res): void;
+  answer(res: ServerResponse, result: Res): void;
 }
 
 /** Declares an endpoint; the identity, there to infer `Req` and `Res` once for all three parts. */
@@ -39,8 +38,8 @@ const PLACEMENT_HEADERS: ReadonlyArray<readonly [header: string, field: string]>
   ["x-tsuru-cluster-provisioner", "clusterProvisioner"],
 ];
 
-function inputOf(req: Request, fields: Fields): Record<string, unknown> {
-  const input: Record<string, unknown> = Object.assign({}, fields, req.params);
+function inputOf(req: IncomingMessage, scope: RequestScope): Record<string, unknown> {
+  const input: Record<string, unknown> = Object.assign({}, scope.fields, scope.params);
   for (const [header, field] of PLACEMENT_HEADERS) {
     const value = req.headers[header];
     if (input[field] === undefined && typeof value === "string") input[field] = value;
@@ -52,7 +51,7 @@ function inputOf(req: Request, fields: Fields): Record<string, unknown> {
   return input;
 }
 
-function headerValues(req: Request, name: string): string[] {
+function headerValues(req: IncomingMessage, name: string): string[] {
   const values: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]?.toLowerCase() === name) values.push(req.rawHeaders[i + 1] ?? "");
@@ -65,7 +64,7 @@ function textOrUndefined(value: unknown): string | undefined {
 }
 
 /** The platform user and event id: headers on newer platforms, body fields on older ones. */
-function identifyCaller(req: Request, scope: RequestScope): void {
+function identifyCaller(req: IncomingMessage, scope: RequestScope): void {
   scope.user = textOrUndefined(req.headers["x-tsuru-user"]) ?? textOrUndefined(scope.fields.user);
   scope.eventId = textOrUndefined(req.headers["x-tsuru-eventid"]) ?? textOrUndefined(scope.fields.eventId);
 }
@@ -87,14 +86,13 @@ function contextFor(scope: RequestScope, abort: LazyAbort, logger: Logger): Requ
   };
 }
 
-export function mountEndpoint<Req, Res>(route: string, definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
+export function mountEndpoint<Req, Res>(definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
   return async (req, res, next) => {
     try {
       const scope = scopeOf(req);
-      scope.route = route;
-      scope.instance = textOrUndefined(req.params.instance) ?? textOrUndefined(scope.fields.name);
+      scope.instance = textOrUndefined(scope.params.instance) ?? textOrUndefined(scope.fields.name);
       identifyCaller(req, scope);
-      const request = validate(definition.schema, inputOf(req, scope.fields), scope.encoding);
+      const request = validate(definition.schema, inputOf(req, scope), scope.encoding);
       const abort = new LazyAbort();
       const context = contextFor(scope, abort, deps.logger);
       const call = deps.deadlines.start(abort, scope.requestId, next);

@@ -3,9 +3,10 @@
  * ProviderErrors carry their status and a message meant for that user. Anything else is a bug
  * or an outage: a generic 500 naming the request id, with the details in the log line only.
  */
-import type { ErrorRequestHandler, RequestHandler } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { ProviderError } from "../errors.js";
 import { sendText } from "./answer.js";
+import type { Next } from "./router.js";
 import { scopeOf } from "./scope.js";
 
 interface Answer {
@@ -25,7 +26,8 @@ function answerFor(error: unknown, requestId: string): Answer {
   };
 }
 
-export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next) => {
+/** Answers `error`; once the answer has begun, `next` gets it (Express's final handler, or `direct.ts`). */
+export function errorAnswer(error: unknown, req: IncomingMessage, res: ServerResponse, next: Next): void {
   if (res.headersSent) return next(error);
   const scope = scopeOf(req);
   const answer = answerFor(error, scope.requestId);
@@ -33,11 +35,12 @@ export const errorAnswer: ErrorRequestHandler = (error: unknown, req, res, next)
   if (answer.status >= 500) scope.error = error;
   else scope.reason = answer.message;
   sendText(res, answer.status, answer.message);
-};
+}
 
 /** Unknown paths and methods: 404 (never 405, which the platform reads as an error). */
-export const notFound: RequestHandler = (req, res) => {
-  const message = `This provider has no route for ${req.method} ${req.path}.`;
-  scopeOf(req).reason = message;
+export function notFound(req: IncomingMessage, res: ServerResponse): void {
+  const scope = scopeOf(req);
+  const message = `This provider has no route for ${req.method} ${scope.path}.`;
+  scope.reason = message;
   sendText(res, 404, message);
-};
+}

@@ -6,9 +6,8 @@
  *   without credentials cannot multiply the work done on the components.
  */
 import { performance } from "node:perf_hooks";
-import type { RequestHandler } from "express";
 import { sendText } from "./answer.js";
-import { scopeOf } from "./scope.js";
+import type { RouteHandler } from "./router.js";
 
 export const HEALTHCHECK_PATH = "/healthcheck";
 
@@ -49,7 +48,8 @@ function checksAll(url: string): boolean {
   return query !== -1 && new URLSearchParams(url.slice(query + 1)).get("check") === "all";
 }
 
-export function healthcheck(checks: ReadonlyArray<readonly [name: string, check: HealthCheck]>, timeoutMs: number): RequestHandler {
+/** The route's handler; the route table serves it before auth. */
+export function healthcheck(checks: ReadonlyArray<readonly [name: string, check: HealthCheck]>, timeoutMs: number): RouteHandler {
   let running: Promise<Report> | undefined;
   const runAll = () =>
     (running ??= Promise.all(checks.map(([name, check]) => line(name, check, timeoutMs)))
@@ -60,9 +60,7 @@ export function healthcheck(checks: ReadonlyArray<readonly [name: string, check:
       .finally(() => (running = undefined)));
 
   return (req, res, next) => {
-    if ((req.method !== "GET" && req.method !== "HEAD") || req.path !== HEALTHCHECK_PATH) return next();
-    scopeOf(req).route = HEALTHCHECK_PATH;
-    if (!checksAll(req.url)) return sendText(res, 200, "WORKING");
+    if (!checksAll(req.url ?? "")) return sendText(res, 200, "WORKING");
     runAll().then(
       (report) => sendText(res, report.ok ? 200 : 500, report.text),
       (error: unknown) => next(error),

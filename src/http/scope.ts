@@ -6,8 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { IncomingMessage } from "node:http";
-import type { Request, RequestHandler, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
@@ -16,8 +15,12 @@ import type { Encoding, Fields } from "./fields.js";
 export interface RequestScope {
   readonly requestId: string;
   readonly startedAt: number;
+  /** The request path, without the query (and without the mount prefix when mounted). */
+  readonly path: string;
   /** The route pattern that matched (`/resources/:instance/bind-app`); unset on 404. */
   route?: string;
+  /** The matched route's path parameters, percent-decoded. */
+  params: Readonly<Record<string, string>>;
   instance?: string;
   user?: string;
   eventId?: string;
@@ -36,11 +39,12 @@ const SCOPE = Symbol("provider-kit.scope");
 type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 
 const NO_FIELDS: Fields = Object.freeze({});
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The scope `requestScope` attached; every later middleware runs after it. */
-export function scopeOf(req: Request): RequestScope {
+/** The scope `openScope` attached; every later step runs after it. */
+export function scopeOf(req: IncomingMessage): RequestScope {
   const scope = (req as ScopedRequest)[SCOPE];
-  if (scope === undefined) throw new Error("provider-kit: requestScope middleware is not mounted first.");
+  if (scope === undefined) throw new Error("provider-kit: the request scope is not opened first.");
   return scope;
 }
 
@@ -53,8 +57,8 @@ function requestIdOf(req: IncomingMessage, header: string): string {
 }
 
 /** Only the fields that are set: pino would drop `undefined` ones anyway, after visiting them. */
-function logLine(logger: Logger, req: Request, res: Response, scope: RequestScope, durationMs: number): void {
-  const line: Record<string, unknown> = { method: req.method, path: req.path };
+function logLine(logger: Logger, req: IncomingMessage, res: ServerResponse, scope: RequestScope, durationMs: number): void {
+  const line: Record<string, unknown> = { method: req.method, path: scope.path };
   if (scope.route !== undefined) line.route = scope.route;
   if (scope.instance !== undefined) line.instance = scope.instance;
   line.status = res.statusCode;
@@ -70,22 +74,30 @@ function logLine(logger: Logger, req: Request, res: Response, scope: RequestScop
   logger.error(line, "request failed");
 }
 
-export function requestScope(logger: Logger, requestIdHeader: string, drain: Drain, metrics: ProviderMetrics): RequestHandler {
+/**
+ * Opens a request's scope: true when the request may go on, false when it was answered already
+ * (503: the provider is closing).
+ */
+export type OpenScope = (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
+
+export function requestScopes(logger: Logger, requestIdHeader: string, drain: Drain, metrics: ProviderMetrics): OpenScope {
   // One listener for every answer (`this` is the response): no closure per request.
-  function answered(this: Response): void {
+  function answered(this: ServerResponse): void {
     const scope = scopeOf(this.req);
     if (scope.admitted) drain.release();
     const durationMs = performance.now() - scope.startedAt;
-    metrics.request(this.req.method, scope.route, this.statusCode, durationMs / 1_000, scope.error !== undefined);
+    metrics.request(this.req.method ?? "", scope.route, this.statusCode, durationMs / 1_000, scope.error !== undefined);
     logLine(logger, this.req, this, scope, durationMs);
   }
 
-  return (req, res, next) => {
+  return (req, res, path) => {
     // Every property set up front: one object shape for all requests keeps property access fast.
     const scope: RequestScope = {
       requestId: requestIdOf(req, requestIdHeader),
       startedAt: performance.now(),
+      path,
       route: undefined,
+      params: NO_PARAMS,
       instance: undefined,
       user: undefined,
       eventId: undefined,
@@ -98,7 +110,8 @@ export function requestScope(logger: Logger, requestIdHeader: string, drain: Dra
     (req as ScopedRequest)[SCOPE] = scope;
     res.setHeader(requestIdHeader, scope.requestId);
     res.on("close", answered);
-    if (scope.admitted) next();
-    else drain.refuse(res);
+    if (scope.admitted) return true;
+    drain.refuse(res);
+    return false;
   };
 }

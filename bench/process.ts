@@ -1,0 +1,23 @@
+/** What every harness needs of the processes it runs: their memory, and its own exit. */
+import { readFileSync } from "node:fs";
+
+/** Resident memory of a process, in MiB (Linux /proc); undefined elsewhere or once it is gone. */
+export function rssMiB(pid: number | undefined): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kib === undefined ? undefined : Number(kib) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs a harness's `main`: exits with its code, or 1 with `<what> BROKEN: <why>`. */
+export function runHarness(main: () => Promise<number>, what = "BENCHMARK RUN"): void {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`\n${what} BROKEN: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

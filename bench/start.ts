@@ -1,0 +1,137 @@
+/**
+ * `npm run bench:start`: cold start to first answer (`GET /healthcheck` → 200), each start in a
+ * fresh process (and, for the example, a fresh data directory, so its embedded Redis starts too):
+ * - `provider`: a compiled provider (bench/servers/cold-provider.ts: createProvider, listen);
+ * - `example`: the compiled Redis example (examples/redis/main.ts, as `provider-kit-redis` runs);
+ * - `example via npm start`: what `npm start` runs (npm, then node with tsx).
+ * The clock starts just before the process is spawned; the harness asks every 2 ms. Also shown:
+ * the RSS of the server process right after its first answer (not for npm start: that is npm's).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { compiledEntry, compileServers } from "./build.js";
+import { CREDENTIALS } from "./calls.js";
+import { machineFacts } from "./facts.js";
+import { rssMiB, runHarness } from "./process.js";
+import { freePort } from "../src/redis/server.js";
+
+interface Target {
+  id: string;
+  command: (dataDir: string) => [string, string[]];
+  /** true: the spawned process is the server, so its RSS is the server's. */
+  direct: boolean;
+}
+
+const root = new URL("..", import.meta.url).pathname;
+const TARGETS: Target[] = [
+  { id: "provider", command: () => [process.execPath, [compiledEntry(join(root, "bench/servers/cold-provider.ts"))]], direct: true },
+  { id: "example", command: () => [process.execPath, [compiledEntry(join(root, "examples/redis/main.ts"))]], direct: true },
+  { id: "example via npm start", command: () => ["npm", ["start", "--silent"]], direct: false },
+];
+
+const ANSWER_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+async function firstAnswer(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + ANSWER_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode} before answering`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** True while any process of the group `pid` leads is alive. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the whole group (npm, node, embedded redis-servers), then wait until every process in it ended. */
+async function stopGroup(pid: number | undefined): Promise<void> {
+  if (pid === undefined || !groupAlive(pid)) return;
+  process.kill(-pid, "SIGTERM");
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (groupAlive(pid)) {
+    if (Date.now() > deadline) process.kill(-pid, "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "provider-kit-bench-start-"));
+  const port = await freePort();
+  const [command, args] = target.command(dataDir);
+  const startedAt = performance.now();
+  const child = spawn(command, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PROVIDER_USERNAME: CREDENTIALS.username,
+      PROVIDER_PASSWORD: CREDENTIALS.password,
+      DATA_DIR: dataDir,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+    // Its own process group: npm start's node and the example's embedded redis-servers are in it.
+    detached: true,
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  try {
+    await firstAnswer(`http://127.0.0.1:${port}/healthcheck`, child);
+    const ms = performance.now() - startedAt;
+    return { ms, rss: target.direct ? rssMiB(child.pid) : undefined };
+  } catch (error) {
+    throw new Error(`${target.id}: ${error instanceof Error ? error.message : String(error)}\n${stderr}`);
+  } finally {
+    await stopGroup(child.pid);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { runs: { type: "string" } } });
+  const runs = Number(values.runs ?? 5);
+  process.stderr.write("compiling (tsc -p bench/tsconfig.servers.json)\n");
+  compileServers();
+  const lines = [
+    ...machineFacts(),
+    "",
+    `Cold start to first answer (GET /healthcheck 200), ${runs} starts each, one after another:`,
+    "",
+    `| what | median ms | each start, ms | RSS after first answer, MiB |`,
+    `| --- | ---: | --- | --- |`,
+  ];
+  for (const target of TARGETS) {
+    const results: Array<{ ms: number; rss?: number }> = [];
+    for (let run = 0; run < runs; run++) {
+      results.push(await startOnce(target));
+      process.stderr.write(`${target.id}: ${results.at(-1)!.ms.toFixed(0)} ms\n`);
+    }
+    const sorted = results.map((r) => r.ms).sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    const rss = results.map((r) => (r.rss === undefined ? "-" : r.rss.toFixed(0))).join(", ");
+    lines.push(`| ${target.id} | ${median.toFixed(0)} | ${results.map((r) => r.ms.toFixed(0)).join(", ")} | ${rss} |`);
+  }
+  console.log(["", ...lines, ""].join("\n"));
+  return 0;
+}
+
+runHarness(main, "START BENCHMARK");
