@@ -63,6 +63,9 @@ describe("configuration from the environment", () => {
     expect(() => readConfig({ PROVIDER_PASSWORD: "pw", REDIS_SENTINELS: "127.0.0.1", REDIS_SENTINEL_NAME: "registry" })).toThrow(
       /REDIS_SENTINELS must be a comma-separated host:port list/,
     );
+    expect(() =>
+      readConfig({ PROVIDER_PASSWORD: "pw", REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: "registry", REGISTRY_REDIS_URL: "redis://127.0.0.1:6380" }),
+    ).toThrow(/REGISTRY_REDIS_URL and REDIS_SENTINELS both place the registry: set one of them/);
   });
 
   it("ships a service manifest whose username is the provider's default", async () => {
