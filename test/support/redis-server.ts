@@ -132,12 +132,4 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
 }
 
-/** true while a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isAlive } from "../../src/redis/process.js";
