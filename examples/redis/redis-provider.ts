@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import { createProvider, RedisStore, type RedisStoreOptions, type RegistryOptions, type Store } from "../../src/index.js";
 import { generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
-import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
+import { addressOfUrl, redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
@@ -51,14 +51,7 @@ interface UsedServer {
 
 /** A server given by URL: someone else runs it. */
 async function externalServer(redisUrl: string): Promise<UsedServer> {
-  const url = new URL(redisUrl);
-  const address = {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: decodeURIComponent(url.password),
-  };
-  return { address, stop: async () => {} };
+  return { address: addressOfUrl(redisUrl), stop: async () => {} };
 }
 
 type EmbeddedSettings = Pick<RedisServerSpec, "maxmemory" | "maxmemoryPolicy" | "syncEveryWrite">;

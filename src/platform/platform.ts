@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import { redisClient, type Address } from "../redis/connection.js";
+import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
 import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
@@ -55,19 +55,9 @@ interface OpenStore {
   stop(): Promise<void>;
 }
 
-function addressOf(url: string): Address {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname,
-    port: Number(parsed.port || 6379),
-    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    password: decodeURIComponent(parsed.password),
-  };
-}
-
 async function openStore(state: PlatformOptions["state"]): Promise<OpenStore> {
   if (state.kind === "memory") return { store: new MemoryStore(), stop: async () => {} };
-  if (state.kind === "redis") return connect(addressOf(state.url), async () => {});
+  if (state.kind === "redis") return connect(addressOfUrl(state.url), async () => {});
   const dir = resolve(state.dataDir, "redis");
   // A server still running here is a leftover of a run that crashed, with that run's password.
   await stopRedisServer(dir);

@@ -20,6 +20,17 @@ export interface Address {
   password: string;
 }
 
+/** The address a `redis://[user:password@]host[:port]` URL names (port 6379 when absent). */
+export function addressOfUrl(redisUrl: string): Address {
+  const url = new URL(redisUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: decodeURIComponent(url.password),
+  };
+}
+
 /**
  * A client that fails fast: by default it does not reconnect (short-lived connections; callers
  * retry at their own level). A long-lived client asks for `reconnect`; while it is away its
