@@ -6,8 +6,9 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
+import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
+import { lockDataDir } from "../redis/process.js";
 import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
@@ -58,16 +59,22 @@ interface OpenStore {
 async function openStore(state: PlatformOptions["state"]): Promise<OpenStore> {
   if (state.kind === "memory") return { store: new MemoryStore(), stop: async () => {} };
   if (state.kind === "redis") return connect(addressOfUrl(state.url), async () => {});
-  const dir = resolve(state.dataDir, "redis");
-  // A server still running here is a leftover of a run that crashed, with that run's password.
-  await stopRedisServer(dir);
-  const port = await freePort();
-  const password = randomBytes(24).toString("hex");
-  await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
-  try {
-    return await connect({ host: "127.0.0.1", port, password }, () => stopRedisServer(dir));
-  } catch (error) {
+  // Before anything in the directory is touched: a second platform must not stop the first one's server.
+  const lock = await lockDataDir(state.dataDir, { kind: "platform", setting: "--data-dir" });
+  const dir = join(lock.dir, "redis");
+  const stop = async () => {
     await stopRedisServer(dir);
+    await lock.release();
+  };
+  try {
+    // A server still running here is a leftover of a run that crashed, with that run's password.
+    await stopRedisServer(dir);
+    const port = await freePort();
+    const password = randomBytes(24).toString("hex");
+    await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
+    return await connect({ host: "127.0.0.1", port, password }, stop);
+  } catch (error) {
+    await stop();
     throw error;
   }
 }

@@ -9,12 +9,22 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 const LOCK_FILE = "provider.lock";
 
+/** Who takes a data directory, for the message a second one gets: "provider" and `DATA_DIR` by default. */
+export interface DataDirOwner {
+  /** What the holder is, e.g. "provider" or "platform". */
+  kind: string;
+  /** The setting that chooses the directory, e.g. `DATA_DIR` or `--data-dir`. */
+  setting: string;
+}
+
+const PROVIDER: DataDirOwner = { kind: "provider", setting: "DATA_DIR" };
+
 /** Another live process holds the data directory. */
 export class DataDirLockedError extends Error {
-  constructor(dir: string, holder: number, lockFile: string) {
+  constructor(dir: string, holder: number, lockFile: string, owner: DataDirOwner = PROVIDER) {
     super(
-      `Another provider (pid ${holder}) is using the data directory ${dir}. ` +
-        `Stop it first, or set DATA_DIR to another folder. If no such process is a provider, delete ${lockFile}.`,
+      `Another ${owner.kind} (pid ${holder}) is using the data directory ${dir}. ` +
+        `Stop it first, or set ${owner.setting} to another folder. If no such process is a ${owner.kind}, delete ${lockFile}.`,
     );
     this.name = "DataDirLockedError";
   }
@@ -41,7 +51,7 @@ export interface DataDirLock {
  * whose holder is dead (a crash, SIGKILL) is taken over; one whose holder lives refuses with
  * `DataDirLockedError`, before anything in the directory is touched.
  */
-export async function lockDataDir(dir: string): Promise<DataDirLock> {
+export async function lockDataDir(dir: string, owner: DataDirOwner = PROVIDER): Promise<DataDirLock> {
   const absolute = resolve(dir);
   const lockFile = join(absolute, LOCK_FILE);
   await mkdir(absolute, { recursive: true, mode: 0o700 });
@@ -56,7 +66,7 @@ export async function lockDataDir(dir: string): Promise<DataDirLock> {
     }
     const holder = Number.parseInt(await readFile(lockFile, "utf8").catch(() => ""), 10);
     const known = Number.isInteger(holder) && holder > 0;
-    if (known && isAlive(holder)) throw new DataDirLockedError(absolute, holder, lockFile);
+    if (known && isAlive(holder)) throw new DataDirLockedError(absolute, holder, lockFile, owner);
     // No pid yet: its holder may be writing it right now; look again before calling it stale.
     if (!known && attempt === 0) await sleep(100);
     else await rm(lockFile, { force: true });

@@ -2,7 +2,7 @@
  * `provider-kit platform` as a process (usage errors, --memory, --seed), seeding idempotence on
  * a real Redis, and `run` refused beyond loopback.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -78,6 +78,27 @@ describe("provider-kit platform (the command)", () => {
       await dev.ok(dev.delete("/services/instances/demo-kv"));
     } finally {
       await platform.stop();
+    }
+  });
+
+  it("refuses a second start on the same --data-dir, naming the holder, and leaves the first one serving", async () => {
+    const dataDir = join(dir, "shared-data");
+    const env = { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password };
+    const port = await freePort();
+    const first = startLongRunning(process.execPath, [...CLI, "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env });
+    try {
+      await first.waitForLine(/listening on/, 60_000);
+      const holder = Number((await readFile(join(dataDir, "provider.lock"), "utf8")).trim());
+      const second = await run(process.execPath, [...CLI, "--port", "0", "--data-dir", dataDir], { cwd: ROOT, env, timeoutMs: 60_000 });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `error: the platform could not start: Another platform (pid ${holder}) is using the data directory ${dataDir}. Stop it first, or set --data-dir to another folder.`,
+      );
+      // The first one's embedded Redis was left alone: its state still answers.
+      const admin = await new Api(`http://127.0.0.1:${port}`).login(ADMIN.email, ADMIN.password);
+      expect((await admin.get("/teams")).json()).toEqual([{ name: "admin" }]);
+    } finally {
+      await first.stop();
     }
   });
 });
