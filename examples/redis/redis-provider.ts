@@ -16,7 +16,7 @@ import { addressOfUrl, redisClient, type Address, type RedisClient } from "../..
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
-import { freePort, superviseRedisServer, type RedisServerSpec } from "../../src/redis/server.js";
+import { startOnFreePort, superviseRedisServer, type RedisServerSpec } from "../../src/redis/server.js";
 import { sharedPlan } from "./shared.js";
 
 /**
@@ -60,11 +60,10 @@ type EmbeddedSettings = Pick<RedisServerSpec, "maxmemory" | "maxmemoryPolicy" | 
 async function embeddedServer(config: Config, dataDir: string, name: string, log: Logger, settings: EmbeddedSettings): Promise<UsedServer> {
   const dir = join(dataDir, name);
   // Same port as last time: apps bound to shared instances keep their REDIS_PORT across restarts.
-  const port = (await portOfLastRun(dir)) ?? (await freePort());
-  const server = await superviseRedisServer(
-    { dir, port, password: generatePassword(), binary: config.redisServer, ...settings },
-    { log: log.child({ server: name }) },
-  );
+  const supervise = (port: number) =>
+    superviseRedisServer({ dir, port, password: generatePassword(), binary: config.redisServer, ...settings }, { log: log.child({ server: name }) });
+  const lastPort = await portOfLastRun(dir);
+  const server = lastPort === undefined ? await startOnFreePort(supervise) : await supervise(lastPort);
   return { address: server.address, dir, stop: () => server.stop() };
 }
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
 import { lockDataDir } from "../redis/process.js";
-import { ensureRedisServer, freePort, stopRedisServer } from "../redis/server.js";
+import { ensureRedisServer, startOnFreePort, stopRedisServer } from "../redis/server.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
 import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
@@ -69,9 +69,11 @@ async function openStore(state: PlatformOptions["state"]): Promise<OpenStore> {
   try {
     // A server still running here is a leftover of a run that crashed, with that run's password.
     await stopRedisServer(dir);
-    const port = await freePort();
     const password = randomBytes(24).toString("hex");
-    await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
+    const port = await startOnFreePort(async (port) => {
+      await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
+      return port;
+    });
     return await connect({ host: "127.0.0.1", port, password }, stop);
   } catch (error) {
     await stop();

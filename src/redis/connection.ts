@@ -68,13 +68,19 @@ export async function withConnection<T>(address: Address, work: (client: RedisCl
 /** true when a Redis server answers PING at `address` with these credentials. */
 export async function answersPing(address: Address, timeoutMs = 2_000): Promise<boolean> {
   const client = redisClient(address, { connectTimeoutMs: timeoutMs });
-  try {
+  // The whole exchange is bounded, not only the TCP connect: a process that is not Redis may
+  // accept the connection and never answer the handshake.
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const ping = (async () => {
     await client.connect();
     return (await client.ping()) === "PONG";
-  } catch {
-    return false;
+  })().catch(() => false);
+  try {
+    return await Promise.race([ping, silent]);
   } finally {
-    if (client.isOpen) client.destroy();
+    clearTimeout(timer);
+    client.destroy();
   }
 }
 

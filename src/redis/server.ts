@@ -70,6 +70,20 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/**
+ * Runs `start` on a port that is free right now, and again on another one if a process took
+ * that port before the server bound it: a free port cannot be held for a child process.
+ */
+export async function startOnFreePort<T>(start: (port: number) => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt >= tries || !/address already in use/i.test(error instanceof Error ? error.message : String(error))) throw error;
+    }
+  }
+}
+
 export async function isPortFree(port: number): Promise<boolean> {
   const server = createServer();
   const free = await new Promise<boolean>((resolve) => {

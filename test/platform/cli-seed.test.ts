@@ -8,7 +8,6 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { applySeed } from "../../src/platform/seed.js";
-import { freePort } from "../../src/redis/server.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 import { run, startLongRunning } from "../template/processes.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
@@ -62,15 +61,14 @@ describe("provider-kit platform (the command)", () => {
   });
 
   it("starts in memory from a seed: the seeded user sees the app bound to the instance", async () => {
-    const port = await freePort();
-    const platform = startLongRunning(process.execPath, [...CLI, "--memory", "--port", String(port), "--seed", seedFile], {
+    const platform = startLongRunning(process.execPath, [...CLI, "--memory", "--port", "0", "--seed", seedFile], {
       cwd: ROOT,
       env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password },
     });
     try {
-      await platform.waitForLine(/listening on/, 60_000);
+      const url = await platform.waitForUrl(/listening on/, 60_000);
       expect(platform.output()).toContain("state in memory");
-      const dev = await new Api(`http://127.0.0.1:${port}`).login("dev@example.com", "dev-password");
+      const dev = await new Api(url).login("dev@example.com", "dev-password");
       expect((await dev.get("/services/instances?app=demo")).json()).toEqual([{ service: "kv", instances: ["demo-kv"] }]);
       expect((await dev.get("/apps/demo")).json<{ Units: unknown[] }>().Units).toHaveLength(2);
       // The provider outlives this in-memory platform: leave it without the instance.
@@ -84,10 +82,9 @@ describe("provider-kit platform (the command)", () => {
   it("refuses a second start on the same --data-dir, naming the holder, and leaves the first one serving", async () => {
     const dataDir = join(dir, "shared-data");
     const env = { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password };
-    const port = await freePort();
-    const first = startLongRunning(process.execPath, [...CLI, "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env });
+    const first = startLongRunning(process.execPath, [...CLI, "--port", "0", "--data-dir", dataDir], { cwd: ROOT, env });
     try {
-      await first.waitForLine(/listening on/, 60_000);
+      const url = await first.waitForUrl(/listening on/, 60_000);
       const holder = Number((await readFile(join(dataDir, "provider.lock"), "utf8")).trim());
       const second = await run(process.execPath, [...CLI, "--port", "0", "--data-dir", dataDir], { cwd: ROOT, env, timeoutMs: 60_000 });
       expect(second.code).toBe(1);
@@ -95,7 +92,7 @@ describe("provider-kit platform (the command)", () => {
         `error: the platform could not start: Another platform (pid ${holder}) is using the data directory ${dataDir}. Stop it first, or set --data-dir to another folder.`,
       );
       // The first one's embedded Redis was left alone: its state still answers.
-      const admin = await new Api(`http://127.0.0.1:${port}`).login(ADMIN.email, ADMIN.password);
+      const admin = await new Api(url).login(ADMIN.email, ADMIN.password);
       expect((await admin.get("/teams")).json()).toEqual([{ name: "admin" }]);
     } finally {
       await first.stop();
@@ -121,15 +118,13 @@ describe("provider-kit platform: pools, platforms, quota and variant from flags"
   });
 
   it("serves what the flags configure", async () => {
-    const port = await freePort();
     const platform = startLongRunning(
       process.execPath,
-      [...CLI, "--memory", "--port", String(port), "--pool", "shared", "--pool", "private=admin", "--platform", "go", "--platform", "elixir", "--quota", "1", "--api-variant", "2"],
+      [...CLI, "--memory", "--port", "0", "--pool", "shared", "--pool", "private=admin", "--platform", "go", "--platform", "elixir", "--quota", "1", "--api-variant", "2"],
       { cwd: ROOT, env },
     );
     try {
-      await platform.waitForLine(/listening on/, 60_000);
-      const api = await new Api(`http://127.0.0.1:${port}`).login(ADMIN.email, ADMIN.password);
+      const api = await new Api(await platform.waitForUrl(/listening on/, 60_000)).login(ADMIN.email, ADMIN.password);
       expect((await api.get("/pools")).json()).toEqual([{ Team: "admin", Pools: ["shared", "private"] }]);
       expect((await api.get("/platforms")).json()).toEqual([{ Name: "go" }, { Name: "elixir" }]);
       await api.ok(api.post("/apps", { json: { name: "first", platform: "elixir" } }));

@@ -7,7 +7,6 @@
  */
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/redis/server.js";
 import { tempDir } from "../../examples/redis/test/support.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
@@ -26,7 +25,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     platformDir = await tempDir("console-platform");
     provider = await startRedisExample({ slowStartSeconds: 3 });
-    platform = await startPlatformProcess(platformDir, await freePort());
+    platform = await startPlatformProcess(platformDir);
     api = platform.api;
     await api.ok(api.post("/services", { text: provider.manifest }));
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));

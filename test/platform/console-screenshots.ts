@@ -9,7 +9,6 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Page } from "puppeteer-core";
 import { ProviderError } from "../../src/index.js";
-import { freePort } from "../../src/redis/server.js";
 import { eventually, tempDir } from "../../examples/redis/test/support.js";
 import { launchBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider } from "./helpers.js";
@@ -38,7 +37,7 @@ async function main(): Promise<void> {
     },
     status: async () => ({ down: "the disk is full" }),
   });
-  const platform = await startPlatformProcess(platformDir, await freePort());
+  const platform = await startPlatformProcess(platformDir);
   const browser = await launchBrowser();
   try {
     const { api } = platform;

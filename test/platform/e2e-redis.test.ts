@@ -4,7 +4,6 @@
  * platform is restarted in the middle and must lose nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/redis/server.js";
 import { eventually, tempDir } from "../../examples/redis/test/support.js";
 import type { Api } from "./helpers.js";
 import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
@@ -19,17 +18,16 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
   let platformDir: string;
   let provider: ExampleProvider | undefined;
   let platform: PlatformProcess | undefined;
-  let platformPort: number;
   let api: Api;
 
+  /** The first start takes any free port; a restart takes the same one again. */
   async function startPlatform(): Promise<Api> {
-    platform = await startPlatformProcess(platformDir, platformPort);
+    platform = await startPlatformProcess(platformDir, platform ? Number(new URL(platform.url).port) : 0);
     return platform.api;
   }
 
   beforeAll(async () => {
     platformDir = await tempDir("e2e-platform");
-    platformPort = await freePort();
     provider = await startRedisExample();
     api = await startPlatform();
   }, 2 * START_MS);

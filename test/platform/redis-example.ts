@@ -6,7 +6,6 @@
  */
 import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
-import { freePort } from "../../src/redis/server.js";
 import { killServersUnder, slowRedisServer, tempDir } from "../../examples/redis/test/support.js";
 import { REDIS_SERVER } from "../support/redis-server.js";
 import { startLongRunning, type LongRunning } from "../template/processes.js";
@@ -27,23 +26,22 @@ export interface ExampleProvider {
 /** `slowStartSeconds`: each redis-server it starts waits that long first, so a dedicated instance is seen pending. */
 export async function startRedisExample(options: { slowStartSeconds?: number } = {}): Promise<ExampleProvider> {
   const dir = await tempDir("e2e-provider");
-  const port = await freePort();
   const redisServer = options.slowStartSeconds ? await slowRedisServer(dir, options.slowStartSeconds) : REDIS_SERVER;
   const process = startLongRunning(globalThis.process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
     cwd: ROOT,
-    env: { PORT: String(port), HOST: "127.0.0.1", PROVIDER_PASSWORD, DATA_DIR: dir, REDIS_SERVER: redisServer, LOG_LEVEL: "info" },
+    env: { PORT: "0", HOST: "127.0.0.1", PROVIDER_PASSWORD, DATA_DIR: dir, REDIS_SERVER: redisServer, LOG_LEVEL: "info" },
   });
   const stop = async () => {
     await process.stop();
     await killServersUnder(dir);
   };
+  let url: string;
   try {
-    await process.waitForLine(/Redis provider listening/, START_MS);
+    url = await process.waitForUrl(/Redis provider listening/, START_MS);
   } catch (error) {
     await stop();
     throw error;
   }
-  const url = `http://127.0.0.1:${port}`;
   return { url, process, manifest: manifest("redis", url, { username: "redis", password: PROVIDER_PASSWORD }), stop };
 }
 
@@ -55,16 +53,18 @@ export interface PlatformProcess {
   stop(): Promise<void>;
 }
 
-/** A platform process keeping its state under `dataDir` (the same directory again: a restart). */
-export async function startPlatformProcess(dataDir: string, port: number): Promise<PlatformProcess> {
+/**
+ * A platform process keeping its state under `dataDir` (the same directory again: a restart), on
+ * `port` (default: any free one, read from what it prints).
+ */
+export async function startPlatformProcess(dataDir: string, port = 0): Promise<PlatformProcess> {
   const process = startLongRunning(
     globalThis.process.execPath,
     ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir],
     { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
   );
   try {
-    const line = await process.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/, START_MS);
-    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
+    const url = await process.waitForUrl(/listening on http:/, START_MS);
     return { url, api: await new Api(url).login(ADMIN.email, ADMIN.password), process, stop: () => process.stop() };
   } catch (error) {
     await process.stop();

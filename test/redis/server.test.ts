@@ -1,4 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -9,6 +10,7 @@ import {
   removeRedisServer,
   RedisServerNotFoundError,
   runningPid,
+  startOnFreePort,
   stopRedisServer,
   superviseRedisServer,
   type RedisServerSpec,
@@ -72,6 +74,26 @@ describe("redis-server process manager", () => {
     const start = ensureRedisServer(server);
     await expect(start).rejects.toBeInstanceOf(RedisServerNotFoundError);
     await expect(start).rejects.toThrow(/apt-get install redis-server.*brew install redis/);
+  });
+
+  it("moves to another free port when a process took the one picked before the server bound it", async () => {
+    const server = await spec();
+    const tried: number[] = [];
+    const squatter = createServer();
+    try {
+      const port = await startOnFreePort(async (port) => {
+        tried.push(port);
+        // The race, made certain: the first port picked is taken before redis-server starts.
+        if (tried.length === 1) await new Promise<void>((listening) => squatter.listen(port, "127.0.0.1", listening));
+        await ensureRedisServer({ ...server, port });
+        return port;
+      });
+      expect(tried).toHaveLength(2);
+      expect(port).toBe(tried[1]);
+      expect(await answersPing({ host: "127.0.0.1", port, password: "admin-pw" })).toBe(true);
+    } finally {
+      squatter.close();
+    }
   });
 
   it("reports the server's own words when it cannot start", async () => {

@@ -60,6 +60,12 @@ export function run(command: string, args: string[], options: SpawnOptions): Pro
 export interface LongRunning {
   /** Resolves with the first output line matching `pattern`; throws if the process exits or time runs out first. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+  /**
+   * The loopback URL in the first line matching `pattern`: how a server started on port 0 says
+   * where it listens. (A port picked free beforehand can be taken by another process before the
+   * server binds it.)
+   */
+  waitForUrl(pattern: RegExp, timeoutMs: number): Promise<string>;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
   /** SIGTERM to its whole process group (npm, the shell, tsx, node), then wait for it to end. */
@@ -89,9 +95,8 @@ export function startLongRunning(command: string, args: string[], options: Spawn
     }
   };
 
-  return {
-    async waitForLine(pattern, timeoutMs) {
-      for (const started = Date.now(); Date.now() - started < timeoutMs; await sleep(POLL_MS)) {
+  const waitForLine = async (pattern: RegExp, timeoutMs: number) => {
+    for (const started = Date.now(); Date.now() - started < timeoutMs; await sleep(POLL_MS)) {
         const line = all()
           .split("\n")
           .find((candidate) => pattern.test(candidate));
@@ -99,6 +104,15 @@ export function startLongRunning(command: string, args: string[], options: Spawn
         if (exited) break;
       }
       throw new Error(`${command} ${args.join(" ")}: no line matching ${pattern} (exited: ${exited}). Output:\n${all()}`);
+  };
+
+  return {
+    waitForLine,
+    async waitForUrl(pattern, timeoutMs) {
+      const line = await waitForLine(pattern, timeoutMs);
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0];
+      if (url === undefined) throw new Error(`${command} ${args.join(" ")}: no loopback URL in its line: ${line}`);
+      return url;
     },
     output: all,
     async stop() {

@@ -13,7 +13,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
-import { freePort } from "../../src/redis/server.js";
 import { Api } from "../platform/helpers.js";
 import { run, startLongRunning, type Finished } from "./processes.js";
 
@@ -113,8 +112,7 @@ describe("a project made by provider-kit init", () => {
 
   it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
     const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
-    const platformPort = await freePort();
-    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", String(platformPort)], {
+    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0"], {
       cwd: project,
       env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
     });
@@ -123,8 +121,7 @@ describe("a project made by provider-kit init", () => {
       const endpoint = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
       const manifest = await run("npx", ["provider-kit", "manifest", "--endpoint", endpoint], { cwd: project });
       expectSuccess(manifest);
-      await platform.waitForLine(/listening on/, 60_000);
-      const api = await new Api(`http://127.0.0.1:${platformPort}`).login("admin@example.com", "admin-password");
+      const api = await new Api(await platform.waitForUrl(/listening on/, 60_000)).login("admin@example.com", "admin-password");
       const serviceId = /^id: (.+)$/m.exec(manifest.stdout)![1]!.replace(/"/g, "");
 
       await api.ok(api.post("/services", { text: manifest.stdout })); // Variant A: bind-app, then one bind per unit
