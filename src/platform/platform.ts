@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
 import { lockDataDir } from "../redis/process.js";
-import { ensureRedisServer, startOnFreePort, stopRedisServer } from "../redis/server.js";
+import { startOnFreePort, superviseRedisServer, type SupervisedRedisServer, type SupervisionLog } from "../redis/server.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
 import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
@@ -56,27 +56,38 @@ interface OpenStore {
   stop(): Promise<void>;
 }
 
-async function openStore(state: PlatformOptions["state"]): Promise<OpenStore> {
+/** The embedded redis-server's restarts, as lines on the platform's terminal. */
+function terminalLog(say: (line: string) => void): SupervisionLog {
+  const line = (details: Record<string, unknown>, message: string) => {
+    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
+    say(`embedded ${message} (${facts.join(", ")})`);
+  };
+  return { info: line, error: line };
+}
+
+async function openStore(state: PlatformOptions["state"], say: (line: string) => void): Promise<OpenStore> {
   if (state.kind === "memory") return { store: new MemoryStore(), stop: async () => {} };
   if (state.kind === "redis") return connect(addressOfUrl(state.url), async () => {});
   // Before anything in the directory is touched: a second platform must not stop the first one's server.
   const lock = await lockDataDir(state.dataDir, { kind: "platform", setting: "--data-dir" });
   const dir = join(lock.dir, "redis");
-  const stop = async () => {
-    await stopRedisServer(dir);
-    await lock.release();
-  };
+  let server: SupervisedRedisServer | undefined;
   try {
-    // A server still running here is a leftover of a run that crashed, with that run's password.
-    await stopRedisServer(dir);
+    // Restarted whenever it dies (a leftover of a run that crashed is stopped first: it has that
+    // run's password); the store's client reconnects to the same port.
     const password = randomBytes(24).toString("hex");
-    const port = await startOnFreePort(async (port) => {
-      await ensureRedisServer({ dir, port, password, detached: false, binary: state.redisServer ?? "redis-server" });
-      return port;
+    server = await startOnFreePort((port) =>
+      superviseRedisServer({ dir, port, password, binary: state.redisServer ?? "redis-server" }, { log: terminalLog(say) }),
+    );
+    const supervised = server;
+    return await connect(supervised.address, async () => {
+      await supervised.stop();
+      await lock.release();
     });
-    return await connect({ host: "127.0.0.1", port, password }, stop);
   } catch (error) {
-    await stop();
+    // A first start that failed has stopped its server already.
+    await server?.stop();
+    await lock.release();
     throw error;
   }
 }
@@ -105,7 +116,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   };
   let opened: OpenStore | undefined;
   try {
-    opened = await openStore(options.state);
+    opened = await openStore(options.state, options.say ?? (() => {}));
     const context = createContext(
       opened.store,
       new Providers(opened.store, options.providerCalls),

@@ -11,7 +11,6 @@ import { access, constants, mkdir, open, readFile, readlink, realpath, rm, write
 import { createServer } from "node:net";
 import { delimiter, isAbsolute, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Logger } from "pino";
 import { answersPing, type Address } from "./connection.js";
 import { isAlive } from "./process.js";
 
@@ -154,8 +153,14 @@ export interface SupervisedRedisServer {
   stop(): Promise<void>;
 }
 
+/** Where the supervisor reports restarts: a pino logger fits, or anything with these two methods. */
+export interface SupervisionLog {
+  info(details: Record<string, unknown>, message: string): void;
+  error(details: Record<string, unknown>, message: string): void;
+}
+
 export interface SupervisionOptions {
-  log: Logger;
+  log: SupervisionLog;
   /** Wait before the first restart, doubled after each restart that did not last. Default 200 ms. */
   firstBackoffMs?: number;
   /** Longest wait between two restarts. Default 10 000 ms. */

@@ -1,9 +1,10 @@
 /**
  * Every failure as one line of plain text. PlatformErrors carry their status; body-parser's
- * errors are the caller's (400, 413); anything else is the platform's own fault: 500, with
- * the details on the terminal only.
+ * errors are the caller's (400, 413); its Redis being away is a 503 to retry; anything else is
+ * the platform's own fault: 500, with the details on the terminal only.
  */
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { isRedisOutage } from "../../redis/connection.js";
 import { PlatformError } from "../domain/errors.js";
 import { sendText } from "./handler.js";
 
@@ -21,6 +22,9 @@ function answerFor(error: unknown, limitBytes: number): { status: number; messag
     return { status: parser.status, message: "The request body could not be read: send it again as JSON, form fields or plain text, in UTF-8." };
   }
   if (error instanceof URIError) return { status: 400, message: "The request path is not valid percent-encoding." };
+  if (isRedisOutage(error)) {
+    return { status: 503, message: "The platform cannot reach the Redis that holds its state right now: try again in a moment." };
+  }
   return { status: 500, message: "The platform failed to handle this request: its terminal shows the details." };
 }
 
@@ -30,6 +34,7 @@ export function errorAnswer(limitBytes: number, report: (error: unknown) => void
     const answer = answerFor(error, limitBytes);
     if (answer.status >= 500 && !(error instanceof PlatformError)) report(error);
     if (answer.status === 413) res.setHeader("Connection", "close");
+    if (answer.status === 503) res.setHeader("Retry-After", "1");
     sendText(res, answer.status, answer.message);
   };
 }
