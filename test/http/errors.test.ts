@@ -9,7 +9,8 @@ import {
   NotReadyError,
   ProviderError,
 } from "../../src/index.js";
-import { FORM, GOOD_AUTH, eventually, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
 
 afterEach(stopAll);
 
@@ -79,7 +80,7 @@ describe("error classes", () => {
     );
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=db1").expect(500);
     await running.http.delete("/resources/db1").set("Authorization", GOOD_AUTH).expect(404);
-    await eventually(() => requestLines(running.logs).length === 2, "two log lines");
+    await eventually(() => requestLines(running.logs).length === 2, 10_000, "two log lines");
     const [failed, notFound] = requestLines(running.logs);
     expect(failed).toMatchObject({ msg: "request failed", status: 500, err: { message: "Out of capacity." } });
     expect(notFound).toMatchObject({ msg: "request", status: 404 });
@@ -109,7 +110,7 @@ describe("unexpected failures", () => {
       "The provider failed to handle this call (request id req-42). Its operator can find the details in the provider's log.",
     );
     expect(res.text).not.toContain("hunter2");
-    await eventually(() => requestLines(running.logs).length === 1, "the log line");
+    await eventually(() => requestLines(running.logs).length === 1, 10_000, "the log line");
     const [line] = requestLines(running.logs);
     expect(line).toMatchObject({ level: 50, status: 500, requestId: "req-42", err: { type: "Error", message: `connect failed for ${secret}` } });
     expect((line?.err as { stack: string }).stack).toContain("errors.test.ts");
@@ -135,7 +136,7 @@ describe("unexpected failures", () => {
     );
     const res = await running.http.post("/resources/db1/bind-app").set("Authorization", GOOD_AUTH).type(FORM).send("app-name=web").expect(500);
     expect(res.text).toMatch(/^The provider failed to handle this call/);
-    await eventually(() => requestLines(running.logs).length === 1, "the log line");
+    await eventually(() => requestLines(running.logs).length === 1, 10_000, "the log line");
     expect(running.logText()).toContain('for the variable \\"NESTED\\"');
     expect(running.logText()).not.toContain("bind-secret-value");
   });
@@ -165,7 +166,7 @@ describe("handler timeout", () => {
     );
     expect(signal?.aborted).toBe(true);
     expect(signal?.reason).toBeInstanceOf(ProviderError);
-    await eventually(() => requestLines(running.logs).length === 1, "the log line");
+    await eventually(() => requestLines(running.logs).length === 1, 10_000, "the log line");
     expect(requestLines(running.logs)[0]).toMatchObject({ status: 500, requestId: "slow-1", err: { message: expect.stringMatching(/within 0\.2 s/) } });
   });
 
@@ -192,13 +193,13 @@ describe("handler timeout", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const timedOut = await send(agent, `${running.url}/resources`, "POST", { "X-Request-ID": "late-1", "Content-Type": FORM }, "name=db1");
     expect(timedOut.status).toBe(500);
-    await eventually(() => settledLate, "the handler settling after its timeout");
+    await eventually(() => settledLate, 10_000, "the handler settling after its timeout");
     await new Promise((resolve) => setImmediate(resolve));
     const after = await send(agent, `${running.url}/healthcheck`, "GET", { "X-Request-ID": "after-1" });
     agent.destroy();
     expect([after.status, after.body]).toEqual([200, "WORKING"]);
     expect(after.socket).toBe(timedOut.socket);
-    await eventually(() => requestLines(running.logs).length === 2, "both log lines");
+    await eventually(() => requestLines(running.logs).length === 2, 10_000, "both log lines");
     expect(requestLines(running.logs).map((line) => [line.requestId, line.status])).toEqual([
       ["late-1", 500],
       ["after-1", 200],

@@ -187,15 +187,6 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((each) => each.stop()));
 }
 
-/** Wait until `check` holds; generous limit for slow CI machines, no fixed sleeps. */
-export async function eventually(check: () => boolean, what: string, limitMs = 10_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Log lines of finished requests (one per request). */
 export function requestLines(logs: LogLine[]): LogLine[] {
   return logs.filter((line) => line.msg === "request" || line.msg === "request failed");

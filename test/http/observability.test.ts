@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProviderError, type ProviderHandlers } from "../../src/index.js";
 import { parsePrometheusText } from "../support/prometheus.js";
-import { eventually, fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "./helpers.js";
+import { fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
 
 afterEach(stopAll);
 
@@ -154,7 +155,7 @@ describe("request log lines", () => {
     await http.get("/resources/plans");
     await http.get("/nowhere/at/all").set("Authorization", GOOD_AUTH);
     await http.get("/resources/ghost").set("Authorization", GOOD_AUTH);
-    await eventually(() => requestLines(logs).length === 3, "three request lines");
+    await eventually(() => requestLines(logs).length === 3, 10_000, "three request lines");
     const [unauthorized, unknownRoute, unknownInstance] = requestLines(logs);
     expect(unauthorized).toMatchObject({
       path: "/resources/plans",

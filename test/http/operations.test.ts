@@ -1,6 +1,7 @@
 /** Request ids, the one log line per request, secrets kept out of logs, and graceful close. */
 import { afterEach, describe, expect, it } from "vitest";
-import { FORM, GOOD_AUTH, PASSWORD, eventually, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { FORM, GOOD_AUTH, PASSWORD, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
 
 afterEach(stopAll);
 
@@ -58,7 +59,7 @@ describe("request log", () => {
       .expect(201);
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).set("X-Request-ID", "rid-2").type(FORM).send("name=db9&user=bob&eventid=ev-2").expect(201);
     await running.http.get("/missing").set("X-Request-ID", "rid-3").expect(401);
-    await eventually(() => requestLines(running.logs).length === 3, "three log lines");
+    await eventually(() => requestLines(running.logs).length === 3, 10_000, "three log lines");
     expect(running.logs).toHaveLength(3);
     const [bind, create, unauthorized] = requestLines(running.logs);
     expect(bind).toMatchObject({
@@ -84,7 +85,7 @@ describe("request log", () => {
     await running.http.post("/resources/cache1/bind-app").set("Authorization", GOOD_AUTH).send({ appName: "web", parameters: { token: "param-secret" } }).expect(201);
     await running.http.put("/resources/cache1/binds/jobs/nightly").set("Authorization", GOOD_AUTH).type(FORM).send("job-name=nightly").expect(201);
     await running.http.get("/resources/plans").set("Authorization", `Basic ${Buffer.from(`redis:wrong-${PASSWORD}`).toString("base64")}`).expect(401);
-    await eventually(() => requestLines(running.logs).length === 4, "four log lines");
+    await eventually(() => requestLines(running.logs).length === 4, 10_000, "four log lines");
     const text = running.logText();
     for (const secret of [
       PASSWORD,
@@ -108,7 +109,7 @@ describe("request log", () => {
       }).handlers,
     );
     await running.http.post("/resources").set("Authorization", GOOD_AUTH).set("X-Request-ID", "rid-log").type(FORM).send("name=db1").expect(201);
-    await eventually(() => running.logs.length === 2, "two log lines");
+    await eventually(() => running.logs.length === 2, 10_000, "two log lines");
     expect(running.logs[0]).toMatchObject({ msg: "allocating", step: "allocate", requestId: "rid-log" });
   });
 });
@@ -127,7 +128,7 @@ describe("close()", () => {
     });
     const running = await start(fake.handlers);
     const inFlight = running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=slow1").then((res) => res);
-    await eventually(() => started, "the slow create to start");
+    await eventually(() => started, 10_000, "the slow create to start");
 
     let closed = false;
     const closing = running.provider.close().then(() => {

@@ -5,7 +5,6 @@
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { createClient } from "redis";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
@@ -14,6 +13,7 @@ import { runningPid } from "../../../src/redis/server.js";
 import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
 
 export { isAlive, REDIS_SERVER };
+export { eventually } from "../../../test/support/eventually.js";
 export const PASSWORD = "platform-secret";
 
 export async function tempDir(name: string): Promise<string> {
@@ -187,15 +187,6 @@ export async function failure(command: Promise<unknown>): Promise<string> {
     return `OK:${String(await command)}`;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
-  }
-}
-
-/** Polls `check` until it returns true, for up to `timeoutMs`. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${check.toString()}`);
-    await sleep(100);
   }
 }
 
