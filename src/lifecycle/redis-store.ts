@@ -11,6 +11,12 @@
  *   <p>pending           set     names of instances that owe a background step
  *   <p>lock:<name>       string  random token of the call holding the instance lock (expires)
  *   <p>lease:<name>      string  id of the process running the instance's step (expires)
+ *   <p>census            hash    "instance:<state>" / "binding:<kind>" → count, "counted" → 1
+ *
+ * The census is kept by the same scripts that change instances and bindings, so it cannot
+ * drift from them and a metrics scrape reads one hash. A store written by a version without it
+ * has no "counted" field: the first census() counts everything once, in one script, and from
+ * then on the scripts keep the counts.
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,9 +25,19 @@ import { createClient, createSentinel, ErrorReply, type RedisClientType, type Re
 import { isTransientReply } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
-import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import { emptyCensus, LockTimeoutError, type Store, type StoreCensus } from "./store.js";
+import {
+  bindingField,
+  emptyCensus,
+  HeldLock,
+  LockTimeoutError,
+  type BindingRef,
+  type LockedInstance,
+  type ReleaseWrite,
+  type Store,
+  type StoreCensus,
+} from "./store.js";
 
 /** A Redis primary found through Redis Sentinel. */
 export interface SentinelAddress {
@@ -77,21 +93,69 @@ export type RedisStoreOptions = (
   log?: Logger;
 };
 
-// Scripts make check-and-write atomic: a lock or lease is only touched by the one who holds it.
-const INSERT_INSTANCE = `
+// Scripts make check-and-write atomic: a lock or lease is only touched by the one who holds it,
+// and the census changes with the state it counts. Each is one round trip.
+
+/** Lua: move an instance's census count from its stored state (if any) to `newState` (nil: deleted). */
+const RECOUNT_INSTANCE = `
+local function recountInstance(census, old, newState)
+  if old then redis.call('HINCRBY', census, 'instance:' .. cjson.decode(old).state, -1) end
+  if newState then redis.call('HINCRBY', census, 'instance:' .. newState, 1) end
+end`;
+// KEYS: instance, pending, census. ARGV: record JSON, "1" when it owes a step, name, state.
+const INSERT_INSTANCE = `${RECOUNT_INSTANCE}
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) end
+  recountInstance(KEYS[3], false, ARGV[4])
   return 1
 end
 return 0`;
-const SAVE_INSTANCE = `
+const SAVE_INSTANCE = `${RECOUNT_INSTANCE}
+recountInstance(KEYS[3], redis.call('GET', KEYS[1]), ARGV[4])
 redis.call('SET', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) else redis.call('SREM', KEYS[2], ARGV[3]) end
 return 1`;
-const DELETE_INSTANCE = `
+// KEYS: instance, bindings, pending, census. ARGV: name.
+const DELETE_INSTANCE = `${RECOUNT_INSTANCE}
+recountInstance(KEYS[4], redis.call('GET', KEYS[1]), nil)
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+  redis.call('HINCRBY', KEYS[4], 'binding:' .. string.match(field, '^[^:]*'), -1)
+end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
 return 1`;
+// Binding writes. KEYS: bindings, census. ARGV: field, kind, binding JSON (saves only).
+const SAVE_BINDING_FUNCTION = `
+local function writeBinding()
+  if redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) == 1 then redis.call('HINCRBY', KEYS[2], 'binding:' .. ARGV[2], 1) end
+  return 1
+end`;
+const DELETE_BINDING_FUNCTION = `
+local function writeBinding()
+  local deleted = redis.call('HDEL', KEYS[1], ARGV[1])
+  if deleted == 1 then redis.call('HINCRBY', KEYS[2], 'binding:' .. ARGV[2], -1) end
+  return deleted
+end`;
+/** The binding write, then (KEYS[3] the lock, ARGV[4] the token) the lock's release: one round trip for both. */
+const withRelease = (bindingWrite: string) => `${bindingWrite}
+local result = writeBinding()
+if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
+return result`;
+const writeOnly = (bindingWrite: string) => `${bindingWrite}
+return writeBinding()`;
+const SAVE_BINDING = writeOnly(SAVE_BINDING_FUNCTION);
+const DELETE_BINDING = writeOnly(DELETE_BINDING_FUNCTION);
+const SAVE_BINDING_AND_RELEASE = withRelease(SAVE_BINDING_FUNCTION);
+const DELETE_BINDING_AND_RELEASE = withRelease(DELETE_BINDING_FUNCTION);
+/**
+ * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]) and, if taken, read the instance (KEYS[2])
+ * and the binding field ARGV[3] of KEYS[3] ("" for none). Nil when the lock is busy.
+ */
+const LOCK_AND_READ = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return nil end
+local binding = false
+if ARGV[3] ~= '' then binding = redis.call('HGET', KEYS[3], ARGV[3]) end
+return {redis.call('GET', KEYS[2]) or '', binding or ''}`;
 const RENEW_IF_HOLDER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
@@ -105,8 +169,28 @@ if holder == false or holder == ARGV[1] then
   return 1
 end
 return 0`;
-const SAVE_BINDING = `return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])`;
-const DELETE_BINDING = `return redis.call('HDEL', KEYS[1], ARGV[1])`;
+/**
+ * Count every instance and binding under the prefix (ARGV[1], a glob-escaped pattern prefix)
+ * into the census (KEYS[1]), replacing what it held. Atomic, so writes made meanwhile are
+ * either counted here or counted by their own script afterwards. Run once per store written by
+ * a version without the census: it walks everything, like the census of those versions did at
+ * every scrape.
+ */
+const COUNT_CENSUS = `
+local counts = {}
+local function add(field, n) counts[field] = (counts[field] or 0) + n end
+for _, key in ipairs(redis.call('KEYS', ARGV[1] .. 'instance:*')) do
+  local json = redis.call('GET', key)
+  if json then add('instance:' .. cjson.decode(json).state, 1) end
+end
+for _, key in ipairs(redis.call('KEYS', ARGV[1] .. 'bindings:*')) do
+  for _, field in ipairs(redis.call('HKEYS', key)) do add('binding:' .. string.match(field, '^[^:]*'), 1) end
+end
+redis.call('DEL', KEYS[1])
+local fields = {'counted', '1'}
+for field, n in pairs(counts) do table.insert(fields, field); table.insert(fields, n) end
+redis.call('HSET', KEYS[1], unpack(fields))
+return 1`;
 
 /** 503: the store's Redis cannot be reached, or did not answer in time; the call may be retried. */
 export class StoreUnavailableError extends ProviderError {
@@ -136,8 +220,6 @@ function asUnavailable(error: unknown): unknown {
 /** First and longest pause between two tries to take a busy lock. */
 const LOCK_RETRY_MIN_MS = 10;
 const LOCK_RETRY_MAX_MS = 50;
-
-const bindingField = (kind: BindingKind, key: string) => `${kind}:${key}`;
 
 export class RedisStore implements Store {
   private readonly client: RedisStoreClient;
@@ -182,7 +264,7 @@ export class RedisStore implements Store {
 
   /** The full name of a key of this store (see the key layout above). */
   private key(kind: "instance" | "bindings" | "lock" | "lease", name: string): string;
-  private key(kind: "pending"): string;
+  private key(kind: "pending" | "census"): string;
   private key(kind: string, name?: string): string {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
   }
@@ -265,17 +347,24 @@ export class RedisStore implements Store {
   }
 
   async insertInstance(record: InstanceRecord): Promise<boolean> {
-    const keys = [this.key("instance", record.name), this.key("pending")];
-    return (await this.durableScript(INSERT_INSTANCE, keys, [JSON.stringify(record), record.step ? "1" : "0", record.name])) === 1;
+    return (await this.durableScript(INSERT_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record))) === 1;
   }
 
   async saveInstance(record: InstanceRecord): Promise<void> {
-    const keys = [this.key("instance", record.name), this.key("pending")];
-    await this.durableScript(SAVE_INSTANCE, keys, [JSON.stringify(record), record.step ? "1" : "0", record.name]);
+    await this.durableScript(SAVE_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record));
   }
 
   async deleteInstance(name: string): Promise<void> {
-    await this.durableScript(DELETE_INSTANCE, [this.key("instance", name), this.key("bindings", name), this.key("pending")], [name]);
+    const keys = [this.key("instance", name), this.key("bindings", name), this.key("pending"), this.key("census")];
+    await this.durableScript(DELETE_INSTANCE, keys, [name]);
+  }
+
+  private instanceKeys(name: string): string[] {
+    return [this.key("instance", name), this.key("pending"), this.key("census")];
+  }
+
+  private instanceArgs(record: InstanceRecord): string[] {
+    return [JSON.stringify(record), record.step ? "1" : "0", record.name, record.state];
   }
 
   async listPendingSteps(): Promise<InstanceRecord[]> {
@@ -295,12 +384,22 @@ export class RedisStore implements Store {
   }
 
   async saveBinding(binding: BindingRecord): Promise<void> {
-    const field = bindingField(binding.kind, binding.key);
-    await this.durableScript(SAVE_BINDING, [this.key("bindings", binding.instance)], [field, JSON.stringify(binding)]);
+    await this.durableScript(SAVE_BINDING, ...this.bindingWrite(binding.instance, { saveBinding: binding }));
   }
 
   async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
-    return (await this.durableScript(DELETE_BINDING, [this.key("bindings", instance)], [bindingField(kind, key)])) > 0;
+    return (await this.durableScript(DELETE_BINDING, ...this.bindingWrite(instance, { deleteBinding: { kind, key } }))) > 0;
+  }
+
+  /** Keys and arguments of a binding write script (SAVE_BINDING_FUNCTION, DELETE_BINDING_FUNCTION). */
+  private bindingWrite(instance: string, write: ReleaseWrite): [keys: string[], args: string[]] {
+    const keys = [this.key("bindings", instance), this.key("census")];
+    if ("saveBinding" in write) {
+      const { kind, key } = write.saveBinding;
+      return [keys, [bindingField(kind, key), kind, JSON.stringify(write.saveBinding)]];
+    }
+    const { kind, key } = write.deleteBinding;
+    return [keys, [bindingField(kind, key), kind, ""]];
   }
 
   async listBindings(instance: string): Promise<BindingRecord[]> {
@@ -308,41 +407,65 @@ export class RedisStore implements Store {
     return values.map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
-    // This process's callers queue here first; only the head of the queue polls Redis.
-    return this.localLocks.hold(instance, waitMs, () => this.holdRedisLock(instance, deadline, work));
+    // This process's callers queue here first; only the head of the queue asks Redis, and a
+    // release hands the local lock to the next caller at once (no sleep, no polling).
+    return this.localLocks.hold(instance, waitMs, () => this.holdRedisLock(instance, deadline, work, binding));
   }
 
-  private async holdRedisLock<T>(instance: string, deadline: number, work: () => Promise<T>): Promise<T> {
-    const lockKey = this.key("lock", instance);
-    const token = randomUUID();
+  /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
+  private async lockAndRead(instance: string, token: string, deadline: number, binding: BindingRef | undefined): Promise<HeldLock> {
+    const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
+    const args = [token, String(this.lockTtlMs), binding ? bindingField(binding.kind, binding.key) : ""];
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
-      const taken = await this.run(
-        (redis) => redis.set(lockKey, token, { condition: "NX", expiration: { type: "PX", value: this.lockTtlMs } }),
-        { timeoutMs: remainingMs },
-      );
-      if (taken !== null) break;
+      const read = await this.run((redis) => redis.eval(LOCK_AND_READ, { keys, arguments: args }) as Promise<[string, string] | null>, {
+        timeoutMs: remainingMs,
+      });
+      if (read !== null) {
+        const [record, found] = read;
+        return new HeldLock(record === "" ? undefined : JSON.parse(record), found === "" ? undefined : JSON.parse(found));
+      }
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
       await sleep(pause);
       pause = Math.min(pause * 2, LOCK_RETRY_MAX_MS);
     }
+  }
+
+  private async holdRedisLock<T>(
+    instance: string,
+    deadline: number,
+    work: (locked: LockedInstance) => Promise<T>,
+    binding: BindingRef | undefined,
+  ): Promise<T> {
+    const lockKey = this.key("lock", instance);
+    const token = randomUUID();
+    const held = await this.lockAndRead(instance, token, deadline, binding);
     // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
     const renewal = setInterval(() => {
       this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
         // A missed renewal is retried at the next tick; the lock only lapses after a whole ttl.
       });
     }, this.lockTtlMs / 3);
+    let released = false;
     try {
-      return await work();
+      const result = await work(held);
+      if (held.releaseWrite) {
+        const write = held.releaseWrite;
+        const [keys, args] = this.bindingWrite(instance, write);
+        const script = "saveBinding" in write ? SAVE_BINDING_AND_RELEASE : DELETE_BINDING_AND_RELEASE;
+        await this.durableScript(script, [...keys, lockKey], [...args, token]);
+        released = true;
+      }
+      return result;
     } finally {
       clearInterval(renewal);
       // Not awaited: the next holder's commands follow it on the same connection anyway, and if
       // Redis is unreachable now the lock simply expires; the call answers without waiting.
-      this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      if (!released) this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
     }
   }
 
@@ -354,31 +477,19 @@ export class RedisStore implements Store {
     await this.script(RELEASE_IF_HOLDER, [this.key("lease", name)], [owner]);
   }
 
-  /** Walks every instance and binding key (SCAN, in pages): one scrape costs O(instances + bindings). */
+  /** One hash read (see the key layout); the first census of a store without one counts it. */
   async census(): Promise<StoreCensus> {
-    return this.run(async (redis) => {
-      // SCAN by hand: a Sentinel client has no scanIterator.
-      const eachPage = async (pattern: string, read: (keys: string[]) => Promise<void>) => {
-        let cursor = "0";
-        do {
-          const page = await redis.scan(cursor, { MATCH: pattern, COUNT: 1000 });
-          cursor = String(page.cursor);
-          if (page.keys.length > 0) await read(page.keys);
-        } while (cursor !== "0");
-      };
-      const census = emptyCensus();
-      await eachPage(this.key("instance", "*"), async (keys) => {
-        for (const json of await redis.mGet(keys)) {
-          if (json !== null) census.instances[(JSON.parse(json) as InstanceRecord).state] += 1;
-        }
-      });
-      await eachPage(this.key("bindings", "*"), async (keys) => {
-        for (const fields of await Promise.all(keys.map((key) => redis.hKeys(key)))) {
-          for (const field of fields) census.bindings[field.slice(0, field.indexOf(":")) as BindingKind] += 1;
-        }
-      });
-      return census;
-    });
+    const censusKey = this.key("census");
+    let counts = await this.run((redis) => redis.hGetAll(censusKey));
+    if (counts.counted === undefined) {
+      const pattern = this.prefix.replace(/[*?[\]\\]/g, "\\$&");
+      await this.script(COUNT_CENSUS, [censusKey], [pattern]);
+      counts = await this.run((redis) => redis.hGetAll(censusKey));
+    }
+    const census = emptyCensus();
+    for (const state of Object.keys(census.instances) as InstanceState[]) census.instances[state] = Number(counts[`instance:${state}`] ?? 0);
+    for (const kind of Object.keys(census.bindings) as BindingKind[]) census.bindings[kind] = Number(counts[`binding:${kind}`] ?? 0);
+    return census;
   }
 
   async close(): Promise<void> {

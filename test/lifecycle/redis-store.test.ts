@@ -60,7 +60,14 @@ describe("RedisStore", () => {
     await store.saveInstance(record("pending-one", { step: { kind: "provision", attempts: 0, deadline: "2099-01-01T00:00:00.000Z" } }));
     await lifecycle.close();
 
-    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:bindings:cache", "layout:instance:cache", "layout:instance:pending-one", "layout:pending"]);
+    expect((await raw.keys("layout:*")).sort()).toEqual([
+      "layout:bindings:cache",
+      "layout:census",
+      "layout:instance:cache",
+      "layout:instance:pending-one",
+      "layout:pending",
+    ]);
+    expect(await raw.hGetAll("layout:census")).toMatchObject({ "instance:ready": "2", "instance:provisioning": "0", "binding:app": "1" });
     expect(JSON.parse((await raw.get("layout:instance:cache")) ?? "")).toMatchObject({ name: "cache", state: "ready", data: { port: 1 } });
     expect(JSON.parse((await raw.hGet("layout:bindings:cache", "app:web")) ?? "")).toMatchObject({ appName: "web" });
     expect(await raw.sMembers("layout:pending")).toEqual(["pending-one"]);
@@ -68,7 +75,7 @@ describe("RedisStore", () => {
 
     await store.deleteInstance("cache");
     await store.saveInstance(record("pending-one"));
-    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:instance:pending-one"]);
+    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:census", "layout:instance:pending-one"]);
   });
 
   it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
