@@ -54,7 +54,7 @@ describe.each(STORE_KINDS)("census on the %s store", (kind) => {
     await lifecycle.bindApp(bindAppRequest("cache", "api"), context());
     await lifecycle.bindUnit({ instance: "cache", appName: "web", appHost: "web.example.com", unitHost: "10.0.0.1" }, context());
     await lifecycle.bindApp(bindAppRequest("queue", "web"), context());
-    await rejection(lifecycle.bindJob({ instance: "queue", jobName: "nightly" }, context()));
+    await rejection(lifecycle.bindJob({ instance: "queue", jobName: "nightly", parameters: {}, placement: { clusterAddresses: [] } }, context()));
     expect(await store.census?.()).toEqual(counted({ ready: 2 }, { app: 3, unit: 1 }));
 
     await lifecycle.unbindApp(unbindAppRequest("cache", "api"), context());
