@@ -38,6 +38,11 @@ export class KeyedMutex {
     }
   }
 
+  /** Someone waits for the key: releasing it now hands it over. */
+  isAwaited(key: string): boolean {
+    return (this.waiting.get(key)?.length ?? 0) > 0;
+  }
+
   /** Hand the key to the next waiter, or free it. */
   release(key: string): void {
     const next = this.waiting.get(key)?.shift();

@@ -148,11 +148,14 @@ const DELETE_BINDING = writeOnly(DELETE_BINDING_FUNCTION);
 const SAVE_BINDING_AND_RELEASE = withRelease(SAVE_BINDING_FUNCTION);
 const DELETE_BINDING_AND_RELEASE = withRelease(DELETE_BINDING_FUNCTION);
 /**
- * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]) and, if taken, read the instance (KEYS[2])
- * and the binding field ARGV[3] of KEYS[3] ("" for none). Nil when the lock is busy.
+ * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]), or renew it when that token holds it
+ * already (handed over in this process), then read the instance (KEYS[2]) and the binding field
+ * ARGV[3] of KEYS[3] ("" for none). Nil when someone else holds the lock.
  */
 const LOCK_AND_READ = `
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return nil end
+local holder = redis.call('GET', KEYS[1])
+if holder ~= false and holder ~= ARGV[1] then return nil end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local binding = false
 if ARGV[3] ~= '' then binding = redis.call('HGET', KEYS[3], ARGV[3]) end
 return {redis.call('GET', KEYS[2]) or '', binding or ''}`;
@@ -234,6 +237,14 @@ export class RedisStore implements Store {
   private readonly prefix: string;
   private readonly lockTtlMs: number;
   private readonly localLocks = new KeyedMutex();
+  /**
+   * Commands reach Redis in the order they are sent, on one connection: a plain client and no
+   * `waitForReplicas` (whose writes go through a connection of their own). A Sentinel client
+   * gives no such promise across a failover.
+   */
+  private readonly inOrder: boolean;
+  /** Instance → the token this process holds its Redis lock with, kept while it passes from one local caller to the next. */
+  private readonly lockTokens = new Map<string, string>();
   private readonly connectTimeoutMs: number;
   private readonly commandTimeoutMs: number;
   private readonly waitForReplicas: number;
@@ -254,6 +265,7 @@ export class RedisStore implements Store {
     if ("client" in options) this.client = options.client;
     else this.client = this.own("url" in options ? ownClient(options.url) : ownSentinelClient(options.sentinel));
     this.writer = this.waitForReplicas > 0 ? this.own(this.client.duplicate()) : this.client;
+    this.inOrder = this.waitForReplicas === 0 && !("getSentinelNode" in this.client);
   }
 
   private own(client: RedisStoreClient): RedisStoreClient {
@@ -308,7 +320,9 @@ export class RedisStore implements Store {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      return await Promise.race([this.ready(client).then(operation), timedOut]);
+      // On a ready client the command is queued at once, in call order (withLock relies on it).
+      const answer = client.isReady ? operation(client) : this.ready(client).then(operation);
+      return await Promise.race([answer, timedOut]);
     } catch (error) {
       throw asUnavailable(error);
     } finally {
@@ -407,11 +421,28 @@ export class RedisStore implements Store {
     return values.map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+  /**
+   * This process's callers of one instance queue locally (KeyedMutex) and only the head asks
+   * Redis. A caller done while another here waits hands it the Redis lock itself, under the
+   * same token: with commands in order it sends its binding write and lets the next caller
+   * send its read right behind it, without waiting for the write's answer, so calls on a busy
+   * instance follow each other at one round trip each. Otherwise it writes and releases in
+   * one script, then lets the next caller in.
+   */
+  async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
-    // This process's callers queue here first; only the head of the queue asks Redis, and a
-    // release hands the local lock to the next caller at once (no sleep, no polling).
-    return this.localLocks.hold(instance, waitMs, () => this.holdRedisLock(instance, deadline, work, binding));
+    await this.localLocks.acquire(instance, waitMs);
+    let handedOver = false;
+    const handOver = () => {
+      if (handedOver) return;
+      handedOver = true;
+      this.localLocks.release(instance);
+    };
+    try {
+      return await this.holdRedisLock(instance, deadline, work, binding, handOver);
+    } finally {
+      handOver();
+    }
   }
 
   /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
@@ -440,32 +471,45 @@ export class RedisStore implements Store {
     deadline: number,
     work: (locked: LockedInstance) => Promise<T>,
     binding: BindingRef | undefined,
+    handOver: () => void,
   ): Promise<T> {
     const lockKey = this.key("lock", instance);
-    const token = randomUUID();
-    const held = await this.lockAndRead(instance, token, deadline, binding);
-    // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
-    const renewal = setInterval(() => {
-      this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
-        // A missed renewal is retried at the next tick; the lock only lapses after a whole ttl.
-      });
-    }, this.lockTtlMs / 3);
-    let released = false;
+    const token = this.lockTokens.get(instance) ?? randomUUID();
+    this.lockTokens.set(instance, token);
+    let renewal: NodeJS.Timeout | undefined;
+    let write: ReleaseWrite | undefined;
     try {
+      const held = await this.lockAndRead(instance, token, deadline, binding);
+      // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
+      renewal = setInterval(() => {
+        this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
+          // A missed renewal is retried at the next tick; the lock only lapses after a whole ttl.
+        });
+      }, this.lockTtlMs / 3);
       const result = await work(held);
-      if (held.releaseWrite) {
-        const write = held.releaseWrite;
-        const [keys, args] = this.bindingWrite(instance, write);
-        const script = "saveBinding" in write ? SAVE_BINDING_AND_RELEASE : DELETE_BINDING_AND_RELEASE;
-        await this.durableScript(script, [...keys, lockKey], [...args, token]);
-        released = true;
+      write = held.releaseWrite;
+      clearInterval(renewal);
+      if (write === undefined) return result;
+      const [keys, args] = this.bindingWrite(instance, write);
+      if (this.inOrder && this.localLocks.isAwaited(instance)) {
+        const written = this.durableScript("saveBinding" in write ? SAVE_BINDING : DELETE_BINDING, keys, args);
+        handOver(); // the next caller's read is queued behind the write just sent
+        await written;
+      } else {
+        this.lockTokens.delete(instance);
+        await this.durableScript("saveBinding" in write ? SAVE_BINDING_AND_RELEASE : DELETE_BINDING_AND_RELEASE, [...keys, lockKey], [...args, token]);
       }
       return result;
     } finally {
       clearInterval(renewal);
-      // Not awaited: the next holder's commands follow it on the same connection anyway, and if
-      // Redis is unreachable now the lock simply expires; the call answers without waiting.
-      if (!released) this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      // Without a write (none asked, the work failed, or the lock was not taken) the lock goes
+      // to the next caller here as it is, or is released. Not awaited: the next holder's commands
+      // follow it on the same connection anyway, and if Redis is unreachable now the lock simply
+      // expires; the call answers without waiting.
+      if (write === undefined && !this.localLocks.isAwaited(instance)) {
+        this.lockTokens.delete(instance);
+        this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      }
     }
   }
 
