@@ -43,10 +43,11 @@ export class KeyedMutex {
     return (this.waiting.get(key)?.length ?? 0) > 0;
   }
 
-  /** Hand the key to the next waiter, or free it. */
-  release(key: string): void {
+  /** Hand the key to the next waiter (true), or free it. */
+  release(key: string): boolean {
     const next = this.waiting.get(key)?.shift();
     if (next) next();
     else this.waiting.delete(key);
+    return next !== undefined;
   }
 }

@@ -18,7 +18,7 @@
  * has no "counted" field: the first census() counts everything once, in one script, and from
  * then on the scripts keep the counts.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { createClient, createSentinel, ErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
@@ -94,7 +94,14 @@ export type RedisStoreOptions = (
 };
 
 // Scripts make check-and-write atomic: a lock or lease is only touched by the one who holds it,
-// and the census changes with the state it counts. Each is one round trip.
+// and the census changes with the state it counts. Each is one round trip, sent by its SHA1
+// (EVALSHA) and by its text only when Redis does not have it yet.
+
+interface Script {
+  source: string;
+  sha: string;
+}
+const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
 
 /** Lua: move an instance's census count from its stored state (if any) to `newState` (nil: deleted). */
 const RECOUNT_INSTANCE = `
@@ -103,27 +110,27 @@ local function recountInstance(census, old, newState)
   if newState then redis.call('HINCRBY', census, 'instance:' .. newState, 1) end
 end`;
 // KEYS: instance, pending, census. ARGV: record JSON, "1" when it owes a step, name, state.
-const INSERT_INSTANCE = `${RECOUNT_INSTANCE}
+const INSERT_INSTANCE = script(`${RECOUNT_INSTANCE}
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) end
   recountInstance(KEYS[3], false, ARGV[4])
   return 1
 end
-return 0`;
-const SAVE_INSTANCE = `${RECOUNT_INSTANCE}
+return 0`);
+const SAVE_INSTANCE = script(`${RECOUNT_INSTANCE}
 recountInstance(KEYS[3], redis.call('GET', KEYS[1]), ARGV[4])
 redis.call('SET', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) else redis.call('SREM', KEYS[2], ARGV[3]) end
-return 1`;
+return 1`);
 // KEYS: instance, bindings, pending, census. ARGV: name.
-const DELETE_INSTANCE = `${RECOUNT_INSTANCE}
+const DELETE_INSTANCE = script(`${RECOUNT_INSTANCE}
 recountInstance(KEYS[4], redis.call('GET', KEYS[1]), nil)
 for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
   redis.call('HINCRBY', KEYS[4], 'binding:' .. string.match(field, '^[^:]*'), -1)
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
-return 1`;
+return 1`);
 // Binding writes. KEYS: bindings, census. ARGV: field, kind, binding JSON (saves only).
 const SAVE_BINDING_FUNCTION = `
 local function writeBinding()
@@ -136,42 +143,52 @@ local function writeBinding()
   if deleted == 1 then redis.call('HINCRBY', KEYS[2], 'binding:' .. ARGV[2], -1) end
   return deleted
 end`;
-/** The binding write, then (KEYS[3] the lock, ARGV[4] the token) the lock's release: one round trip for both. */
-const withRelease = (bindingWrite: string) => `${bindingWrite}
+/**
+ * The binding write, then the instance lock (KEYS[3]) leaves its holder's token (ARGV[4]): for
+ * the next caller of this process, under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), or
+ * released ("" ARGV[5]). One round trip for both; a next caller whose read overtook the write
+ * (never on one connection, but a script Redis had to be sent again) finds the lock not yet its
+ * own and waits.
+ */
+const withUnlock = (bindingWrite: string) =>
+  script(`${bindingWrite}
 local result = writeBinding()
-if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
-return result`;
-const writeOnly = (bindingWrite: string) => `${bindingWrite}
-return writeBinding()`;
+if redis.call('GET', KEYS[3]) == ARGV[4] then
+  if ARGV[5] == '' then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
+end
+return result`);
+const writeOnly = (bindingWrite: string) =>
+  script(`${bindingWrite}
+return writeBinding()`);
 const SAVE_BINDING = writeOnly(SAVE_BINDING_FUNCTION);
 const DELETE_BINDING = writeOnly(DELETE_BINDING_FUNCTION);
-const SAVE_BINDING_AND_RELEASE = withRelease(SAVE_BINDING_FUNCTION);
-const DELETE_BINDING_AND_RELEASE = withRelease(DELETE_BINDING_FUNCTION);
+const SAVE_BINDING_AND_UNLOCK = withUnlock(SAVE_BINDING_FUNCTION);
+const DELETE_BINDING_AND_UNLOCK = withUnlock(DELETE_BINDING_FUNCTION);
 /**
  * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]), or renew it when that token holds it
  * already (handed over in this process), then read the instance (KEYS[2]) and the binding field
  * ARGV[3] of KEYS[3] ("" for none). Nil when someone else holds the lock.
  */
-const LOCK_AND_READ = `
+const LOCK_AND_READ = script(`
 local holder = redis.call('GET', KEYS[1])
 if holder ~= false and holder ~= ARGV[1] then return nil end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local binding = false
 if ARGV[3] ~= '' then binding = redis.call('HGET', KEYS[3], ARGV[3]) end
-return {redis.call('GET', KEYS[2]) or '', binding or ''}`;
-const RENEW_IF_HOLDER = `
+return {redis.call('GET', KEYS[2]) or '', binding or ''}`);
+const RENEW_IF_HOLDER = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
-const RELEASE_IF_HOLDER = `
+return 0`);
+const RELEASE_IF_HOLDER = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-const TAKE_OR_RENEW = `
+return 0`);
+const TAKE_OR_RENEW = script(`
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
-return 0`;
+return 0`);
 /**
  * Count every instance and binding under the prefix (ARGV[1], a glob-escaped pattern prefix)
  * into the census (KEYS[1]), replacing what it held. Atomic, so writes made meanwhile are
@@ -179,7 +196,7 @@ return 0`;
  * a version without the census: it walks everything, like the census of those versions did at
  * every scrape.
  */
-const COUNT_CENSUS = `
+const COUNT_CENSUS = script(`
 local counts = {}
 local function add(field, n) counts[field] = (counts[field] or 0) + n end
 for _, key in ipairs(redis.call('KEYS', ARGV[1] .. 'instance:*')) do
@@ -193,7 +210,7 @@ redis.call('DEL', KEYS[1])
 local fields = {'counted', '1'}
 for field, n in pairs(counts) do table.insert(fields, field); table.insert(fields, n) end
 redis.call('HSET', KEYS[1], unpack(fields))
-return 1`;
+return 1`);
 
 /** 503: the store's Redis cannot be reached, or did not answer in time; the call may be retried. */
 export class StoreUnavailableError extends ProviderError {
@@ -243,8 +260,8 @@ export class RedisStore implements Store {
    * gives no such promise across a failover.
    */
   private readonly inOrder: boolean;
-  /** Instance → the token this process holds its Redis lock with, kept while it passes from one local caller to the next. */
-  private readonly lockTokens = new Map<string, string>();
+  /** Instance → the token its Redis lock was passed to, for the next local caller to take it with. */
+  private readonly passedTokens = new Map<string, string>();
   private readonly connectTimeoutMs: number;
   private readonly commandTimeoutMs: number;
   private readonly waitForReplicas: number;
@@ -330,8 +347,8 @@ export class RedisStore implements Store {
     }
   }
 
-  private script(source: string, keys: string[], args: string[]): Promise<number> {
-    return this.run(async (redis) => Number(await redis.eval(source, { keys, arguments: args })));
+  private script(script: Script, keys: string[], args: string[]): Promise<number> {
+    return this.run(async (redis) => Number(await evalScript(redis, script, keys, args)));
   }
 
   /**
@@ -339,20 +356,19 @@ export class RedisStore implements Store {
    * the replicas in the same pipeline: `WAIT` counts the writes of its own connection, and a
    * Sentinel client that retries after a failover retries both together.
    */
-  private durableScript(source: string, keys: string[], args: string[]): Promise<number> {
-    if (this.waitForReplicas === 0) return this.script(source, keys, args);
-    return this.run(
-      async (redis) => {
-        const [result, confirmed] = await redis
-          .multi()
-          .eval(source, { keys, arguments: args })
-          .wait(this.waitForReplicas, this.replicaTimeoutMs)
-          .execAsPipeline();
-        if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
-        return Number(result);
-      },
-      { client: this.writer },
-    );
+  private durableScript(script: Script, keys: string[], args: string[]): Promise<number> {
+    if (this.waitForReplicas === 0) return this.script(script, keys, args);
+    const withWait = async (redis: RedisStoreClient, bySha: boolean) => {
+      const evaluate = redis.multi();
+      if (bySha) evaluate.evalSha(script.sha, { keys, arguments: args });
+      else evaluate.eval(script.source, { keys, arguments: args });
+      const [result, confirmed] = await evaluate.wait(this.waitForReplicas, this.replicaTimeoutMs).execAsPipeline();
+      if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
+      return Number(result);
+    };
+    return this.run((redis) => withWait(redis, true).catch((error: unknown) => (isNoScript(error) ? withWait(redis, false) : Promise.reject(error))), {
+      client: this.writer,
+    });
   }
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
@@ -423,20 +439,20 @@ export class RedisStore implements Store {
 
   /**
    * This process's callers of one instance queue locally (KeyedMutex) and only the head asks
-   * Redis. A caller done while another here waits hands it the Redis lock itself, under the
-   * same token: with commands in order it sends its binding write and lets the next caller
-   * send its read right behind it, without waiting for the write's answer, so calls on a busy
-   * instance follow each other at one round trip each. Otherwise it writes and releases in
-   * one script, then lets the next caller in.
+   * Redis. A caller that writes a binding while another caller here waits passes the Redis
+   * lock to that caller's token in the same script; on one in-order connection it lets that
+   * caller send its read right behind the write, without waiting for the write's answer, so
+   * calls on a busy instance follow each other at one round trip each.
    */
   async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
     await this.localLocks.acquire(instance, waitMs);
     let handedOver = false;
+    /** Lets the next local caller in; false when nobody waited. */
     const handOver = () => {
-      if (handedOver) return;
+      if (handedOver) return true;
       handedOver = true;
-      this.localLocks.release(instance);
+      return this.localLocks.release(instance);
     };
     try {
       return await this.holdRedisLock(instance, deadline, work, binding, handOver);
@@ -453,7 +469,7 @@ export class RedisStore implements Store {
     for (;;) {
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
-      const read = await this.run((redis) => redis.eval(LOCK_AND_READ, { keys, arguments: args }) as Promise<[string, string] | null>, {
+      const read = await this.run((redis) => evalScript(redis, LOCK_AND_READ, keys, args) as Promise<[string, string] | null>, {
         timeoutMs: remainingMs,
       });
       if (read !== null) {
@@ -471,13 +487,14 @@ export class RedisStore implements Store {
     deadline: number,
     work: (locked: LockedInstance) => Promise<T>,
     binding: BindingRef | undefined,
-    handOver: () => void,
+    handOver: () => boolean,
   ): Promise<T> {
     const lockKey = this.key("lock", instance);
-    const token = this.lockTokens.get(instance) ?? randomUUID();
-    this.lockTokens.set(instance, token);
+    // The token the previous caller here passed the lock to, if it did.
+    const token = this.passedTokens.get(instance) ?? randomUUID();
+    this.passedTokens.delete(instance);
     let renewal: NodeJS.Timeout | undefined;
-    let write: ReleaseWrite | undefined;
+    let unlocked = false;
     try {
       const held = await this.lockAndRead(instance, token, deadline, binding);
       // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
@@ -487,30 +504,33 @@ export class RedisStore implements Store {
         });
       }, this.lockTtlMs / 3);
       const result = await work(held);
-      write = held.releaseWrite;
-      clearInterval(renewal);
+      const write = held.releaseWrite;
       if (write === undefined) return result;
+      clearInterval(renewal);
+      const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
+      if (next !== "") this.passedTokens.set(instance, next);
       const [keys, args] = this.bindingWrite(instance, write);
-      if (this.inOrder && this.localLocks.isAwaited(instance)) {
-        const written = this.durableScript("saveBinding" in write ? SAVE_BINDING : DELETE_BINDING, keys, args);
-        handOver(); // the next caller's read is queued behind the write just sent
-        await written;
-      } else {
-        this.lockTokens.delete(instance);
-        await this.durableScript("saveBinding" in write ? SAVE_BINDING_AND_RELEASE : DELETE_BINDING_AND_RELEASE, [...keys, lockKey], [...args, token]);
-      }
+      const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
+      const written = this.durableScript(script, [...keys, lockKey], [...args, token, next, String(this.lockTtlMs)]);
+      if (this.inOrder) handOver(); // the next caller's read is queued behind the write just sent
+      await written;
+      unlocked = true;
+      // Passed to a caller who gave up waiting meanwhile: free it.
+      if (next !== "" && !handOver()) this.release(instance, lockKey, next);
       return result;
     } finally {
       clearInterval(renewal);
-      // Without a write (none asked, the work failed, or the lock was not taken) the lock goes
-      // to the next caller here as it is, or is released. Not awaited: the next holder's commands
-      // follow it on the same connection anyway, and if Redis is unreachable now the lock simply
-      // expires; the call answers without waiting.
-      if (write === undefined && !this.localLocks.isAwaited(instance)) {
-        this.lockTokens.delete(instance);
-        this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
-      }
+      if (!unlocked) this.release(instance, lockKey, token);
     }
+  }
+
+  /**
+   * Not awaited: the next holder's commands follow it on the same connection anyway, and if
+   * Redis is unreachable now the lock simply expires; the call answers without waiting.
+   */
+  private release(instance: string, lockKey: string, token: string): void {
+    if (this.passedTokens.get(instance) === token) this.passedTokens.delete(instance);
+    this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -560,4 +580,18 @@ function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
     nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
     sentinelClientOptions: { disableOfflineQueue: true },
   });
+}
+
+/** Runs a script by its SHA1, sending its text only when this Redis does not have it (after a restart or failover). */
+async function evalScript(redis: RedisStoreClient, script: Script, keys: string[], args: string[]): Promise<unknown> {
+  try {
+    return await redis.evalSha(script.sha, { keys, arguments: args });
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return redis.eval(script.source, { keys, arguments: args });
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof ErrorReply && error.message.startsWith("NOSCRIPT");
 }

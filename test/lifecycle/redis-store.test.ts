@@ -127,6 +127,53 @@ describe("RedisStore", () => {
     expect(await raw.get("expiry:lock:cache")).toBe("someone-else");
   });
 
+  it("passes the lock from one caller of the process to the next: one at a time, every write kept, free after the last", async () => {
+    const store = open("handover:");
+    const other = open("handover:");
+    let inside = 0;
+    let most = 0;
+    const lifecycle = registryLifecycle(
+      {
+        create: () => {},
+        destroy: () => {},
+        bindApp: async (request) => {
+          most = Math.max(most, ++inside);
+          await new Promise((resolve) => setImmediate(resolve));
+          inside -= 1;
+          if (request.appName === "app-7") throw new Error("refused");
+          return {};
+        },
+        unbindApp: () => {},
+      },
+      { store },
+      silent,
+      steps,
+    );
+    await lifecycle.create(createRequest("cache"), context());
+    const apps = Array.from({ length: 30 }, (_, i) => `app-${i}`);
+    const outcomes = await Promise.allSettled(apps.map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
+    await lifecycle.close();
+
+    expect(most).toBe(1);
+    expect(outcomes.filter((outcome) => outcome.status === "rejected")).toHaveLength(1);
+    const bound = (await other.listBindings("cache")).map((binding) => binding.key);
+    expect(bound.sort()).toEqual(apps.filter((app) => app !== "app-7").sort());
+    // Released with the last write: another process takes it without waiting for an expiry.
+    expect(await raw.exists("handover:lock:cache")).toBe(0);
+    expect(await other.withLock("cache", 200, async ({ record }) => record?.state)).toBe("ready");
+  });
+
+  it("sends its scripts again when Redis has forgotten them (a restart, a failover, SCRIPT FLUSH)", async () => {
+    const store = open("flush:");
+    const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} }, { store }, silent, steps);
+    await lifecycle.create(createRequest("cache"), context());
+    await raw.scriptFlush();
+    await Promise.all(["web", "api"].map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
+    await lifecycle.close();
+    expect((await store.listBindings("cache")).map((binding) => binding.key).sort()).toEqual(["api", "web"]);
+    expect(await store.census()).toMatchObject({ instances: { ready: 1 }, bindings: { app: 2 } });
+  });
+
   it("grants a step lease to one owner at a time, renews it for that owner, and frees it after the ttl", async () => {
     const store = open("lease:");
     expect(await store.acquireLease("cache", "a", 300)).toBe(true);
