@@ -150,11 +150,17 @@ describe("RedisStore", () => {
       steps,
     );
     await lifecycle.create(createRequest("cache"), context());
+    await raw.configResetStat();
     const apps = Array.from({ length: 30 }, (_, i) => `app-${i}`);
     const outcomes = await Promise.allSettled(apps.map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
+    const commandStats = await raw.info("commandstats");
     await lifecycle.close();
 
     expect(most).toBe(1);
+    // Each bind reads the lock and the instance as it takes the lock, and the lock again as it
+    // writes and passes it on (or, for the refused one, releases it): 3 GETs. A caller that
+    // polled the lock instead of getting it handed over would read it more often.
+    expect(/^cmdstat_get:calls=(\d+)/m.exec(commandStats)?.[1]).toBe(String(3 * apps.length));
     expect(outcomes.filter((outcome) => outcome.status === "rejected")).toHaveLength(1);
     const bound = (await other.listBindings("cache")).map((binding) => binding.key);
     expect(bound.sort()).toEqual(apps.filter((app) => app !== "app-7").sort());
