@@ -10,9 +10,6 @@
  * show whether memory grows. Exits non-zero only when the run is broken (a non-2xx answer, an
  * error); targets are reported, never failed.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bindAppForm, CALLS, unbindAppForm, type CallName } from "./calls.js";
@@ -25,8 +22,7 @@ import { rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
-import { redisClient, type RedisClient } from "../src/redis/connection.js";
-import { ensureRedisServer, freePort, runningPid, stopRedisServer } from "../src/redis/server.js";
+import { commandsPerCall, redisCounters, redisTime, startBenchRedis, type BenchRedis } from "./redis-server.js";
 
 const USAGE = `Usage: npm run bench:redis -- [options]
 
@@ -84,64 +80,20 @@ function readSettings(): Settings | undefined {
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
-  redis: { dir: string; pid: number; client: RedisClient };
+  redis: BenchRedis;
   logFile: string;
 }
 
 async function startMember(spec: ServerSpec, serverCpu: number | undefined): Promise<Member> {
-  const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${spec.id}-`));
-  const port = await freePort();
-  const password = randomBytes(16).toString("hex");
-  await ensureRedisServer({ dir, port, password, detached: false, binary: "redis-server" });
-  const pid = (await runningPid(dir)) ?? -1;
-  const client = redisClient({ host: "127.0.0.1", port, password });
-  await client.connect();
-  const logFile = join(dir, "provider.log");
-  const running = await startServer(spec, {
-    cpu: serverCpu,
-    env: { BENCH_REDIS_URL: `redis://:${password}@127.0.0.1:${port}` },
-    stdoutFile: logFile,
-  });
-  return { spec, running, redis: { dir, pid, client }, logFile };
+  const redis = await startBenchRedis(spec.id);
+  const logFile = join(redis.dir, "provider.log");
+  const running = await startServer(spec, { cpu: serverCpu, env: { BENCH_REDIS_URL: redis.url }, stdoutFile: logFile });
+  return { spec, running, redis, logFile };
 }
 
 async function stopMember(member: Member): Promise<void> {
   await member.running.stop();
-  member.redis.client.destroy();
-  await stopRedisServer(member.redis.dir);
-  rmSync(member.redis.dir, { recursive: true, force: true });
-}
-
-interface Counters {
-  connections: number;
-  commands: number;
-  /** Per command: calls and microseconds Redis spent running them. */
-  byCommand: Map<string, { calls: number; usec: number }>;
-}
-
-/** The Redis server's own counters (INFO stats and commandstats). */
-async function redisCounters(client: RedisClient): Promise<Counters> {
-  const info = await client.info("everything");
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
-  const byCommand = new Map<string, { calls: number; usec: number }>();
-  for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
-    byCommand.set(command!, { calls: Number(calls), usec: Number(usec) });
-  }
-  return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
-}
-
-/** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */
-function redisTime(before: Counters, after: Counters, requests: number): string {
-  const rows: Array<[string, number, number]> = [];
-  for (const [command, now] of after.byCommand) {
-    const then = before.byCommand.get(command) ?? { calls: 0, usec: 0 };
-    const calls = now.calls - then.calls;
-    if (calls > 0 && command !== "info") rows.push([command, calls / requests, (now.usec - then.usec) / requests]);
-  }
-  return rows
-    .sort((a, b) => b[2] - a[2])
-    .map(([command, calls, usec]) => `${command} ×${calls.toFixed(2)} ${usec.toFixed(0)} µs`)
-    .join(", ");
+  await member.redis.stop();
 }
 
 interface Phase {
@@ -171,7 +123,7 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
     measurement,
     cpu,
     connectionsPerCall: (after.connections - before.connections) / measurement.requests,
-    commandsPerCall: (after.commands - before.commands - 1) / measurement.requests,
+    commandsPerCall: commandsPerCall(before, after, measurement.requests),
     redisTime: redisTime(before, after, measurement.requests),
   };
 }

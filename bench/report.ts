@@ -73,13 +73,25 @@ interface Target {
   atLeast?: Partial<Record<CallName, number>>;
 }
 
-/** Checked on the `provider` row (the framework with everything on); the other rows are context. */
+/** Checked on the `provider` row (the framework with everything on); the other provider rows are context. */
 const TARGET_SERVER = "provider";
 const TARGETS: Target[] = [
   { reference: "node-http", label: "status ≥ 40%, bind-app ≥ 30%", atLeast: { status: 0.4, "bind-app": 0.3 } },
   { reference: "express-handwritten", label: "≥ 300%", atLeast: { status: 3, "bind-app": 3 } },
   { reference: "express-bare", label: "context" },
 ];
+/** The registry's cost (issue 15, section 2): one server relative to another, both by id. */
+interface PairTarget {
+  server: string;
+  reference: string;
+  label: string;
+  atLeast: Partial<Record<CallName, number>>;
+}
+const PAIR_TARGETS: PairTarget[] = [
+  { server: "provider-registry", reference: "provider", label: "status ≥ 90%, bind-app ≥ 80%", atLeast: { status: 0.9, "bind-app": 0.8 } },
+  { server: "provider-redis-store", reference: "provider-registry", label: "status ≥ 60%, bind-app ≥ 40%", atLeast: { status: 0.6, "bind-app": 0.4 } },
+];
+
 /** p99 latency the provider must stay under, at the default 20 connections. */
 const P99_TARGET_MS = 2;
 
@@ -142,40 +154,44 @@ export function formatReport(servers: ServerSpec[], results: Results, planned: n
   const missed: string[] = [];
   const ratioRows: string[] = [];
   let checked = 0;
+  /** One ratio row; with `atLeast`, a verdict too, its misses recorded. */
+  const ratioRow = (mine: ServerSpec, reference: ServerSpec, label: string, atLeast?: Partial<Record<CallName, number>>) => {
+    const rateRatios = calls.map((call) =>
+      sweepRatio(used.get(call)!.sweeps, (m, theirs) => m.requestsPerSecond / theirs.requestsPerSecond, mine.id, reference.id),
+    );
+    const cpuRatios = calls.map((call) =>
+      sweepRatio(
+        used.get(call)!.sweeps,
+        (m, theirs) => {
+          const [own, other] = [cpuMicrosPerRequest(m), cpuMicrosPerRequest(theirs)];
+          return own && other ? other / own : undefined;
+        },
+        mine.id,
+        reference.id,
+      ),
+    );
+    let verdict = "-";
+    if (atLeast !== undefined) {
+      const misses = calls.filter((call, index) => {
+        const ratio = rateRatios[index];
+        const wanted = atLeast[call];
+        return ratio !== undefined && wanted !== undefined && ratio < wanted;
+      });
+      for (const call of misses) missed.push(`${mine.id} / ${reference.id} ${call}: ${percent(rateRatios[calls.indexOf(call)])} (target ${label})`);
+      verdict = misses.length === 0 ? "met" : "MISSED";
+      checked += 1;
+    }
+    ratioRows.push(row([`${mine.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), label, verdict]));
+  };
   for (const provider of servers.filter((server) => server.role === "provider")) {
     for (const target of TARGETS) {
       const reference = servers.find((server) => server.role === target.reference);
-      if (!reference) continue;
-      const rateRatios = calls.map((call) =>
-        sweepRatio(used.get(call)!.sweeps, (mine, theirs) => mine.requestsPerSecond / theirs.requestsPerSecond, provider.id, reference.id),
-      );
-      const cpuRatios = calls.map((call) =>
-        sweepRatio(
-          used.get(call)!.sweeps,
-          (mine, theirs) => {
-            const [m, t] = [cpuMicrosPerRequest(mine), cpuMicrosPerRequest(theirs)];
-            return m && t ? t / m : undefined;
-          },
-          provider.id,
-          reference.id,
-        ),
-      );
-      let verdict = "-";
-      if (target.atLeast !== undefined && provider.id === TARGET_SERVER) {
-        const atLeast = target.atLeast;
-        const misses = calls.filter((call, index) => {
-          const ratio = rateRatios[index];
-          const wanted = atLeast[call];
-          return ratio !== undefined && wanted !== undefined && ratio < wanted;
-        });
-        for (const call of misses) {
-          missed.push(`${provider.id} / ${reference.id} ${call}: ${percent(rateRatios[calls.indexOf(call)])} (target ${target.label})`);
-        }
-        verdict = misses.length === 0 ? "met" : "MISSED";
-        checked += 1;
-      }
-      ratioRows.push(row([`${provider.id} / ${reference.id}`, ...rateRatios.map(percent), ...cpuRatios.map(percent), target.label, verdict]));
+      if (reference) ratioRow(provider, reference, target.label, provider.id === TARGET_SERVER ? target.atLeast : undefined);
     }
+  }
+  for (const target of PAIR_TARGETS) {
+    const [mine, reference] = [target.server, target.reference].map((id) => servers.find((server) => server.id === id));
+    if (mine && reference) ratioRow(mine, reference, target.label, target.atLeast);
   }
   const targetServer = servers.find((server) => server.id === TARGET_SERVER);
   if (targetServer !== undefined) {

@@ -20,6 +20,7 @@ import { rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
 import { REQUESTS_FILE } from "./profiles.js";
+import { commandsPerCall, redisCounters, redisTime, startBenchRedis, type BenchRedis, type Counters } from "./redis-server.js";
 import { formatReport, type Measured, type Results, type Sweep } from "./report.js";
 import { selectServers, type ServerSpec } from "./servers/catalog.js";
 import { plannedSweeps, readSettings, type Settings } from "./settings.js";
@@ -29,6 +30,10 @@ import { verifyAnswer } from "./verify.js";
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
+  /** The redis-server it alone uses (the Redis-store row). */
+  redis?: BenchRedis;
+  /** The processes whose CPU time is the server's: itself and its redis-server. */
+  pids: number[];
   /** Where the provider's stdout, hence its default pino log, goes: a real file (the provider alone logs). */
   logFile?: string;
   requests: number;
@@ -41,12 +46,18 @@ async function startFleet(servers: ServerSpec[], settings: Settings, serverCpu: 
   try {
     for (const spec of servers) {
       const logFile = spec.role === "provider" ? join(tmpdir(), `provider-kit-bench-${process.pid}-${spec.id}.log`) : undefined;
+      const redis = spec.redis ? await startBenchRedis(spec.id) : undefined;
       const running = await startServer(spec, {
         cpu: serverCpu,
         profileDir: settings.profileDir && join(settings.profileDir, spec.id),
         stdoutFile: logFile,
+        env: redis && { BENCH_REDIS_URL: redis.url },
+      }).catch(async (error: unknown) => {
+        await redis?.stop();
+        throw error;
       });
-      members.push({ spec, running, logFile, requests: 0 });
+      const pids = redis ? [running.pid, redis.pid] : [running.pid];
+      members.push({ spec, running, redis, pids, logFile, requests: 0 });
     }
   } catch (error) {
     await stopFleet(members);
@@ -56,7 +67,15 @@ async function startFleet(servers: ServerSpec[], settings: Settings, serverCpu: 
 }
 
 async function stopFleet(members: Member[]): Promise<void> {
-  const stopped = await Promise.allSettled(members.map((member) => member.running.stop()));
+  const stopped = await Promise.allSettled(
+    members.map(async (member) => {
+      try {
+        await member.running.stop();
+      } finally {
+        await member.redis?.stop();
+      }
+    }),
+  );
   const failed = stopped.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
   if (failed) throw failed.reason;
 }
@@ -82,7 +101,7 @@ async function verifyAll(members: Member[], call: CallName): Promise<void> {
  */
 async function measureSweeps(members: Member[], call: CallName, settings: Settings): Promise<Sweep[]> {
   const planned = plannedSweeps(settings);
-  const ownPids = members.map((member) => member.running.pid);
+  const ownPids = members.flatMap((member) => member.pids);
   const sweeps: Sweep[] = [];
   const cleanCount = () => sweeps.filter((sweep) => !sweep.noisy).length;
   while (cleanCount() < planned && sweeps.length < planned + settings.extraSweeps) {
@@ -94,7 +113,7 @@ async function measureSweeps(members: Member[], call: CallName, settings: Settin
     const sweep: Sweep = { measured: new Map(), noisy: false };
     const start = sweeps.length % members.length;
     for (const member of [...members.slice(start), ...members.slice(0, start)]) {
-      const [measurement, cpu] = await withCpuShare([member.running.pid], () => loadOrFail(member, call, settings.slice, settings, "measurement"));
+      const [measurement, cpu] = await withCpuShare(member.pids, () => loadOrFail(member, call, settings.slice, settings, "measurement"));
       sweep.measured.set(member.spec.id, { ...measurement, cpu });
       if (cpu && cpu.others > NOISY_OTHERS_PERCENT) sweep.noisy = true;
     }
@@ -125,6 +144,22 @@ function logVolume(members: Member[]): string[] {
       `- ${member.spec.id} logged ${(lines / member.requests).toFixed(2)} lines, ` +
         `${Math.round(Buffer.byteLength(text) / member.requests)} bytes per request (stdout to a file)`,
     ];
+  });
+}
+
+/** Each redis-server's counters, read around the sweeps of one call: only its own server talks to it. */
+async function readRedisCounters(members: Member[]): Promise<Map<string, Counters>> {
+  const readings = new Map<string, Counters>();
+  for (const member of members) if (member.redis) readings.set(member.spec.id, await redisCounters(member.redis.client));
+  return readings;
+}
+
+/** Redis commands per call of the servers with a redis-server, and which ones, over the sweeps of `call`. */
+function redisUse(call: CallName, sweeps: Sweep[], before: Map<string, Counters>, after: Map<string, Counters>): string[] {
+  return [...before].map(([id, then]) => {
+    const now = after.get(id)!;
+    const requests = sweeps.reduce((sum, sweep) => sum + (sweep.measured.get(id)?.requests ?? 0), 0);
+    return `- ${id} ${call}: ${commandsPerCall(then, now, requests).toFixed(2)} commands per call (${redisTime(then, now, requests)})`;
   });
 }
 
@@ -161,13 +196,17 @@ async function main(): Promise<number> {
   const results: Results = new Map();
   let logging: string[] = [];
   let memory: string[] = [];
+  const redis: string[] = [];
   try {
     for (const call of settings.calls) {
       await verifyAll(members, call);
       if (settings.warmup > 0) {
         for (const member of members) await loadOrFail(member, call, settings.warmup, settings, "warm-up");
       }
-      results.set(call, await measureSweeps(members, call, settings));
+      const before = await readRedisCounters(members);
+      const sweeps = await measureSweeps(members, call, settings);
+      redis.push(...redisUse(call, sweeps, before, await readRedisCounters(members)));
+      results.set(call, sweeps);
       await verifyAll(members, call);
     }
     memory = memoryAfterLoad(members);
@@ -179,7 +218,16 @@ async function main(): Promise<number> {
 
   const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
   console.log(
-    ["", ...facts, "", ...lines, ...(logging.length ? ["", "Logging:", ...logging] : []), ...(memory.length ? ["", "RSS after the load:", ...memory] : []), ""].join("\n"),
+    [
+      "",
+      ...facts,
+      "",
+      ...lines,
+      ...(redis.length ? ["", "Redis commands per call, counted by the redis-server (INFO; `×` calls per call, then Redis's µs per call):", ...redis] : []),
+      ...(logging.length ? ["", "Logging:", ...logging] : []),
+      ...(memory.length ? ["", "RSS after the load:", ...memory] : []),
+      "",
+    ].join("\n"),
   );
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
   if (checked === 0) console.log("Targets: none checked (they need the provider server, and node-http or express-handwritten for the ratios).");

@@ -13,7 +13,7 @@ export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
 export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
-export type { Store, StoreCensus } from "./lifecycle/store.js";
+export type { BindingRef, LockedInstance, ReleaseWrite, Store, StoreCensus } from "./lifecycle/store.js";
 export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";

@@ -16,6 +16,8 @@ export interface ServerSpec {
   env: Record<string, string>;
   /** Run when no --servers list is given. */
   byDefault: boolean;
+  /** Needs a redis-server: the harness starts one for it alone and passes it as BENCH_REDIS_URL. */
+  redis?: boolean;
 }
 
 const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -29,8 +31,15 @@ export interface ProviderVariantEnv {
 }
 
 function provider(id: string, description: string, env: ProviderVariantEnv, byDefault: boolean): ServerSpec {
-  return { id, role: "provider", description, entry: entry("./provider.ts"), env: { ...env }, byDefault };
+  return { id, role: "provider", description, entry: entry("./provider.ts"), env: { ...env }, byDefault, redis: env.BENCH_PROVIDER_REGISTRY === "redis" };
 }
+
+const providerRedisStore = provider(
+  "provider-redis-store",
+  "same, with the registry in a RedisStore on a real redis-server the harness starts (unpinned; its CPU counted with the server's)",
+  { BENCH_PROVIDER_REGISTRY: "redis" },
+  true,
+);
 
 export const SERVERS: readonly ServerSpec[] = [
   provider(
@@ -45,6 +54,7 @@ export const SERVERS: readonly ServerSpec[] = [
     { BENCH_PROVIDER_REGISTRY: "memory" },
     true,
   ),
+  providerRedisStore,
   {
     id: "express-bare",
     role: "express-bare",
@@ -91,12 +101,7 @@ export const SERVERS: readonly ServerSpec[] = [
  * the harness starts and passes as BENCH_REDIS_URL.
  */
 export const REDIS_SERVERS: readonly ServerSpec[] = [
-  provider(
-    "provider-redis-store",
-    "provider (trivial handlers) with its registry in a RedisStore on a real redis-server",
-    { BENCH_PROVIDER_REGISTRY: "redis" },
-    true,
-  ),
+  providerRedisStore,
   {
     id: "example",
     role: "example",

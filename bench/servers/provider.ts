@@ -5,7 +5,7 @@
  * a variant through the environment (see catalog.ts):
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory |
  *                            redis (a RedisStore on the redis-server at BENCH_REDIS_URL, which
- *                            bench/redis.ts starts)
+ *                            the harness starts: bench/redis-server.ts)
  *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
  *                            through an asynchronous pino destination writing 4 KiB at a time)
  *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
@@ -28,7 +28,7 @@ function registry() {
   if (variant.BENCH_PROVIDER_REGISTRY === "memory") return {};
   if (variant.BENCH_PROVIDER_REGISTRY !== "redis") return false;
   const url = process.env.BENCH_REDIS_URL;
-  if (url === undefined) throw new Error("BENCH_PROVIDER_REGISTRY=redis needs BENCH_REDIS_URL (bench/redis.ts sets it).");
+  if (url === undefined) throw new Error("BENCH_PROVIDER_REGISTRY=redis needs BENCH_REDIS_URL (the harness sets it).");
   return { store: new RedisStore({ url }) };
 }
 

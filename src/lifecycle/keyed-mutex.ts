@@ -38,10 +38,16 @@ export class KeyedMutex {
     }
   }
 
-  /** Hand the key to the next waiter, or free it. */
-  release(key: string): void {
+  /** Someone waits for the key: releasing it now hands it over. */
+  isAwaited(key: string): boolean {
+    return (this.waiting.get(key)?.length ?? 0) > 0;
+  }
+
+  /** Hand the key to the next waiter (true), or free it. */
+  release(key: string): boolean {
     const next = this.waiting.get(key)?.shift();
     if (next) next();
     else this.waiting.delete(key);
+    return next !== undefined;
   }
 }

@@ -2,67 +2,90 @@
  * The default store: everything in this process's memory. Right for tests and a single
  * replica that may forget its instances on restart; use `RedisStore` for anything else.
  */
-import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import { emptyCensus, type Store, type StoreCensus } from "./store.js";
+import { bindingField, emptyCensus, HeldLock, kindOfField, type BindingRef, type LockedInstance, type ReleaseWrite, type Store, type StoreCensus } from "./store.js";
 
-const bindingKey = (kind: BindingKind, key: string) => `${kind}:${key}`;
+/**
+ * Records are kept as JSON, as a remote store keeps them: every read hands out a fresh copy
+ * (so a caller's edits never change the stored state behind the registry's back), and
+ * parsing small JSON is cheaper than `structuredClone`.
+ */
+interface StoredInstance {
+  json: string;
+  state: InstanceState;
+}
 
 export class MemoryStore implements Store {
-  private readonly instances = new Map<string, InstanceRecord>();
-  /** Instance name → (kind:key → binding). */
-  private readonly bindings = new Map<string, Map<string, BindingRecord>>();
+  private readonly instances = new Map<string, StoredInstance>();
+  /** Instance name → (kind:key → binding JSON). */
+  private readonly bindings = new Map<string, Map<string, string>>();
+  /** Names of the instances that owe a background step, so the step runner's poll walks only them. */
+  private readonly pending = new Set<string>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
   private readonly locks = new KeyedMutex();
-
-  // Records are copied in and out, as a remote store would, so a caller's edits never
-  // change the stored state behind the registry's back.
+  /** Kept up to date by every write, so a scrape costs nothing. */
+  private readonly counts = emptyCensus();
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
-    const record = this.instances.get(name);
-    return record && structuredClone(record);
+    return this.readInstance(name);
   }
 
   async insertInstance(record: InstanceRecord): Promise<boolean> {
     if (this.instances.has(record.name)) return false;
-    this.instances.set(record.name, structuredClone(record));
+    this.writeInstance(record);
     return true;
   }
 
   async saveInstance(record: InstanceRecord): Promise<void> {
-    this.instances.set(record.name, structuredClone(record));
+    this.writeInstance(record);
   }
 
   async deleteInstance(name: string): Promise<void> {
+    const stored = this.instances.get(name);
+    if (stored) this.counts.instances[stored.state] -= 1;
+    for (const field of this.bindings.get(name)?.keys() ?? []) this.counts.bindings[kindOfField(field)] -= 1;
     this.instances.delete(name);
     this.bindings.delete(name);
+    this.pending.delete(name);
   }
 
   async listPendingSteps(): Promise<InstanceRecord[]> {
-    return [...this.instances.values()].filter((record) => record.step).map((record) => structuredClone(record));
+    return [...this.pending].map((name) => this.readInstance(name)).filter((record): record is InstanceRecord => record !== undefined);
   }
 
   async getBinding(instance: string, kind: BindingKind, key: string): Promise<BindingRecord | undefined> {
-    const binding = this.bindings.get(instance)?.get(bindingKey(kind, key));
-    return binding && structuredClone(binding);
+    return this.readBinding(instance, { kind, key });
   }
 
   async saveBinding(binding: BindingRecord): Promise<void> {
     let forInstance = this.bindings.get(binding.instance);
     if (!forInstance) this.bindings.set(binding.instance, (forInstance = new Map()));
-    forInstance.set(bindingKey(binding.kind, binding.key), structuredClone(binding));
+    const field = bindingField(binding.kind, binding.key);
+    if (!forInstance.has(field)) this.counts.bindings[binding.kind] += 1;
+    forInstance.set(field, JSON.stringify(binding));
   }
 
   async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
-    return this.bindings.get(instance)?.delete(bindingKey(kind, key)) ?? false;
+    const deleted = this.bindings.get(instance)?.delete(bindingField(kind, key)) ?? false;
+    if (deleted) this.counts.bindings[kind] -= 1;
+    return deleted;
   }
 
   async listBindings(instance: string): Promise<BindingRecord[]> {
-    return [...(this.bindings.get(instance)?.values() ?? [])].map((binding) => structuredClone(binding));
+    return [...(this.bindings.get(instance)?.values() ?? [])].map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
-    return this.locks.hold(instance, waitMs, work);
+  async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+    await this.locks.acquire(instance, waitMs);
+    try {
+      const held = new HeldLock(this.readInstance(instance), binding && this.readBinding(instance, binding));
+      const result = await work(held);
+      if (held.releaseWrite) await this.write(instance, held.releaseWrite);
+      return result;
+    } finally {
+      this.locks.release(instance);
+    }
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -77,13 +100,32 @@ export class MemoryStore implements Store {
   }
 
   async census(): Promise<StoreCensus> {
-    const census = emptyCensus();
-    for (const record of this.instances.values()) census.instances[record.state] += 1;
-    for (const forInstance of this.bindings.values()) {
-      for (const binding of forInstance.values()) census.bindings[binding.kind] += 1;
-    }
-    return census;
+    return { instances: { ...this.counts.instances }, bindings: { ...this.counts.bindings } };
   }
 
   async close(): Promise<void> {}
+
+  private readInstance(name: string): InstanceRecord | undefined {
+    const stored = this.instances.get(name);
+    return stored && (JSON.parse(stored.json) as InstanceRecord);
+  }
+
+  private readBinding(instance: string, { kind, key }: BindingRef): BindingRecord | undefined {
+    const json = this.bindings.get(instance)?.get(bindingField(kind, key));
+    return json === undefined ? undefined : (JSON.parse(json) as BindingRecord);
+  }
+
+  private writeInstance(record: InstanceRecord): void {
+    const previous = this.instances.get(record.name);
+    if (previous) this.counts.instances[previous.state] -= 1;
+    this.counts.instances[record.state] += 1;
+    this.instances.set(record.name, { json: JSON.stringify(record), state: record.state });
+    if (record.step) this.pending.add(record.name);
+    else this.pending.delete(record.name);
+  }
+
+  private write(instance: string, write: ReleaseWrite): Promise<unknown> {
+    if ("saveBinding" in write) return this.saveBinding(write.saveBinding);
+    return this.deleteBinding(instance, write.deleteBinding.kind, write.deleteBinding.key);
+  }
 }

@@ -11,17 +11,33 @@
  *   <p>pending           set     names of instances that owe a background step
  *   <p>lock:<name>       string  random token of the call holding the instance lock (expires)
  *   <p>lease:<name>      string  id of the process running the instance's step (expires)
+ *   <p>census            hash    "instance:<state>" / "binding:<kind>" → count, "counted" → 1
+ *
+ * The census is kept by the same scripts that change instances and bindings, so it cannot
+ * drift from them and a metrics scrape reads one hash. A store written by a version without it
+ * has no "counted" field: the first census() counts everything once, in one script, and from
+ * then on the scripts keep the counts.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { createClient, createSentinel, ErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
 import { isTransientReply } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
-import type { BindingKind, BindingRecord, InstanceRecord } from "../types.js";
+import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import { emptyCensus, LockTimeoutError, type Store, type StoreCensus } from "./store.js";
+import {
+  bindingField,
+  emptyCensus,
+  HeldLock,
+  LockTimeoutError,
+  type BindingRef,
+  type LockedInstance,
+  type ReleaseWrite,
+  type Store,
+  type StoreCensus,
+} from "./store.js";
 
 /** A Redis primary found through Redis Sentinel. */
 export interface SentinelAddress {
@@ -77,36 +93,124 @@ export type RedisStoreOptions = (
   log?: Logger;
 };
 
-// Scripts make check-and-write atomic: a lock or lease is only touched by the one who holds it.
-const INSERT_INSTANCE = `
+// Scripts make check-and-write atomic: a lock or lease is only touched by the one who holds it,
+// and the census changes with the state it counts. Each is one round trip, sent by its SHA1
+// (EVALSHA) and by its text only when Redis does not have it yet.
+
+interface Script {
+  source: string;
+  sha: string;
+}
+const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+
+/** Lua: move an instance's census count from its stored state (if any) to `newState` (nil: deleted). */
+const RECOUNT_INSTANCE = `
+local function recountInstance(census, old, newState)
+  if old then redis.call('HINCRBY', census, 'instance:' .. cjson.decode(old).state, -1) end
+  if newState then redis.call('HINCRBY', census, 'instance:' .. newState, 1) end
+end`;
+// KEYS: instance, pending, census. ARGV: record JSON, "1" when it owes a step, name, state.
+const INSERT_INSTANCE = script(`${RECOUNT_INSTANCE}
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) end
+  recountInstance(KEYS[3], false, ARGV[4])
   return 1
 end
-return 0`;
-const SAVE_INSTANCE = `
+return 0`);
+const SAVE_INSTANCE = script(`${RECOUNT_INSTANCE}
+recountInstance(KEYS[3], redis.call('GET', KEYS[1]), ARGV[4])
 redis.call('SET', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[3]) else redis.call('SREM', KEYS[2], ARGV[3]) end
-return 1`;
-const DELETE_INSTANCE = `
+return 1`);
+// KEYS: instance, bindings, pending, census. ARGV: name.
+const DELETE_INSTANCE = script(`${RECOUNT_INSTANCE}
+recountInstance(KEYS[4], redis.call('GET', KEYS[1]), nil)
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+  redis.call('HINCRBY', KEYS[4], 'binding:' .. string.match(field, '^[^:]*'), -1)
+end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
-return 1`;
-const RENEW_IF_HOLDER = `
+return 1`);
+// Binding writes. KEYS: bindings, census. ARGV: field, kind, binding JSON (saves only).
+const SAVE_BINDING_FUNCTION = `
+local function writeBinding()
+  if redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) == 1 then redis.call('HINCRBY', KEYS[2], 'binding:' .. ARGV[2], 1) end
+  return 1
+end`;
+const DELETE_BINDING_FUNCTION = `
+local function writeBinding()
+  local deleted = redis.call('HDEL', KEYS[1], ARGV[1])
+  if deleted == 1 then redis.call('HINCRBY', KEYS[2], 'binding:' .. ARGV[2], -1) end
+  return deleted
+end`;
+/**
+ * The binding write, then the instance lock (KEYS[3]) leaves its holder's token (ARGV[4]): for
+ * the next caller of this process, under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), or
+ * released ("" ARGV[5]). One round trip for both; a next caller whose read overtook the write
+ * (never on one connection, but a script Redis had to be sent again) finds the lock not yet its
+ * own and waits.
+ */
+const withUnlock = (bindingWrite: string) =>
+  script(`${bindingWrite}
+local result = writeBinding()
+if redis.call('GET', KEYS[3]) == ARGV[4] then
+  if ARGV[5] == '' then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
+end
+return result`);
+const writeOnly = (bindingWrite: string) =>
+  script(`${bindingWrite}
+return writeBinding()`);
+const SAVE_BINDING = writeOnly(SAVE_BINDING_FUNCTION);
+const DELETE_BINDING = writeOnly(DELETE_BINDING_FUNCTION);
+const SAVE_BINDING_AND_UNLOCK = withUnlock(SAVE_BINDING_FUNCTION);
+const DELETE_BINDING_AND_UNLOCK = withUnlock(DELETE_BINDING_FUNCTION);
+/**
+ * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]), or renew it when that token holds it
+ * already (handed over in this process), then read the instance (KEYS[2]) and the binding field
+ * ARGV[3] of KEYS[3] ("" for none). Nil when someone else holds the lock.
+ */
+const LOCK_AND_READ = script(`
+local holder = redis.call('GET', KEYS[1])
+if holder ~= false and holder ~= ARGV[1] then return nil end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local binding = false
+if ARGV[3] ~= '' then binding = redis.call('HGET', KEYS[3], ARGV[3]) end
+return {redis.call('GET', KEYS[2]) or '', binding or ''}`);
+const RENEW_IF_HOLDER = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
-const RELEASE_IF_HOLDER = `
+return 0`);
+const RELEASE_IF_HOLDER = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-const TAKE_OR_RENEW = `
+return 0`);
+const TAKE_OR_RENEW = script(`
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
-return 0`;
-const SAVE_BINDING = `return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])`;
-const DELETE_BINDING = `return redis.call('HDEL', KEYS[1], ARGV[1])`;
+return 0`);
+/**
+ * Count every instance and binding under the prefix (ARGV[1], a glob-escaped pattern prefix)
+ * into the census (KEYS[1]), replacing what it held. Atomic, so writes made meanwhile are
+ * either counted here or counted by their own script afterwards. Run once per store written by
+ * a version without the census: it walks everything, like the census of those versions did at
+ * every scrape.
+ */
+const COUNT_CENSUS = script(`
+local counts = {}
+local function add(field, n) counts[field] = (counts[field] or 0) + n end
+for _, key in ipairs(redis.call('KEYS', ARGV[1] .. 'instance:*')) do
+  local json = redis.call('GET', key)
+  if json then add('instance:' .. cjson.decode(json).state, 1) end
+end
+for _, key in ipairs(redis.call('KEYS', ARGV[1] .. 'bindings:*')) do
+  for _, field in ipairs(redis.call('HKEYS', key)) do add('binding:' .. string.match(field, '^[^:]*'), 1) end
+end
+redis.call('DEL', KEYS[1])
+local fields = {'counted', '1'}
+for field, n in pairs(counts) do table.insert(fields, field); table.insert(fields, n) end
+redis.call('HSET', KEYS[1], unpack(fields))
+return 1`);
 
 /** 503: the store's Redis cannot be reached, or did not answer in time; the call may be retried. */
 export class StoreUnavailableError extends ProviderError {
@@ -137,8 +241,6 @@ function asUnavailable(error: unknown): unknown {
 const LOCK_RETRY_MIN_MS = 10;
 const LOCK_RETRY_MAX_MS = 50;
 
-const bindingField = (kind: BindingKind, key: string) => `${kind}:${key}`;
-
 export class RedisStore implements Store {
   private readonly client: RedisStoreClient;
   /**
@@ -152,6 +254,14 @@ export class RedisStore implements Store {
   private readonly prefix: string;
   private readonly lockTtlMs: number;
   private readonly localLocks = new KeyedMutex();
+  /**
+   * Commands reach Redis in the order they are sent, on one connection: a plain client and no
+   * `waitForReplicas` (whose writes go through a connection of their own). A Sentinel client
+   * gives no such promise across a failover.
+   */
+  private readonly inOrder: boolean;
+  /** Instance → the token its Redis lock was passed to, for the next local caller to take it with. */
+  private readonly passedTokens = new Map<string, string>();
   private readonly connectTimeoutMs: number;
   private readonly commandTimeoutMs: number;
   private readonly waitForReplicas: number;
@@ -172,6 +282,7 @@ export class RedisStore implements Store {
     if ("client" in options) this.client = options.client;
     else this.client = this.own("url" in options ? ownClient(options.url) : ownSentinelClient(options.sentinel));
     this.writer = this.waitForReplicas > 0 ? this.own(this.client.duplicate()) : this.client;
+    this.inOrder = this.waitForReplicas === 0 && !("getSentinelNode" in this.client);
   }
 
   private own(client: RedisStoreClient): RedisStoreClient {
@@ -182,7 +293,7 @@ export class RedisStore implements Store {
 
   /** The full name of a key of this store (see the key layout above). */
   private key(kind: "instance" | "bindings" | "lock" | "lease", name: string): string;
-  private key(kind: "pending"): string;
+  private key(kind: "pending" | "census"): string;
   private key(kind: string, name?: string): string {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
   }
@@ -226,7 +337,9 @@ export class RedisStore implements Store {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      return await Promise.race([this.ready(client).then(operation), timedOut]);
+      // On a ready client the command is queued at once, in call order (withLock relies on it).
+      const answer = client.isReady ? operation(client) : this.ready(client).then(operation);
+      return await Promise.race([answer, timedOut]);
     } catch (error) {
       throw asUnavailable(error);
     } finally {
@@ -234,8 +347,8 @@ export class RedisStore implements Store {
     }
   }
 
-  private script(source: string, keys: string[], args: string[]): Promise<number> {
-    return this.run(async (redis) => Number(await redis.eval(source, { keys, arguments: args })));
+  private script(script: Script, keys: string[], args: string[]): Promise<number> {
+    return this.run(async (redis) => Number(await evalScript(redis, script, keys, args)));
   }
 
   /**
@@ -243,20 +356,19 @@ export class RedisStore implements Store {
    * the replicas in the same pipeline: `WAIT` counts the writes of its own connection, and a
    * Sentinel client that retries after a failover retries both together.
    */
-  private durableScript(source: string, keys: string[], args: string[]): Promise<number> {
-    if (this.waitForReplicas === 0) return this.script(source, keys, args);
-    return this.run(
-      async (redis) => {
-        const [result, confirmed] = await redis
-          .multi()
-          .eval(source, { keys, arguments: args })
-          .wait(this.waitForReplicas, this.replicaTimeoutMs)
-          .execAsPipeline();
-        if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
-        return Number(result);
-      },
-      { client: this.writer },
-    );
+  private durableScript(script: Script, keys: string[], args: string[]): Promise<number> {
+    if (this.waitForReplicas === 0) return this.script(script, keys, args);
+    const withWait = async (redis: RedisStoreClient, bySha: boolean) => {
+      const evaluate = redis.multi();
+      if (bySha) evaluate.evalSha(script.sha, { keys, arguments: args });
+      else evaluate.eval(script.source, { keys, arguments: args });
+      const [result, confirmed] = await evaluate.wait(this.waitForReplicas, this.replicaTimeoutMs).execAsPipeline();
+      if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
+      return Number(result);
+    };
+    return this.run((redis) => withWait(redis, true).catch((error: unknown) => (isNoScript(error) ? withWait(redis, false) : Promise.reject(error))), {
+      client: this.writer,
+    });
   }
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
@@ -265,17 +377,24 @@ export class RedisStore implements Store {
   }
 
   async insertInstance(record: InstanceRecord): Promise<boolean> {
-    const keys = [this.key("instance", record.name), this.key("pending")];
-    return (await this.durableScript(INSERT_INSTANCE, keys, [JSON.stringify(record), record.step ? "1" : "0", record.name])) === 1;
+    return (await this.durableScript(INSERT_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record))) === 1;
   }
 
   async saveInstance(record: InstanceRecord): Promise<void> {
-    const keys = [this.key("instance", record.name), this.key("pending")];
-    await this.durableScript(SAVE_INSTANCE, keys, [JSON.stringify(record), record.step ? "1" : "0", record.name]);
+    await this.durableScript(SAVE_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record));
   }
 
   async deleteInstance(name: string): Promise<void> {
-    await this.durableScript(DELETE_INSTANCE, [this.key("instance", name), this.key("bindings", name), this.key("pending")], [name]);
+    const keys = [this.key("instance", name), this.key("bindings", name), this.key("pending"), this.key("census")];
+    await this.durableScript(DELETE_INSTANCE, keys, [name]);
+  }
+
+  private instanceKeys(name: string): string[] {
+    return [this.key("instance", name), this.key("pending"), this.key("census")];
+  }
+
+  private instanceArgs(record: InstanceRecord): string[] {
+    return [JSON.stringify(record), record.step ? "1" : "0", record.name, record.state];
   }
 
   async listPendingSteps(): Promise<InstanceRecord[]> {
@@ -295,12 +414,22 @@ export class RedisStore implements Store {
   }
 
   async saveBinding(binding: BindingRecord): Promise<void> {
-    const field = bindingField(binding.kind, binding.key);
-    await this.durableScript(SAVE_BINDING, [this.key("bindings", binding.instance)], [field, JSON.stringify(binding)]);
+    await this.durableScript(SAVE_BINDING, ...this.bindingWrite(binding.instance, { saveBinding: binding }));
   }
 
   async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
-    return (await this.durableScript(DELETE_BINDING, [this.key("bindings", instance)], [bindingField(kind, key)])) > 0;
+    return (await this.durableScript(DELETE_BINDING, ...this.bindingWrite(instance, { deleteBinding: { kind, key } }))) > 0;
+  }
+
+  /** Keys and arguments of a binding write script (SAVE_BINDING_FUNCTION, DELETE_BINDING_FUNCTION). */
+  private bindingWrite(instance: string, write: ReleaseWrite): [keys: string[], args: string[]] {
+    const keys = [this.key("bindings", instance), this.key("census")];
+    if ("saveBinding" in write) {
+      const { kind, key } = write.saveBinding;
+      return [keys, [bindingField(kind, key), kind, JSON.stringify(write.saveBinding)]];
+    }
+    const { kind, key } = write.deleteBinding;
+    return [keys, [bindingField(kind, key), kind, ""]];
   }
 
   async listBindings(instance: string): Promise<BindingRecord[]> {
@@ -308,42 +437,100 @@ export class RedisStore implements Store {
     return values.map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+  /**
+   * This process's callers of one instance queue locally (KeyedMutex) and only the head asks
+   * Redis. A caller that writes a binding while another caller here waits passes the Redis
+   * lock to that caller's token in the same script; on one in-order connection it lets that
+   * caller send its read right behind the write, without waiting for the write's answer, so
+   * calls on a busy instance follow each other at one round trip each.
+   */
+  async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
-    // This process's callers queue here first; only the head of the queue polls Redis.
-    return this.localLocks.hold(instance, waitMs, () => this.holdRedisLock(instance, deadline, work));
+    await this.localLocks.acquire(instance, waitMs);
+    let handedOver = false;
+    /** Lets the next local caller in; false when nobody waited. */
+    const handOver = () => {
+      if (handedOver) return true;
+      handedOver = true;
+      return this.localLocks.release(instance);
+    };
+    try {
+      return await this.holdRedisLock(instance, deadline, work, binding, handOver);
+    } finally {
+      handOver();
+    }
   }
 
-  private async holdRedisLock<T>(instance: string, deadline: number, work: () => Promise<T>): Promise<T> {
-    const lockKey = this.key("lock", instance);
-    const token = randomUUID();
+  /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
+  private async lockAndRead(instance: string, token: string, deadline: number, binding: BindingRef | undefined): Promise<HeldLock> {
+    const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
+    const args = [token, String(this.lockTtlMs), binding ? bindingField(binding.kind, binding.key) : ""];
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
-      const taken = await this.run(
-        (redis) => redis.set(lockKey, token, { condition: "NX", expiration: { type: "PX", value: this.lockTtlMs } }),
-        { timeoutMs: remainingMs },
-      );
-      if (taken !== null) break;
+      const read = await this.run((redis) => evalScript(redis, LOCK_AND_READ, keys, args) as Promise<[string, string] | null>, {
+        timeoutMs: remainingMs,
+      });
+      if (read !== null) {
+        const [record, found] = read;
+        return new HeldLock(record === "" ? undefined : JSON.parse(record), found === "" ? undefined : JSON.parse(found));
+      }
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
       await sleep(pause);
       pause = Math.min(pause * 2, LOCK_RETRY_MAX_MS);
     }
-    // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
-    const renewal = setInterval(() => {
-      this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
-        // A missed renewal is retried at the next tick; the lock only lapses after a whole ttl.
-      });
-    }, this.lockTtlMs / 3);
+  }
+
+  private async holdRedisLock<T>(
+    instance: string,
+    deadline: number,
+    work: (locked: LockedInstance) => Promise<T>,
+    binding: BindingRef | undefined,
+    handOver: () => boolean,
+  ): Promise<T> {
+    const lockKey = this.key("lock", instance);
+    // The token the previous caller here passed the lock to, if it did.
+    const token = this.passedTokens.get(instance) ?? randomUUID();
+    this.passedTokens.delete(instance);
+    let renewal: NodeJS.Timeout | undefined;
+    let unlocked = false;
     try {
-      return await work();
+      const held = await this.lockAndRead(instance, token, deadline, binding);
+      // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
+      renewal = setInterval(() => {
+        this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
+          // A missed renewal is retried at the next tick; the lock only lapses after a whole ttl.
+        });
+      }, this.lockTtlMs / 3);
+      const result = await work(held);
+      const write = held.releaseWrite;
+      if (write === undefined) return result;
+      clearInterval(renewal);
+      const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
+      if (next !== "") this.passedTokens.set(instance, next);
+      const [keys, args] = this.bindingWrite(instance, write);
+      const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
+      const written = this.durableScript(script, [...keys, lockKey], [...args, token, next, String(this.lockTtlMs)]);
+      if (this.inOrder) handOver(); // the next caller's read is queued behind the write just sent
+      await written;
+      unlocked = true;
+      // Passed to a caller who gave up waiting meanwhile: free it.
+      if (next !== "" && !handOver()) this.release(instance, lockKey, next);
+      return result;
     } finally {
       clearInterval(renewal);
-      // Not awaited: the next holder's commands follow it on the same connection anyway, and if
-      // Redis is unreachable now the lock simply expires; the call answers without waiting.
-      this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      if (!unlocked) this.release(instance, lockKey, token);
     }
+  }
+
+  /**
+   * Not awaited: the next holder's commands follow it on the same connection anyway, and if
+   * Redis is unreachable now the lock simply expires; the call answers without waiting.
+   */
+  private release(instance: string, lockKey: string, token: string): void {
+    if (this.passedTokens.get(instance) === token) this.passedTokens.delete(instance);
+    this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -354,31 +541,19 @@ export class RedisStore implements Store {
     await this.script(RELEASE_IF_HOLDER, [this.key("lease", name)], [owner]);
   }
 
-  /** Walks every instance and binding key (SCAN, in pages): one scrape costs O(instances + bindings). */
+  /** One hash read (see the key layout); the first census of a store without one counts it. */
   async census(): Promise<StoreCensus> {
-    return this.run(async (redis) => {
-      // SCAN by hand: a Sentinel client has no scanIterator.
-      const eachPage = async (pattern: string, read: (keys: string[]) => Promise<void>) => {
-        let cursor = "0";
-        do {
-          const page = await redis.scan(cursor, { MATCH: pattern, COUNT: 1000 });
-          cursor = String(page.cursor);
-          if (page.keys.length > 0) await read(page.keys);
-        } while (cursor !== "0");
-      };
-      const census = emptyCensus();
-      await eachPage(this.key("instance", "*"), async (keys) => {
-        for (const json of await redis.mGet(keys)) {
-          if (json !== null) census.instances[(JSON.parse(json) as InstanceRecord).state] += 1;
-        }
-      });
-      await eachPage(this.key("bindings", "*"), async (keys) => {
-        for (const fields of await Promise.all(keys.map((key) => redis.hKeys(key)))) {
-          for (const field of fields) census.bindings[field.slice(0, field.indexOf(":")) as BindingKind] += 1;
-        }
-      });
-      return census;
-    });
+    const censusKey = this.key("census");
+    let counts = await this.run((redis) => redis.hGetAll(censusKey));
+    if (counts.counted === undefined) {
+      const pattern = this.prefix.replace(/[*?[\]\\]/g, "\\$&");
+      await this.script(COUNT_CENSUS, [censusKey], [pattern]);
+      counts = await this.run((redis) => redis.hGetAll(censusKey));
+    }
+    const census = emptyCensus();
+    for (const state of Object.keys(census.instances) as InstanceState[]) census.instances[state] = Number(counts[`instance:${state}`] ?? 0);
+    for (const kind of Object.keys(census.bindings) as BindingKind[]) census.bindings[kind] = Number(counts[`binding:${kind}`] ?? 0);
+    return census;
   }
 
   async close(): Promise<void> {
@@ -405,4 +580,18 @@ function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
     nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
     sentinelClientOptions: { disableOfflineQueue: true },
   });
+}
+
+/** Runs a script by its SHA1, sending its text only when this Redis does not have it (after a restart or failover). */
+async function evalScript(redis: RedisStoreClient, script: Script, keys: string[], args: string[]): Promise<unknown> {
+  try {
+    return await redis.evalSha(script.sha, { keys, arguments: args });
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return redis.eval(script.source, { keys, arguments: args });
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof ErrorReply && error.message.startsWith("NOSCRIPT");
 }

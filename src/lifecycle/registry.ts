@@ -19,6 +19,7 @@ import type {
   StatusResult,
 } from "../types.js";
 import { handlerFor, statelessLifecycle, type Lifecycle, type RequestContext } from "./lifecycle.js";
+import type { BindingRef, LockedInstance } from "./store.js";
 import { MemoryStore } from "./memory-store.js";
 import { resolveRegistryOptions, type RegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
@@ -52,6 +53,11 @@ function notFound(instance: string): NotFoundError {
   return new NotFoundError(`Instance "${instance}" not found.`);
 }
 
+function found(record: InstanceRecord | undefined, instance: string): InstanceRecord {
+  if (!record) throw notFound(instance);
+  return record;
+}
+
 function alreadyExists(existing: InstanceRecord | undefined, instance: string): AlreadyExistsError {
   if (existing?.state === "deleting") {
     return new AlreadyExistsError(`Instance "${instance}" is still being removed; create it again once that has finished.`);
@@ -68,9 +74,24 @@ function createUnfinished(record: InstanceRecord): boolean {
   return record.state === "provisioning" && record.step === undefined;
 }
 
-/** What a handler gets: the call's context plus the registry's view. Getters (the lazy logger) stay lazy. */
-function handlerContext(context: RequestContext, registry: Pick<HandlerContext, "record" | "binding">): HandlerContext {
-  return Object.defineProperties({ ...registry }, Object.getOwnPropertyDescriptors(context)) as HandlerContext;
+/**
+ * What a handler gets: the call's context plus the registry's view. The signal and the logger
+ * stay lazy (getters): most handlers use neither, and building them costs every call.
+ */
+function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
+  return {
+    requestId: context.requestId,
+    user: context.user,
+    eventId: context.eventId,
+    get signal() {
+      return context.signal;
+    },
+    get log() {
+      return context.log;
+    },
+    record,
+    binding,
+  };
 }
 
 /** Bind and update need a working instance; say why this one is not. */
@@ -121,16 +142,19 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
    * Run `work` holding the instance lock. A call whose caller gave up while it waited (the
    * handler timeout aborted its signal) does nothing: the platform already has its answer.
    */
-  const locked = <T>(instance: string, context: RequestContext, work: () => Promise<T>) =>
-    store.withLock(instance, settings.lockTimeoutMs, async () => {
-      context.signal.throwIfAborted();
-      return work();
-    });
+  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) =>
+    store.withLock(
+      instance,
+      settings.lockTimeoutMs,
+      (held) => {
+        context.signal.throwIfAborted();
+        return work(held);
+      },
+      binding,
+    );
 
   async function existing(instance: string): Promise<InstanceRecord> {
-    const record = await store.getInstance(instance);
-    if (!record) throw notFound(instance);
-    return record;
+    return found(await store.getInstance(instance), instance);
   }
 
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
@@ -152,23 +176,30 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     context: RequestContext,
     call: (context: HandlerContext) => BindResult | Promise<BindResult>,
   ): Promise<BindResult> {
-    return locked(instance, context, async () => {
-      const record = await existing(instance);
-      refuseUnlessReady(record);
-      const binding = await store.getBinding(instance, target.kind, target.key);
-      const result = await call(handlerContext(context, { record, binding }));
-      const time = now();
-      await store.saveBinding({
-        ...binding,
-        ...target.fields,
-        instance,
-        kind: target.kind,
-        key: target.key,
-        createdAt: binding?.createdAt ?? time,
-        updatedAt: time,
-      });
-      return result;
-    });
+    return locked(
+      instance,
+      context,
+      async (held) => {
+        const record = found(held.record, instance);
+        refuseUnlessReady(record);
+        const binding = held.binding;
+        const result = await call(handlerContext(context, record, binding));
+        const time = now();
+        held.writeOnRelease({
+          saveBinding: {
+            ...binding,
+            ...target.fields,
+            instance,
+            kind: target.kind,
+            key: target.key,
+            createdAt: binding?.createdAt ?? time,
+            updatedAt: time,
+          },
+        });
+        return result;
+      },
+      target,
+    );
   }
 
   /** Unbinding something already gone succeeds without the handler: the platform sends compensating calls. */
@@ -178,14 +209,17 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     context: RequestContext,
     call: (context: HandlerContext) => void | Promise<void>,
   ): Promise<void> {
-    await locked(instance, context, async () => {
-      const record = await existing(instance);
-      if (record.state === "deleting") return;
-      const binding = await store.getBinding(instance, target.kind, target.key);
-      if (!binding) return;
-      await call(handlerContext(context, { record, binding }));
-      await store.deleteBinding(instance, target.kind, target.key);
-    });
+    await locked(
+      instance,
+      context,
+      async (held) => {
+        const record = found(held.record, instance);
+        if (record.state === "deleting" || !held.binding) return;
+        await call(handlerContext(context, record, held.binding));
+        held.writeOnRelease({ deleteBinding: target });
+      },
+      target,
+    );
   }
 
   return {
@@ -208,7 +242,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         }
         let result: LifecycleResult;
         try {
-          result = await handlers.create(request, handlerContext(context, { record: structuredClone(record) }));
+          result = await handlers.create(request, handlerContext(context, structuredClone(record)));
           if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
         } catch (error) {
           // The platform gets no instance, so neither does the registry.
@@ -226,14 +260,14 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async update(request, context) {
       const handler = handlerFor(handlers, "update");
-      await locked(request.instance, context, async () => {
-        const record = await existing(request.instance);
+      await locked(request.instance, context, async (held) => {
+        const record = found(held.record, request.instance);
         refuseUnlessReady(record);
         record.state = "updating";
         record.updatedAt = now();
         await store.saveInstance(record);
         try {
-          const result = await handler(request, handlerContext(context, { record: structuredClone(record) }));
+          const result = await handler(request, handlerContext(context, structuredClone(record)));
           Object.assign(record.data, result?.data);
         } catch (error) {
           record.state = "ready";
@@ -248,8 +282,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async destroy(request, context) {
       const instance = request.instance;
-      const queued = await locked(instance, context, async () => {
-        const record = await existing(instance);
+      const queued = await locked(instance, context, async (held) => {
+        const record = found(held.record, instance);
         if (record.state === "deleting") return false; // already on its way out
         if (record.step?.kind === "provision") {
           // The provision step may be running right now, here or elsewhere: removing the
@@ -260,7 +294,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
           await store.saveInstance(record);
           return true;
         }
-        const result = await handlers.destroy(request, handlerContext(context, { record: structuredClone(record) }));
+        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record)));
         if (!absorb(record, result)) {
           await store.deleteInstance(instance);
           return false;
@@ -316,7 +350,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         case "ready":
         case "updating":
           // With a status handler the resource itself is checked; otherwise the registry's word is enough.
-          return handlers.status ? handlers.status(request, handlerContext(context, { record })) : "running";
+          return handlers.status ? handlers.status(request, handlerContext(context, record)) : "running";
       }
     },
 
@@ -324,7 +358,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       const handler = handlerFor(handlers, "info");
       const record = await existing(request.instance);
       if (record.state === "deleting") throw notFound(request.instance);
-      return handler(request, handlerContext(context, { record }));
+      return handler(request, handlerContext(context, record));
     },
 
     async close() {

@@ -140,8 +140,7 @@ export class StepRunner {
 
   /** Count the next attempt on the record before making it; undefined when no step is left. */
   private claimAttempt(instance: string): Promise<InstanceRecord | "gave up" | undefined> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async () => {
-      const record = await this.store.getInstance(instance);
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
       if (!record?.step) return undefined;
       if (Date.now() >= Date.parse(record.step.deadline)) {
         await this.fail(record, `${STEP_LABEL[record.step.kind]} failed: ${this.timeLimitReason()}`);
@@ -172,8 +171,7 @@ export class StepRunner {
 
   /** Record the outcome of an attempt; resolves to the wait before the next try (0: go on at once). */
   private settle(instance: string, step: PendingStep, outcome: Outcome): Promise<number> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async () => {
-      const record = await this.store.getInstance(instance);
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
       if (!record) return 0;
       if (outcome.ok) Object.assign(record.data, outcome.data);
       record.updatedAt = new Date().toISOString();

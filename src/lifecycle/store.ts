@@ -26,6 +26,45 @@ export function emptyCensus(): StoreCensus {
   };
 }
 
+/** One binding of an instance: its kind and key (app name, unit host, job name). */
+export interface BindingRef {
+  kind: BindingKind;
+  key: string;
+}
+
+/** How both stores name a binding among its instance's: `<kind>:<key>`. */
+export const bindingField = (kind: BindingKind, key: string) => `${kind}:${key}`;
+export const kindOfField = (field: string) => field.slice(0, field.indexOf(":")) as BindingKind;
+
+/** A binding change made together with the release of the instance lock (a deletion is of the locked instance's binding). */
+export type ReleaseWrite = { saveBinding: BindingRecord } | { deleteBinding: BindingRef };
+
+/** What the work of `withLock` gets: the state read as the lock was taken. */
+export interface LockedInstance {
+  /** The instance record, read once the lock was held; undefined when there is no such instance. */
+  readonly record: InstanceRecord | undefined;
+  /** The binding `withLock` was asked to read with the lock; undefined when there is none (or none was asked for). */
+  readonly binding: BindingRecord | undefined;
+  /**
+   * Make this write as the lock is released, in the same step (for `RedisStore`, the same
+   * round trip). Made only if the work resolves; `withLock` resolves once it is written and
+   * rejects if it could not be. A second call replaces the first.
+   */
+  writeOnRelease(write: ReleaseWrite): void;
+}
+
+/** The `LockedInstance` both stores hand out: the reads, and the write it was asked to make on release. */
+export class HeldLock implements LockedInstance {
+  releaseWrite: ReleaseWrite | undefined;
+  constructor(
+    readonly record: InstanceRecord | undefined,
+    readonly binding: BindingRecord | undefined,
+  ) {}
+  writeOnRelease(write: ReleaseWrite): void {
+    this.releaseWrite = write;
+  }
+}
+
 export interface Store {
   getInstance(name: string): Promise<InstanceRecord | undefined>;
   /** Insert a new instance; resolves false (and writes nothing) when the name is taken. */
@@ -47,8 +86,11 @@ export interface Store {
    * Run `work` while holding the lock on one instance: calls on the same instance are
    * serialised, across processes for a shared store. The lock expires if its holder dies.
    * Rejects with `LockTimeoutError` when the lock is not free within `waitMs`.
+   * `work` gets the instance record (and the binding `binding` names) read with the lock, and
+   * may ask for one binding write to be made with its release: a call on a remote store
+   * then costs two round trips, not one per step.
    */
-  withLock<T>(instance: string, waitMs: number, work: () => Promise<T>): Promise<T>;
+  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T>;
 
   /**
    * Take or renew a lease on background work: true when `owner` holds it for the next `ttlMs`.
@@ -57,7 +99,10 @@ export interface Store {
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
 
-  /** Optional: counts for `GET /metrics` (a store without it leaves the instance and binding gauges out). */
+  /**
+   * Optional: counts for `GET /metrics` (a store without it leaves the instance and binding
+   * gauges out). Called at every scrape: keep it O(1), counting as the state changes.
+   */
   census?(): Promise<StoreCensus>;
 
   close(): Promise<void>;

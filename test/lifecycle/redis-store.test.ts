@@ -60,7 +60,14 @@ describe("RedisStore", () => {
     await store.saveInstance(record("pending-one", { step: { kind: "provision", attempts: 0, deadline: "2099-01-01T00:00:00.000Z" } }));
     await lifecycle.close();
 
-    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:bindings:cache", "layout:instance:cache", "layout:instance:pending-one", "layout:pending"]);
+    expect((await raw.keys("layout:*")).sort()).toEqual([
+      "layout:bindings:cache",
+      "layout:census",
+      "layout:instance:cache",
+      "layout:instance:pending-one",
+      "layout:pending",
+    ]);
+    expect(await raw.hGetAll("layout:census")).toMatchObject({ "instance:ready": "2", "instance:provisioning": "0", "binding:app": "1" });
     expect(JSON.parse((await raw.get("layout:instance:cache")) ?? "")).toMatchObject({ name: "cache", state: "ready", data: { port: 1 } });
     expect(JSON.parse((await raw.hGet("layout:bindings:cache", "app:web")) ?? "")).toMatchObject({ appName: "web" });
     expect(await raw.sMembers("layout:pending")).toEqual(["pending-one"]);
@@ -68,7 +75,7 @@ describe("RedisStore", () => {
 
     await store.deleteInstance("cache");
     await store.saveInstance(record("pending-one"));
-    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:instance:pending-one"]);
+    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:census", "layout:instance:pending-one"]);
   });
 
   it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
@@ -118,6 +125,59 @@ describe("RedisStore", () => {
       await raw.set("expiry:lock:cache", "someone-else");
     });
     expect(await raw.get("expiry:lock:cache")).toBe("someone-else");
+  });
+
+  it("passes the lock from one caller of the process to the next: one at a time, every write kept, free after the last", async () => {
+    const store = open("handover:");
+    const other = open("handover:");
+    let inside = 0;
+    let most = 0;
+    const lifecycle = registryLifecycle(
+      {
+        create: () => {},
+        destroy: () => {},
+        bindApp: async (request) => {
+          most = Math.max(most, ++inside);
+          await new Promise((resolve) => setImmediate(resolve));
+          inside -= 1;
+          if (request.appName === "app-7") throw new Error("refused");
+          return {};
+        },
+        unbindApp: () => {},
+      },
+      { store },
+      silent,
+      steps,
+    );
+    await lifecycle.create(createRequest("cache"), context());
+    await raw.configResetStat();
+    const apps = Array.from({ length: 30 }, (_, i) => `app-${i}`);
+    const outcomes = await Promise.allSettled(apps.map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
+    const commandStats = await raw.info("commandstats");
+    await lifecycle.close();
+
+    expect(most).toBe(1);
+    // Each bind reads the lock and the instance as it takes the lock, and the lock again as it
+    // writes and passes it on (or, for the refused one, releases it): 3 GETs. A caller that
+    // polled the lock instead of getting it handed over would read it more often.
+    expect(/^cmdstat_get:calls=(\d+)/m.exec(commandStats)?.[1]).toBe(String(3 * apps.length));
+    expect(outcomes.filter((outcome) => outcome.status === "rejected")).toHaveLength(1);
+    const bound = (await other.listBindings("cache")).map((binding) => binding.key);
+    expect(bound.sort()).toEqual(apps.filter((app) => app !== "app-7").sort());
+    // Released with the last write: another process takes it without waiting for an expiry.
+    expect(await raw.exists("handover:lock:cache")).toBe(0);
+    expect(await other.withLock("cache", 200, async ({ record }) => record?.state)).toBe("ready");
+  });
+
+  it("sends its scripts again when Redis has forgotten them (a restart, a failover, SCRIPT FLUSH)", async () => {
+    const store = open("flush:");
+    const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} }, { store }, silent, steps);
+    await lifecycle.create(createRequest("cache"), context());
+    await raw.scriptFlush();
+    await Promise.all(["web", "api"].map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
+    await lifecycle.close();
+    expect((await store.listBindings("cache")).map((binding) => binding.key).sort()).toEqual(["api", "web"]);
+    expect(await store.census()).toMatchObject({ instances: { ready: 1 }, bindings: { app: 2 } });
   });
 
   it("grants a step lease to one owner at a time, renews it for that owner, and frees it after the ttl", async () => {

@@ -41,7 +41,8 @@ describe("the example with its registry on a Sentinel group", { timeout: 60_000 
     expect((await api.create("cache", "shared")).status).toBe(201);
     expect((await api.bindApp("cache", "web")).status).toBe(201);
 
-    const registryKeys = [`${REGISTRY_KEY_PREFIX}bindings:cache`, `${REGISTRY_KEY_PREFIX}instance:cache`];
+    // The census (counts for the metrics) is written with them, by the same scripts.
+    const registryKeys = [`${REGISTRY_KEY_PREFIX}bindings:cache`, `${REGISTRY_KEY_PREFIX}census`, `${REGISTRY_KEY_PREFIX}instance:cache`];
     expect(await keysOf(group.primary.url, `${REGISTRY_KEY_PREFIX}*`)).toEqual(registryKeys);
     // Each write waited for the replica: it has them already.
     expect(await keysOf(group.replica.url, `${REGISTRY_KEY_PREFIX}*`)).toEqual(registryKeys);

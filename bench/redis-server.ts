@@ -1,0 +1,84 @@
+/**
+ * A redis-server of the benchmarks' own (`npm run bench`'s Redis-store row, `npm run bench:redis`):
+ * started on a free loopback port in a fresh directory, unpinned, and read through its own
+ * counters (INFO) to count what the server under test asked of it.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { redisClient, type RedisClient } from "../src/redis/connection.js";
+import { ensureRedisServer, freePort, runningPid, stopRedisServer } from "../src/redis/server.js";
+
+export interface BenchRedis {
+  /** `redis://:<password>@127.0.0.1:<port>`, for the server under test (BENCH_REDIS_URL). */
+  url: string;
+  /** Its data directory (the provider's log file may go there too). */
+  dir: string;
+  pid: number;
+  /** The harness's own connection, for INFO. */
+  client: RedisClient;
+  stop(): Promise<void>;
+}
+
+export async function startBenchRedis(label: string): Promise<BenchRedis> {
+  const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${label}-`));
+  const port = await freePort();
+  const password = randomBytes(16).toString("hex");
+  await ensureRedisServer({ dir, port, password, detached: false, binary: "redis-server" });
+  const pid = (await runningPid(dir)) ?? -1;
+  const client = redisClient({ host: "127.0.0.1", port, password });
+  await client.connect();
+  return {
+    url: `redis://:${password}@127.0.0.1:${port}`,
+    dir,
+    pid,
+    client,
+    async stop() {
+      client.destroy();
+      await stopRedisServer(dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Counters {
+  connections: number;
+  commands: number;
+  /** Per command: calls and microseconds Redis spent running them. */
+  byCommand: Map<string, { calls: number; usec: number }>;
+}
+
+/** The Redis server's own counters (INFO stats and commandstats). */
+export async function redisCounters(client: RedisClient): Promise<Counters> {
+  const info = await client.info("everything");
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+  const byCommand = new Map<string, { calls: number; usec: number }>();
+  for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
+    byCommand.set(command!, { calls: Number(calls), usec: Number(usec) });
+  }
+  return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
+}
+
+/**
+ * Commands Redis ran between two readings, per call answered (the INFO of the later reading
+ * excluded). Commands a script runs (`redis.call`) count as commands too: a call whose
+ * breakdown shows `eval ×2` made two round trips, whatever the total.
+ */
+export function commandsPerCall(before: Counters, after: Counters, requests: number): number {
+  return (after.commands - before.commands - 1) / requests;
+}
+
+/** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */
+export function redisTime(before: Counters, after: Counters, requests: number): string {
+  const rows: Array<[string, number, number]> = [];
+  for (const [command, now] of after.byCommand) {
+    const then = before.byCommand.get(command) ?? { calls: 0, usec: 0 };
+    const calls = now.calls - then.calls;
+    if (calls > 0 && command !== "info") rows.push([command, calls / requests, (now.usec - then.usec) / requests]);
+  }
+  return rows
+    .sort((a, b) => b[2] - a[2])
+    .map(([command, calls, usec]) => `${command} ×${calls.toFixed(2)} ${usec.toFixed(0)} µs`)
+    .join(", ");
+}
