@@ -13,8 +13,11 @@ export interface Measurement {
   timeouts: number;
 }
 
-/** How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i from 0). */
-export type Amount = { seconds: number } | { requests: number; body: (index: number) => string };
+/**
+ * How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i
+ * from 0) and, when `path` is given, a path of its own.
+ */
+export type Amount = { seconds: number } | { requests: number; body: (index: number) => string; path?: (index: number) => string };
 
 export async function load(baseUrl: string, call: Call, amount: Amount, connections: number): Promise<Measurement> {
   const common = { url: baseUrl + call.path, method: call.method, headers: call.headers, connections, pipelining: 1 };
@@ -25,7 +28,14 @@ export async function load(baseUrl: string, call: Call, amount: Amount, connecti
       : {
           ...common,
           amount: amount.requests,
-          requests: [{ setupRequest: (request) => ({ ...request, body: amount.body(next++) }) }],
+          requests: [
+            {
+              setupRequest: (request) => {
+                const index = next++;
+                return { ...request, body: amount.body(index), ...(amount.path && { path: amount.path(index) }) };
+              },
+            },
+          ],
         },
   );
   return {

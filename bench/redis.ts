@@ -7,15 +7,16 @@
  * bind-app of `--apps` distinct apps and unbind-app of the same apps. For every phase, from the
  * Redis server's own counters (INFO stats): new TCP connections and commands per call. After
  * each run, the RSS of each server process. `--runs` runs back to back on the same processes
- * show whether memory grows. Exits non-zero only when the run is broken (a non-2xx answer, an
- * error); targets are reported, never failed.
+ * show whether memory grows. `--users` first gives the example's server that many more ACL users
+ * (copies of one the example created), timing ACL SAVE as they grow. Exits non-zero only when the
+ * run is broken (a non-2xx answer, an error); targets are reported, never failed.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { bindAppForm, CALLS, unbindAppForm, type CallName } from "./calls.js";
+import { bindAppForm, CALLS, INSTANCE, unbindAppForm, type CallName } from "./calls.js";
 import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare, type CpuShare } from "./cpu-share.js";
@@ -35,6 +36,12 @@ const USAGE = `Usage: npm run bench:redis -- [options]
   --slice <s>         seconds per status slice                              (default 2)
   --warmup <s>        seconds of discarded status load per server per run   (default 2)
   --apps <n>          distinct apps bound, then unbound, per server per run  (default 2000)
+  --bind-instances <n> the example's binds go round <n> shared instances    (default 1)
+  --users <n>         before the runs, give the example's Redis <n> more ACL
+                      users like the ones it creates; time ACL SAVE as they
+                      grow                                                  (default 0)
+  --profile <dir>     CPU profiles of the servers into <dir>/<server id>
+                      (read them with npx tsx bench/profile.ts <dir>/<id>)
   --runs <n>          runs back to back on the same server processes       (default 3)
   --quiet-wait <s>    before each phase, wait up to <s> s for other processes
                       to use under 15% of a CPU                             (default 20; 0: no wait)
@@ -46,14 +53,17 @@ interface Settings {
   slice: number;
   warmup: number;
   apps: number;
+  bindInstances: number;
+  users: number;
   runs: number;
   quietWait: number;
+  profileDir?: string;
 }
 
 function readSettings(): Settings | undefined {
   const { values } = parseArgs({
     options: Object.fromEntries(
-      ["connections", "sweeps", "slice", "warmup", "apps", "runs", "quiet-wait"].map((name) => [name, { type: "string" }] as const),
+      ["connections", "sweeps", "slice", "warmup", "apps", "bind-instances", "users", "runs", "quiet-wait", "profile"].map((name) => [name, { type: "string" }] as const),
     ) as Record<string, { type: "string" }>,
     allowPositionals: false,
     strict: false,
@@ -75,8 +85,11 @@ function readSettings(): Settings | undefined {
     slice: number("slice", 2),
     warmup: number("warmup", 2),
     apps: number("apps", 2000),
+    bindInstances: Math.max(1, number("bind-instances", 1)),
+    users: number("users", 0),
     runs: number("runs", 3),
     quietWait: number("quiet-wait", 20),
+    profileDir: typeof values.profile === "string" ? values.profile : undefined,
   };
 }
 
@@ -88,7 +101,10 @@ interface Member {
   logFile: string;
 }
 
-async function startMember(spec: ServerSpec, serverCpu: number | undefined): Promise<Member> {
+/** The shared instances the example's binds go round: the one every server has, then more. */
+const bindInstances = (count: number) => Array.from({ length: count }, (_, i) => (i === 0 ? INSTANCE : `${INSTANCE}-${i + 1}`));
+
+async function startMember(spec: ServerSpec, serverCpu: number | undefined, settings: Settings): Promise<Member> {
   const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${spec.id}-`));
   const port = await freePort();
   const password = randomBytes(16).toString("hex");
@@ -99,8 +115,9 @@ async function startMember(spec: ServerSpec, serverCpu: number | undefined): Pro
   const logFile = join(dir, "provider.log");
   const running = await startServer(spec, {
     cpu: serverCpu,
-    env: { BENCH_REDIS_URL: `redis://:${password}@127.0.0.1:${port}` },
+    env: { BENCH_REDIS_URL: `redis://:${password}@127.0.0.1:${port}`, BENCH_INSTANCES: bindInstances(settings.bindInstances).join(",") },
     stdoutFile: logFile,
+    profileDir: settings.profileDir && join(settings.profileDir, spec.id),
   });
   return { spec, running, redis: { dir, pid, client }, logFile };
 }
@@ -110,6 +127,51 @@ async function stopMember(member: Member): Promise<void> {
   member.redis.client.destroy();
   await stopRedisServer(member.redis.dir);
   rmSync(member.redis.dir, { recursive: true, force: true });
+}
+
+/** ACL SAVE's time at one number of users on the server. */
+interface AclSaveTiming {
+  users: number;
+  medianMs: number;
+  fileMiB: number;
+}
+
+const SAVES_PER_STEP = 5;
+
+/**
+ * Gives the example's server `count` more ACL users, copies (name aside) of an app user the
+ * example creates for a bind, in steps of a tenth; times ACL SAVE (median of 5) after each step.
+ */
+async function addUsers(member: Member, count: number): Promise<AclSaveTiming[]> {
+  const { client, dir } = member.redis;
+  const bound = await fetch(`${member.running.baseUrl}${CALLS["bind-app"].path}`, {
+    method: "POST",
+    headers: CALLS["bind-app"].headers,
+    body: bindAppForm("bench-model"),
+  });
+  if (bound.status !== 201) throw new Error(`Binding the model app answered ${bound.status}: ${await bound.text()}`);
+  const model = ((await bound.json()) as Record<string, string>).REDIS_USER;
+  const line = (await client.aclList()).find((entry) => entry.startsWith(`user ${model} `));
+  if (line === undefined) throw new Error(`The example's user ${model} is not in ACL LIST.`);
+  const rules = line.split(" ").slice(2);
+  const timings: AclSaveTiming[] = [];
+  const step = Math.max(1, Math.ceil(count / 10));
+  for (let added = 0; added < count; ) {
+    const next = Math.min(count, added + step);
+    const creating: Array<Promise<unknown>> = [];
+    for (; added < next; added++) creating.push(client.aclSetUser(`bench-filler.app.u${added}`, rules));
+    await Promise.all(creating);
+    const times: number[] = [];
+    for (let i = 0; i < SAVES_PER_STEP; i++) {
+      const started = process.hrtime.bigint();
+      await client.aclSave();
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    const users = (await client.aclUsers()).length;
+    timings.push({ users, medianMs: median(times), fileMiB: statSync(join(dir, "users.acl")).size / 2 ** 20 });
+    progress(`  ${users} ACL users: ACL SAVE ${median(times).toFixed(1)} ms`);
+  }
+  return timings;
 }
 
 interface Counters {
@@ -204,8 +266,21 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
   const app = (index: number) => `bench-r${run}-${index}`;
   for (const member of members) {
     await quiet(members, settings);
-    const bind = await measure(member, "bind-app", { requests: settings.apps, body: (i) => bindAppForm(app(i)) }, settings.connections);
-    const unbind = await measure(member, "unbind-app", { requests: settings.apps, body: (i) => unbindAppForm(app(i)) }, settings.connections);
+    // Only the example has more instances; the other servers bind everything to the one.
+    const instances = bindInstances(member.spec.id === "example" ? settings.bindInstances : 1);
+    const path = (call: CallName) => (i: number) => CALLS[call].path.replace(INSTANCE, instances[i % instances.length]!);
+    const bind = await measure(
+      member,
+      "bind-app",
+      { requests: settings.apps, body: (i) => bindAppForm(app(i)), path: path("bind-app") },
+      settings.connections,
+    );
+    const unbind = await measure(
+      member,
+      "unbind-app",
+      { requests: settings.apps, body: (i) => unbindAppForm(app(i)), path: path("unbind-app") },
+      settings.connections,
+    );
     phases.push(bind, unbind);
     progress(`run ${run} ${member.spec.id}: bind-app ${Math.round(bind.measurement.requestsPerSecond)} req/s, unbind-app ${Math.round(unbind.measurement.requestsPerSecond)} req/s`);
   }
@@ -214,10 +289,17 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
 
 const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 
-function report(members: Member[], runs: Phase[][], rss: Array<Map<string, number | undefined>>, settings: Settings): string[] {
+function report(
+  members: Member[],
+  runs: Phase[][],
+  rss: Array<Map<string, number | undefined>>,
+  saves: AclSaveTiming[],
+  settings: Settings,
+): string[] {
   const all = runs.flat();
   const lines = [
-    `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections.`,
+    `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections; ` +
+      `the example's binds go round ${settings.bindInstances} shared instance(s); ${settings.users} extra ACL users on its server.`,
     "",
     row(["server", "call", "req/s", "p50 ms", "p99 ms", "server+redis CPU µs/req", "new TCP connections to Redis per call", "Redis commands per call"]),
     row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]),
@@ -259,6 +341,11 @@ function report(members: Member[], runs: Phase[][], rss: Array<Map<string, numbe
   if (ratios.length > 0) {
     lines.push("", `example status ÷ provider-redis-store status, median of ${ratios.length} per-sweep ratios: ${(median(ratios) * 100).toFixed(0)}% (target ≥ 50%)`);
   }
+  if (saves.length > 0) {
+    lines.push("", `ACL SAVE on the example's server (median of ${SAVES_PER_STEP}), as users were added:`, "");
+    lines.push(row(["ACL users", "ACL SAVE ms", "ACL file MiB"]), row(["---:", "---:", "---:"]));
+    for (const timing of saves) lines.push(row([timing.users, timing.medianMs.toFixed(1), timing.fileMiB.toFixed(1)]));
+  }
   lines.push("", "RSS after each run (MiB):", "", row(["server", ...runs.map((_, i) => `run ${i + 1}`)]), row(["---", ...runs.map(() => "---:")]));
   for (const member of members) lines.push(row([member.spec.id, ...rss.map((byServer) => byServer.get(member.spec.id)?.toFixed(0) ?? "-")]));
   const others = all.flatMap((p) => (p.cpu ? [p.cpu.others] : []));
@@ -280,8 +367,11 @@ async function main(): Promise<number> {
   const members: Member[] = [];
   const runs: Phase[][] = [];
   const rss: Array<Map<string, number | undefined>> = [];
+  let saves: AclSaveTiming[] = [];
   try {
-    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server));
+    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server, settings));
+    const example = members.find((member) => member.spec.id === "example");
+    if (settings.users > 0 && example) saves = await addUsers(example, settings.users);
     for (let run = 1; run <= settings.runs; run++) {
       runs.push(await oneRun(run, members, settings));
       rss.push(new Map(members.map((member) => [member.spec.id, rssMiB(member.running.pid)])));
@@ -290,7 +380,7 @@ async function main(): Promise<number> {
     for (const member of members) await stopMember(member);
   }
   const facts = [...machineFacts(), `cpus: ${cpus.note}; each redis-server unpinned`];
-  console.log(["", ...facts, "", ...report(members, runs, rss, settings), ""].join("\n"));
+  console.log(["", ...facts, "", ...report(members, runs, rss, saves, settings), ""].join("\n"));
   return 0;
 }
 

@@ -2,7 +2,8 @@
  * The Redis example provider (examples/redis) as its users run it, against the redis-server at
  * BENCH_REDIS_URL (started by bench/redis.ts): administered Redis and registry on that server,
  * JSON logs to stdout (which the harness points at a file). Before the harness measures, a
- * `shared` instance is created and ready.
+ * `shared` instance is created and ready, and one more for each further name in BENCH_INSTANCES
+ * (comma-separated: the harness spreads binds over them).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { readConfig } from "../../examples/redis/config.js";
 import { startRedisProvider } from "../../examples/redis/redis-provider.js";
-import { CREDENTIALS } from "../calls.js";
+import { CREDENTIALS, INSTANCE } from "../calls.js";
 import { createInstance } from "./instance.js";
 import { announce } from "./listen.js";
 
@@ -34,7 +35,11 @@ const config = readConfig(
 const running = await startRedisProvider(config, { logger: pino({ level: config.logLevel }) });
 
 announce(Number(new URL(running.url).port), {
-  prepare: (baseUrl) => createInstance(baseUrl, { plan: "shared" }),
+  async prepare(baseUrl) {
+    await createInstance(baseUrl, { plan: "shared" });
+    const more = (process.env.BENCH_INSTANCES ?? "").split(",").filter((name) => name !== "" && name !== INSTANCE);
+    for (const name of more) await createInstance(baseUrl, { plan: "shared", name });
+  },
   close: async () => {
     await running.close();
     rmSync(dataDir, { recursive: true, force: true });
