@@ -40,6 +40,8 @@ const USAGE = `Usage: npm run bench:redis -- [options]
   --users <n>         before the runs, give the example's Redis <n> more ACL
                       users like the ones it creates; time ACL SAVE as they
                       grow                                                  (default 0)
+  --registry-apart    the example's registry on a redis-server of its own, as
+                      npm start runs it (default: on the server it administers)
   --profile <dir>     CPU profiles of the servers into <dir>/<server id>
                       (read them with npx tsx bench/profile.ts <dir>/<id>)
   --runs <n>          runs back to back on the same server processes       (default 3)
@@ -57,6 +59,7 @@ interface Settings {
   users: number;
   runs: number;
   quietWait: number;
+  registryApart: boolean;
   profileDir?: string;
 }
 
@@ -89,44 +92,72 @@ function readSettings(): Settings | undefined {
     users: number("users", 0),
     runs: number("runs", 3),
     quietWait: number("quiet-wait", 20),
+    registryApart: process.argv.includes("--registry-apart"),
     profileDir: typeof values.profile === "string" ? values.profile : undefined,
   };
 }
 
-/** A server and the redis-server it alone uses. */
+/** A redis-server the harness started, and its connection to it. */
+interface BenchRedis {
+  dir: string;
+  pid: number;
+  client: RedisClient;
+  url: string;
+}
+
+/** A server and the redis-server(s) it alone uses. */
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
-  redis: { dir: string; pid: number; client: RedisClient };
+  /** The server the provider uses (the example: the one it administers, and its registry unless `registry`). */
+  redis: BenchRedis;
+  /** With --registry-apart, the example's registry's own server. */
+  registry?: BenchRedis;
   logFile: string;
 }
 
-/** The shared instances the example's binds go round: the one every server has, then more. */
-const bindInstances = (count: number) => Array.from({ length: count }, (_, i) => (i === 0 ? INSTANCE : `${INSTANCE}-${i + 1}`));
+const redisServersOf = (member: Member) => [member.redis, ...(member.registry ? [member.registry] : [])];
 
-async function startMember(spec: ServerSpec, serverCpu: number | undefined, settings: Settings): Promise<Member> {
-  const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${spec.id}-`));
+async function startBenchRedis(name: string): Promise<BenchRedis> {
+  const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${name}-`));
   const port = await freePort();
   const password = randomBytes(16).toString("hex");
   await ensureRedisServer({ dir, port, password, detached: false, binary: "redis-server" });
   const pid = (await runningPid(dir)) ?? -1;
   const client = redisClient({ host: "127.0.0.1", port, password });
   await client.connect();
-  const logFile = join(dir, "provider.log");
+  return { dir, pid, client, url: `redis://:${password}@127.0.0.1:${port}` };
+}
+
+async function stopBenchRedis(redis: BenchRedis): Promise<void> {
+  redis.client.destroy();
+  await stopRedisServer(redis.dir);
+  rmSync(redis.dir, { recursive: true, force: true });
+}
+
+/** The shared instances the example's binds go round: the one every server has, then more. */
+const bindInstances = (count: number) => Array.from({ length: count }, (_, i) => (i === 0 ? INSTANCE : `${INSTANCE}-${i + 1}`));
+
+async function startMember(spec: ServerSpec, serverCpu: number | undefined, settings: Settings): Promise<Member> {
+  const redis = await startBenchRedis(spec.id);
+  const registry = settings.registryApart && spec.id === "example" ? await startBenchRedis(`${spec.id}-registry`) : undefined;
+  const logFile = join(redis.dir, "provider.log");
   const running = await startServer(spec, {
     cpu: serverCpu,
-    env: { BENCH_REDIS_URL: `redis://:${password}@127.0.0.1:${port}`, BENCH_INSTANCES: bindInstances(settings.bindInstances).join(",") },
+    env: {
+      BENCH_REDIS_URL: redis.url,
+      ...(registry && { BENCH_REGISTRY_REDIS_URL: registry.url }),
+      BENCH_INSTANCES: bindInstances(settings.bindInstances).join(","),
+    },
     stdoutFile: logFile,
     profileDir: settings.profileDir && join(settings.profileDir, spec.id),
   });
-  return { spec, running, redis: { dir, pid, client }, logFile };
+  return { spec, running, redis, registry, logFile };
 }
 
 async function stopMember(member: Member): Promise<void> {
   await member.running.stop();
-  member.redis.client.destroy();
-  await stopRedisServer(member.redis.dir);
-  rmSync(member.redis.dir, { recursive: true, force: true });
+  for (const redis of redisServersOf(member)) await stopBenchRedis(redis);
 }
 
 /** ACL SAVE's time at one number of users on the server. */
@@ -181,15 +212,20 @@ interface Counters {
   byCommand: Map<string, { calls: number; usec: number }>;
 }
 
-/** The Redis server's own counters (INFO stats and commandstats). */
-async function redisCounters(client: RedisClient): Promise<Counters> {
-  const info = await client.info("everything");
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
-  const byCommand = new Map<string, { calls: number; usec: number }>();
-  for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
-    byCommand.set(command!, { calls: Number(calls), usec: Number(usec) });
+/** The Redis servers' own counters (INFO stats and commandstats), summed over the servers. */
+async function redisCounters(member: Member): Promise<Counters> {
+  const total: Counters = { connections: 0, commands: 0, byCommand: new Map() };
+  for (const { client } of redisServersOf(member)) {
+    const info = await client.info("everything");
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+    total.connections += field("total_connections_received");
+    total.commands += field("total_commands_processed");
+    for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
+      const sum = total.byCommand.get(command!) ?? { calls: 0, usec: 0 };
+      total.byCommand.set(command!, { calls: sum.calls + Number(calls), usec: sum.usec + Number(usec) });
+    }
   }
-  return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
+  return total;
 }
 
 /** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */
@@ -220,11 +256,11 @@ interface Phase {
 }
 
 async function measure(member: Member, call: CallName, amount: Amount, connections: number): Promise<Phase> {
-  const before = await redisCounters(member.redis.client);
-  const [measurement, cpu] = await withCpuShare([member.running.pid, member.redis.pid], () =>
+  const before = await redisCounters(member);
+  const [measurement, cpu] = await withCpuShare([member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)], () =>
     load(member.running.baseUrl, CALLS[call], amount, connections),
   );
-  const after = await redisCounters(member.redis.client);
+  const after = await redisCounters(member);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}: ${broken}.`);
   return {
@@ -233,7 +269,8 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
     measurement,
     cpu,
     connectionsPerCall: (after.connections - before.connections) / measurement.requests,
-    commandsPerCall: (after.commands - before.commands - 1) / measurement.requests,
+    // Less the INFO of the reading before, on each server.
+    commandsPerCall: (after.commands - before.commands - redisServersOf(member).length) / measurement.requests,
     redisTime: redisTime(before, after, measurement.requests),
   };
 }
@@ -247,7 +284,7 @@ const median = (values: number[]) => {
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
   if (settings.quietWait === 0) return;
-  const own = members.flatMap((member) => [member.running.pid, member.redis.pid]);
+  const own = members.flatMap((member) => [member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)]);
   await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
 }
 
@@ -299,7 +336,8 @@ function report(
   const all = runs.flat();
   const lines = [
     `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections; ` +
-      `the example's binds go round ${settings.bindInstances} shared instance(s); ${settings.users} extra ACL users on its server.`,
+      `the example's binds go round ${settings.bindInstances} shared instance(s); ${settings.users} extra ACL users on its server; ` +
+      `its registry ${settings.registryApart ? "on a redis-server of its own" : "on the server it administers"}.`,
     "",
     row(["server", "call", "req/s", "p50 ms", "p99 ms", "server+redis CPU µs/req", "new TCP connections to Redis per call", "Redis commands per call"]),
     row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]),

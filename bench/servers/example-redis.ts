@@ -1,7 +1,8 @@
 /**
  * The Redis example provider (examples/redis) as its users run it, against the redis-server at
- * BENCH_REDIS_URL (started by bench/redis.ts): administered Redis and registry on that server,
- * JSON logs to stdout (which the harness points at a file). Before the harness measures, a
+ * BENCH_REDIS_URL (started by bench/redis.ts): administered Redis and registry on that server
+ * (the registry on BENCH_REGISTRY_REDIS_URL when set), JSON logs to stdout (which the harness
+ * points at a file). Before the harness measures, a
  * `shared` instance is created and ready, and one more for each further name in BENCH_INSTANCES
  * (comma-separated: the harness spreads binds over them).
  */
@@ -26,7 +27,7 @@ const config = readConfig(
     PROVIDER_USERNAME: CREDENTIALS.username,
     PROVIDER_PASSWORD: CREDENTIALS.password,
     REDIS_URL: url,
-    REGISTRY_REDIS_URL: url,
+    REGISTRY_REDIS_URL: process.env.BENCH_REGISTRY_REDIS_URL ?? url,
     DATA_DIR: dataDir,
     LOG_FORMAT: "json",
   },
