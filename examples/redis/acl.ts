@@ -140,6 +140,9 @@ export interface CredentialChecker {
   close(): void;
 }
 
+/** How long a check waits for its connection to come back (after the server restarted) before failing. */
+const RECONNECT_WAIT_MS = 1_000;
+
 /**
  * AUTH as the user, on a connection of its own kept open for this alone (0.4 µs of Redis, where
  * ACL GETUSER costs 50–500 µs). AUTH back as the administrator follows in the same write, so the
@@ -149,8 +152,19 @@ export async function credentialChecker(address: Address): Promise<CredentialChe
   const client = redisClient(address, { reconnect: true });
   await client.connect();
   const administrator = ["AUTH", address.username ?? "default", address.password];
+  const reconnected = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        client.off("ready", done);
+        resolve();
+      };
+      const timer = setTimeout(done, RECONNECT_WAIT_MS);
+      client.on("ready", done);
+    });
   return {
     async accepts(user, password) {
+      if (!client.isReady) await reconnected();
       const tried = client.sendCommand(["AUTH", user, password]);
       const back = client.sendCommand(administrator);
       const [accepted] = await Promise.all([

@@ -1,7 +1,7 @@
 /**
  * Plan `shared`: instances live on one Redis server the provider administers.
  * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
- * prefix (keys and channels); a per-instance health user, which status looks up, tells whether
+ * prefix (keys and channels); a per-instance health user, which status logs in as, tells whether
  * the server still knows the instance's users.
  */
 import { createHash } from "node:crypto";
@@ -138,8 +138,8 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       await deleteUser(admin, bindingUserName(record.name, target.kind, target.key));
     },
 
-    // Through the provider's own long-lived connection, never a new one per call: a tenant that
-    // fills the server's connection slots cannot make every other instance look down.
+    // On a connection the provider keeps open, never a new one per call: a tenant that fills the
+    // server's connection slots cannot make every other instance look down.
     status(record) {
       const password = dataString(record.data, "healthPassword");
       const key = `${record.name}\n${password}`;
