@@ -1,4 +1,5 @@
 /** Load one server with one call through autocannon, in this (the harness's) process. */
+import type { EventEmitter } from "node:events";
 import autocannon from "autocannon";
 import type { Call } from "./calls.js";
 
@@ -13,24 +14,42 @@ export interface Measurement {
   timeouts: number;
 }
 
-/** How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i from 0). */
-export type Amount = { seconds: number } | { requests: number; body: (index: number) => string };
+/**
+ * How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i
+ * from 0) and, when `path` is given, a path of its own.
+ */
+export type Amount = { seconds: number } | { requests: number; body: (index: number) => string; path?: (index: number) => string };
 
 export async function load(baseUrl: string, call: Call, amount: Amount, connections: number): Promise<Measurement> {
   const common = { url: baseUrl + call.path, method: call.method, headers: call.headers, connections, pipelining: 1 };
   let next = 0;
-  const result = await autocannon(
+  const started = Date.now();
+  let lastAnswer = started;
+  const run = autocannon(
     "seconds" in amount
       ? { ...common, body: call.body, duration: amount.seconds }
       : {
           ...common,
           amount: amount.requests,
-          requests: [{ setupRequest: (request) => ({ ...request, body: amount.body(next++) }) }],
+          requests: [
+            {
+              setupRequest: (request) => {
+                const index = next++;
+                return { ...request, body: amount.body(index), ...(amount.path && { path: amount.path(index) }) };
+              },
+            },
+          ],
         },
   );
+  // The promise is also autocannon's event emitter (its types leave that out).
+  (run as unknown as EventEmitter).on("response", () => (lastAnswer = Date.now()));
+  const result = await run;
+  // autocannon notices that a fixed number of requests is done only at its next 1 s tick, so its
+  // duration for them is rounded up to whole seconds: time them to the last answer instead.
+  const seconds = "seconds" in amount ? result.duration : Math.max(lastAnswer - started, 1) / 1000;
   return {
     // Total over the real elapsed time: exact for short slices, where per-second samples are few.
-    requestsPerSecond: result.requests.total / result.duration,
+    requestsPerSecond: result.requests.total / seconds,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: result.requests.total,

@@ -60,13 +60,27 @@ export async function redisCounters(client: RedisClient): Promise<Counters> {
   return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
 }
 
+/** The counters of several servers, as one. */
+export function sumCounters(all: Counters[]): Counters {
+  const total: Counters = { connections: 0, commands: 0, byCommand: new Map() };
+  for (const counters of all) {
+    total.connections += counters.connections;
+    total.commands += counters.commands;
+    for (const [command, { calls, usec }] of counters.byCommand) {
+      const sum = total.byCommand.get(command) ?? { calls: 0, usec: 0 };
+      total.byCommand.set(command, { calls: sum.calls + calls, usec: sum.usec + usec });
+    }
+  }
+  return total;
+}
+
 /**
- * Commands Redis ran between two readings, per call answered (the INFO of the later reading
- * excluded). Commands a script runs (`redis.call`) count as commands too: a call whose
- * breakdown shows `eval ×2` made two round trips, whatever the total.
+ * Commands Redis ran between two readings, per call answered (the INFO of the earlier reading
+ * on each of the `servers` excluded). Commands a script runs (`redis.call`) count as commands
+ * too: a call whose breakdown shows `eval ×2` made two round trips, whatever the total.
  */
-export function commandsPerCall(before: Counters, after: Counters, requests: number): number {
-  return (after.commands - before.commands - 1) / requests;
+export function commandsPerCall(before: Counters, after: Counters, requests: number, servers = 1): number {
+  return (after.commands - before.commands - servers) / requests;
 }
 
 /** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */

@@ -7,12 +7,14 @@
  * bind-app of `--apps` distinct apps and unbind-app of the same apps. For every phase, from the
  * Redis server's own counters (INFO stats): new TCP connections and commands per call. After
  * each run, the RSS of each server process. `--runs` runs back to back on the same processes
- * show whether memory grows. Exits non-zero only when the run is broken (a non-2xx answer, an
- * error); targets are reported, never failed.
+ * show whether memory grows. `--users` first gives the example's server that many more ACL users
+ * (copies of one the example created), timing ACL SAVE as they grow. Exits non-zero only when the
+ * run is broken (a non-2xx answer, an error); targets are reported, never failed.
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { bindAppForm, CALLS, unbindAppForm, type CallName } from "./calls.js";
+import { bindAppForm, CALLS, INSTANCE, unbindAppForm, type CallName } from "./calls.js";
 import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare, type CpuShare } from "./cpu-share.js";
@@ -22,7 +24,7 @@ import { rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
-import { commandsPerCall, redisCounters, redisTime, startBenchRedis, type BenchRedis } from "./redis-server.js";
+import { commandsPerCall, redisCounters, redisTime, startBenchRedis, sumCounters, type BenchRedis, type Counters } from "./redis-server.js";
 
 const USAGE = `Usage: npm run bench:redis -- [options]
 
@@ -31,6 +33,14 @@ const USAGE = `Usage: npm run bench:redis -- [options]
   --slice <s>         seconds per status slice                              (default 2)
   --warmup <s>        seconds of discarded status load per server per run   (default 2)
   --apps <n>          distinct apps bound, then unbound, per server per run  (default 2000)
+  --bind-instances <n> the example's binds go round <n> shared instances    (default 1)
+  --users <n>         before the runs, give the example's Redis <n> more ACL
+                      users like the ones it creates; time ACL SAVE as they
+                      grow                                                  (default 0)
+  --registry-apart    the example's registry on a redis-server of its own, as
+                      npm start runs it (default: on the server it administers)
+  --profile <dir>     CPU profiles of the servers into <dir>/<server id>
+                      (read them with npx tsx bench/profile.ts <dir>/<id>)
   --runs <n>          runs back to back on the same server processes       (default 3)
   --quiet-wait <s>    before each phase, wait up to <s> s for other processes
                       to use under 15% of a CPU                             (default 20; 0: no wait)
@@ -42,14 +52,18 @@ interface Settings {
   slice: number;
   warmup: number;
   apps: number;
+  bindInstances: number;
+  users: number;
   runs: number;
   quietWait: number;
+  registryApart: boolean;
+  profileDir?: string;
 }
 
 function readSettings(): Settings | undefined {
   const { values } = parseArgs({
     options: Object.fromEntries(
-      ["connections", "sweeps", "slice", "warmup", "apps", "runs", "quiet-wait"].map((name) => [name, { type: "string" }] as const),
+      ["connections", "sweeps", "slice", "warmup", "apps", "bind-instances", "users", "runs", "quiet-wait", "profile"].map((name) => [name, { type: "string" }] as const),
     ) as Record<string, { type: "string" }>,
     allowPositionals: false,
     strict: false,
@@ -71,29 +85,101 @@ function readSettings(): Settings | undefined {
     slice: number("slice", 2),
     warmup: number("warmup", 2),
     apps: number("apps", 2000),
+    bindInstances: Math.max(1, number("bind-instances", 1)),
+    users: number("users", 0),
     runs: number("runs", 3),
     quietWait: number("quiet-wait", 20),
+    registryApart: process.argv.includes("--registry-apart"),
+    profileDir: typeof values.profile === "string" ? values.profile : undefined,
   };
 }
 
-/** A server and the redis-server it alone uses. */
+/** A server and the redis-server(s) it alone uses. */
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
+  /** The server the provider uses (the example: the one it administers, and its registry unless `registry`). */
   redis: BenchRedis;
+  /** With --registry-apart, the example's registry's own server. */
+  registry?: BenchRedis;
   logFile: string;
 }
 
-async function startMember(spec: ServerSpec, serverCpu: number | undefined): Promise<Member> {
+const redisServersOf = (member: Member) => [member.redis, ...(member.registry ? [member.registry] : [])];
+
+/** The shared instances the example's binds go round: the one every server has, then more. */
+const bindInstances = (count: number) => Array.from({ length: count }, (_, i) => (i === 0 ? INSTANCE : `${INSTANCE}-${i + 1}`));
+
+async function startMember(spec: ServerSpec, serverCpu: number | undefined, settings: Settings): Promise<Member> {
   const redis = await startBenchRedis(spec.id);
+  const registry = settings.registryApart && spec.id === "example" ? await startBenchRedis(`${spec.id}-registry`) : undefined;
   const logFile = join(redis.dir, "provider.log");
-  const running = await startServer(spec, { cpu: serverCpu, env: { BENCH_REDIS_URL: redis.url }, stdoutFile: logFile });
-  return { spec, running, redis, logFile };
+  const running = await startServer(spec, {
+    cpu: serverCpu,
+    env: {
+      BENCH_REDIS_URL: redis.url,
+      ...(registry && { BENCH_REGISTRY_REDIS_URL: registry.url }),
+      BENCH_INSTANCES: bindInstances(settings.bindInstances).join(","),
+    },
+    stdoutFile: logFile,
+    profileDir: settings.profileDir && join(settings.profileDir, spec.id),
+  });
+  return { spec, running, redis, registry, logFile };
 }
 
 async function stopMember(member: Member): Promise<void> {
   await member.running.stop();
-  await member.redis.stop();
+  for (const redis of redisServersOf(member)) await redis.stop();
+}
+
+/** ACL SAVE's time at one number of users on the server. */
+interface AclSaveTiming {
+  users: number;
+  medianMs: number;
+  fileMiB: number;
+}
+
+const SAVES_PER_STEP = 5;
+
+/**
+ * Gives the example's server `count` more ACL users, copies (name aside) of an app user the
+ * example creates for a bind, in steps of a tenth; times ACL SAVE (median of 5) after each step.
+ */
+async function addUsers(member: Member, count: number): Promise<AclSaveTiming[]> {
+  const { client, dir } = member.redis;
+  const bound = await fetch(`${member.running.baseUrl}${CALLS["bind-app"].path}`, {
+    method: "POST",
+    headers: CALLS["bind-app"].headers,
+    body: bindAppForm("bench-model"),
+  });
+  if (bound.status !== 201) throw new Error(`Binding the model app answered ${bound.status}: ${await bound.text()}`);
+  const model = ((await bound.json()) as Record<string, string>).REDIS_USER;
+  const line = (await client.aclList()).find((entry) => entry.startsWith(`user ${model} `));
+  if (line === undefined) throw new Error(`The example's user ${model} is not in ACL LIST.`);
+  const rules = line.split(" ").slice(2);
+  const timings: AclSaveTiming[] = [];
+  const step = Math.max(1, Math.ceil(count / 10));
+  for (let added = 0; added < count; ) {
+    const next = Math.min(count, added + step);
+    const creating: Array<Promise<unknown>> = [];
+    for (; added < next; added++) creating.push(client.aclSetUser(`bench-filler.app.u${added}`, rules));
+    await Promise.all(creating);
+    const times: number[] = [];
+    for (let i = 0; i < SAVES_PER_STEP; i++) {
+      const started = process.hrtime.bigint();
+      await client.aclSave();
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    const users = (await client.aclUsers()).length;
+    timings.push({ users, medianMs: median(times), fileMiB: statSync(join(dir, "users.acl")).size / 2 ** 20 });
+    progress(`  ${users} ACL users: ACL SAVE ${median(times).toFixed(1)} ms`);
+  }
+  return timings;
+}
+
+/** The counters of every Redis server the member uses, summed. */
+async function memberCounters(member: Member): Promise<Counters> {
+  return sumCounters(await Promise.all(redisServersOf(member).map((redis) => redisCounters(redis.client))));
 }
 
 interface Phase {
@@ -110,11 +196,11 @@ interface Phase {
 }
 
 async function measure(member: Member, call: CallName, amount: Amount, connections: number): Promise<Phase> {
-  const before = await redisCounters(member.redis.client);
-  const [measurement, cpu] = await withCpuShare([member.running.pid, member.redis.pid], () =>
+  const before = await memberCounters(member);
+  const [measurement, cpu] = await withCpuShare([member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)], () =>
     load(member.running.baseUrl, CALLS[call], amount, connections),
   );
-  const after = await redisCounters(member.redis.client);
+  const after = await memberCounters(member);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}: ${broken}.`);
   return {
@@ -123,7 +209,7 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
     measurement,
     cpu,
     connectionsPerCall: (after.connections - before.connections) / measurement.requests,
-    commandsPerCall: commandsPerCall(before, after, measurement.requests),
+    commandsPerCall: commandsPerCall(before, after, measurement.requests, redisServersOf(member).length),
     redisTime: redisTime(before, after, measurement.requests),
   };
 }
@@ -137,7 +223,7 @@ const median = (values: number[]) => {
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
   if (settings.quietWait === 0) return;
-  const own = members.flatMap((member) => [member.running.pid, member.redis.pid]);
+  const own = members.flatMap((member) => [member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)]);
   await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
 }
 
@@ -156,8 +242,21 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
   const app = (index: number) => `bench-r${run}-${index}`;
   for (const member of members) {
     await quiet(members, settings);
-    const bind = await measure(member, "bind-app", { requests: settings.apps, body: (i) => bindAppForm(app(i)) }, settings.connections);
-    const unbind = await measure(member, "unbind-app", { requests: settings.apps, body: (i) => unbindAppForm(app(i)) }, settings.connections);
+    // Only the example has more instances; the other servers bind everything to the one.
+    const instances = bindInstances(member.spec.id === "example" ? settings.bindInstances : 1);
+    const path = (call: CallName) => (i: number) => CALLS[call].path.replace(INSTANCE, instances[i % instances.length]!);
+    const bind = await measure(
+      member,
+      "bind-app",
+      { requests: settings.apps, body: (i) => bindAppForm(app(i)), path: path("bind-app") },
+      settings.connections,
+    );
+    const unbind = await measure(
+      member,
+      "unbind-app",
+      { requests: settings.apps, body: (i) => unbindAppForm(app(i)), path: path("unbind-app") },
+      settings.connections,
+    );
     phases.push(bind, unbind);
     progress(`run ${run} ${member.spec.id}: bind-app ${Math.round(bind.measurement.requestsPerSecond)} req/s, unbind-app ${Math.round(unbind.measurement.requestsPerSecond)} req/s`);
   }
@@ -166,10 +265,18 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
 
 const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 
-function report(members: Member[], runs: Phase[][], rss: Array<Map<string, number | undefined>>, settings: Settings): string[] {
+function report(
+  members: Member[],
+  runs: Phase[][],
+  rss: Array<Map<string, number | undefined>>,
+  saves: AclSaveTiming[],
+  settings: Settings,
+): string[] {
   const all = runs.flat();
   const lines = [
-    `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections.`,
+    `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections; ` +
+      `the example's binds go round ${settings.bindInstances} shared instance(s); ${settings.users} extra ACL users on its server; ` +
+      `its registry ${settings.registryApart ? "on a redis-server of its own" : "on the server it administers"}.`,
     "",
     row(["server", "call", "req/s", "p50 ms", "p99 ms", "server+redis CPU µs/req", "new TCP connections to Redis per call", "Redis commands per call"]),
     row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]),
@@ -211,6 +318,11 @@ function report(members: Member[], runs: Phase[][], rss: Array<Map<string, numbe
   if (ratios.length > 0) {
     lines.push("", `example status ÷ provider-redis-store status, median of ${ratios.length} per-sweep ratios: ${(median(ratios) * 100).toFixed(0)}% (target ≥ 50%)`);
   }
+  if (saves.length > 0) {
+    lines.push("", `ACL SAVE on the example's server (median of ${SAVES_PER_STEP}), as users were added:`, "");
+    lines.push(row(["ACL users", "ACL SAVE ms", "ACL file MiB"]), row(["---:", "---:", "---:"]));
+    for (const timing of saves) lines.push(row([timing.users, timing.medianMs.toFixed(1), timing.fileMiB.toFixed(1)]));
+  }
   lines.push("", "RSS after each run (MiB):", "", row(["server", ...runs.map((_, i) => `run ${i + 1}`)]), row(["---", ...runs.map(() => "---:")]));
   for (const member of members) lines.push(row([member.spec.id, ...rss.map((byServer) => byServer.get(member.spec.id)?.toFixed(0) ?? "-")]));
   const others = all.flatMap((p) => (p.cpu ? [p.cpu.others] : []));
@@ -232,8 +344,11 @@ async function main(): Promise<number> {
   const members: Member[] = [];
   const runs: Phase[][] = [];
   const rss: Array<Map<string, number | undefined>> = [];
+  let saves: AclSaveTiming[] = [];
   try {
-    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server));
+    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server, settings));
+    const example = members.find((member) => member.spec.id === "example");
+    if (settings.users > 0 && example) saves = await addUsers(example, settings.users);
     for (let run = 1; run <= settings.runs; run++) {
       runs.push(await oneRun(run, members, settings));
       rss.push(new Map(members.map((member) => [member.spec.id, rssMiB(member.running.pid)])));
@@ -242,7 +357,7 @@ async function main(): Promise<number> {
     for (const member of members) await stopMember(member);
   }
   const facts = [...machineFacts(), `cpus: ${cpus.note}; each redis-server unpinned`];
-  console.log(["", ...facts, "", ...report(members, runs, rss, settings), ""].join("\n"));
+  console.log(["", ...facts, "", ...report(members, runs, rss, saves, settings), ""].join("\n"));
   return 0;
 }
 

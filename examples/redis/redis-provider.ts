@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { createProvider, RedisStore, type RedisStoreOptions, type RegistryOptions, type Store } from "../../src/index.js";
-import { generatePassword, hasAclFile } from "./acl.js";
+import { credentialChecker, generatePassword, hasAclFile } from "./acl.js";
 import type { Config } from "./config.js";
 import { addressOfUrl, redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
@@ -163,7 +163,8 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
   }
   const store: Store = new RedisStore({ ...registryConnection(config, registryClient ?? admin), keyPrefix: REGISTRY_KEY_PREFIX, log });
 
-  const shared = sharedPlan({ admin, host: administered.address.host, port: administered.address.port });
+  const checker = await credentialChecker(administered.address);
+  const shared = sharedPlan({ admin, checker, host: administered.address.host, port: administered.address.port });
   const dedicated = dedicatedPlan({
     dir: join(lock.dir, "instances"),
     binary: config.redisServer,
@@ -196,6 +197,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     await dedicated.close();
     await store.close();
     admin.destroy();
+    checker.close();
     registryClient?.destroy();
     await administered.stop();
     if (registry !== administered) await registry?.stop();

@@ -1,9 +1,10 @@
 /**
  * Plan `shared`: instances live on one Redis server the provider administers.
  * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
- * prefix (keys and channels); a per-instance health user, which status looks up, tells whether
+ * prefix (keys and channels); a per-instance health user, which status logs in as, tells whether
  * the server still knows the instance's users.
  */
+import { createHash } from "node:crypto";
 import {
   bindingUserName,
   connectionEnv,
@@ -12,17 +13,20 @@ import {
   generatePassword,
   healthUserName,
   replaceRules,
+  setMarker,
   setUser,
+  type CredentialChecker,
 } from "./acl.js";
 import type { Logger } from "pino";
-import { NAME_PATTERN, type Store } from "../../src/index.js";
+import { NAME_PATTERN, type StatusResult, type Store } from "../../src/index.js";
 import { type RedisClient } from "../../src/redis/connection.js";
-import { aclPasswordHash } from "../../src/redis/server.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {
   /** Connection to the shared server as its administrator. */
   admin: RedisClient;
+  /** Checks the health users' passwords on the same server. */
+  checker: CredentialChecker;
   /** Where apps (and the status check) reach the shared server. */
   host: string;
   port: number;
@@ -62,9 +66,21 @@ const APP_COMMANDS = [
 
 /**
  * The health user may only PING: its password sits in the registry. Status checks that the server
- * still knows it, with that password (a server restarted without its ACL file does not).
+ * still accepts it, with that password (a server restarted without its ACL file does not).
  */
 const HEALTH_COMMANDS = ["+ping"];
+
+const appRules = (instance: string) => [`~${keyPrefix(instance)}*`, `&${keyPrefix(instance)}*`, ...APP_COMMANDS];
+
+/**
+ * A user (no one can log in as it) whose name says which rules the users in the ACL file have:
+ * it is saved and lost with them. `_` starts no instance name, so no instance owns it.
+ */
+const RULES_MARKER_PREFIX = "_provider-kit.shared-rules.";
+const RULES_MARKER = `${RULES_MARKER_PREFIX}${createHash("sha256")
+  .update(JSON.stringify([appRules("<instance>"), HEALTH_COMMANDS]))
+  .digest("hex")
+  .slice(0, 16)}`;
 
 /** `info` is called for every instance of a listing: it scans at most this many SCAN pages of 1000. */
 const INFO_SCAN_PAGES = 10;
@@ -77,15 +93,26 @@ function keyPrefix(instance: string): string {
 
 export interface SharedPlan extends RedisPlan {
   /**
-   * At provider start-up: the users of every shared instance get today's rules (passwords kept),
-   * so apps bound by an earlier version lose at once what this one no longer allows.
+   * At provider start-up: when the server's users were given other rules than today's (by an
+   * earlier version), the users of every shared instance get today's rules (passwords kept), so
+   * apps bound by that version lose at once what this one no longer allows. Otherwise (every
+   * start but the first of a version with new rules) one lookup, whatever the number of users.
    */
   adopt(store: Pick<Store, "getInstance">, log: Logger): Promise<void>;
 }
 
 export function sharedPlan(options: SharedPlanOptions): SharedPlan {
-  const { admin, host, port } = options;
-  const appRules = (instance: string) => [`~${keyPrefix(instance)}*`, `&${keyPrefix(instance)}*`, ...APP_COMMANDS];
+  const { admin, checker, host, port } = options;
+
+  /** The health check: can a connection log in as the instance's health user, with its password? */
+  const healthCheck = async (instance: string, password: string): Promise<StatusResult> => {
+    const accepted = await checker.accepts(healthUserName(instance), password).catch(() => undefined);
+    if (accepted === undefined) return { down: `The shared Redis server at ${host}:${port} does not answer the provider.` };
+    if (accepted) return "running";
+    return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
+  };
+  /** Status calls of one instance that arrive while its check runs share that check. */
+  const runningChecks = new Map<string, Promise<StatusResult>>();
 
   return {
     plan: {
@@ -111,14 +138,17 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       await deleteUser(admin, bindingUserName(record.name, target.kind, target.key));
     },
 
-    // Through the provider's own long-lived connection, never a new one per call: a tenant that
-    // fills the server's connection slots cannot make every other instance look down.
-    async status(record) {
+    // On a connection the provider keeps open, never a new one per call: a tenant that fills the
+    // server's connection slots cannot make every other instance look down.
+    status(record) {
       const password = dataString(record.data, "healthPassword");
-      const user = await admin.aclGetUser(healthUserName(record.name)).catch(() => undefined);
-      if (user === undefined) return { down: `The shared Redis server at ${host}:${port} does not answer the provider.` };
-      if (user !== null && user.flags.includes("on") && user.passwords.includes(aclPasswordHash(password))) return "running";
-      return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
+      const key = `${record.name}\n${password}`;
+      let check = runningChecks.get(key);
+      if (check === undefined) {
+        check = healthCheck(record.name, password).finally(() => runningChecks.delete(key));
+        runningChecks.set(key, check);
+      }
+      return check;
     },
 
     async info(record) {
@@ -136,13 +166,19 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     },
 
     async adopt(store, log) {
+      if ((await admin.aclGetUser(RULES_MARKER)) !== null) return;
+      const allUsers = await admin.aclUsers();
+      const planOf = new Map<string, Promise<unknown>>(); // one registry read per instance
       const users: Array<[string, string[]]> = [];
-      for (const user of await admin.aclUsers()) {
+      for (const user of allUsers) {
         const instance = user.slice(0, Math.max(user.indexOf("."), 0));
-        if (!NAME_PATTERN.test(instance) || (await store.getInstance(instance))?.data.plan !== "shared") continue;
+        if (!NAME_PATTERN.test(instance)) continue;
+        if (!planOf.has(instance)) planOf.set(instance, store.getInstance(instance).then((record) => record?.data.plan));
+        if ((await planOf.get(instance)) !== "shared") continue;
         users.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
       }
       await replaceRules(admin, users);
+      await setMarker(admin, RULES_MARKER, allUsers.filter((user) => user.startsWith(RULES_MARKER_PREFIX)));
       if (users.length > 0) log.info({ users: users.length }, "users of shared instances given the current rules");
     },
 

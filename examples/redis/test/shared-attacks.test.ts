@@ -213,6 +213,8 @@ describe("plan shared under attack", () => {
 
 describe("a provider upgraded from one that let shared apps run scripts", () => {
   let setup: SharedSetup;
+  const EARLIER_MARKER = "_provider-kit.shared-rules.0123456789abcdef";
+  const rulesMarkers = async () => (await setup.admin.aclUsers()).filter((user) => user.startsWith("_provider-kit.shared-rules."));
 
   beforeAll(async () => {
     setup = await startSharedSetup("shared-upgrade");
@@ -223,8 +225,10 @@ describe("a provider upgraded from one that let shared apps run scripts", () => 
   it("gives the users bound before the upgrade today's rules at start-up, keeping their passwords", async () => {
     await setup.api.create("legacy", "shared");
     const env = bindEnv(await setup.api.bindApp("legacy", "old"));
-    // What an earlier version granted: everything but @admin and @dangerous.
+    // What an earlier version granted: everything but @admin and @dangerous; its rules had another marker.
     await setup.admin.aclSetUser(env.REDIS_USER!, ["+@all", "-@admin", "-@dangerous"]);
+    await setup.admin.aclDelUser(await rulesMarkers());
+    await setup.admin.aclSetUser(EARLIER_MARKER, ["reset"]);
     const app = await setup.connect(env);
     expect(await app.sendCommand(["EVAL", "return 1", "0"])).toBe(1);
 
@@ -236,5 +240,21 @@ describe("a provider upgraded from one that let shared apps run scripts", () => 
     expect(await failure(app.set("outside", "x"))).toMatch(/^NOPERM/);
     expect(await (await setup.connect(env)).get("legacy:still")).toBe("works");
     expect((await setup.api.status("legacy")).status).toBe(204);
+    expect(await rulesMarkers()).toEqual([expect.not.stringMatching(EARLIER_MARKER)]);
+  });
+
+  it("does not go through the users at a start-up whose rules the server's users already have", async () => {
+    const userCommands = async () => {
+      const stats = await setup.admin.info("commandstats");
+      return ["users", "setuser", "getuser"].map((command) => Number(new RegExp(`cmdstat_acl\\|${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0));
+    };
+    await setup.api.bindApp("legacy", "another");
+    const [users, setUsers, getUsers] = await userCommands();
+
+    await setup.restart();
+    await setup.provider.close(); // waits for the start-up work
+
+    // One lookup of the rules marker; no listing, no change.
+    expect(await userCommands()).toEqual([users, setUsers, getUsers! + 1]);
   });
 });

@@ -149,6 +149,31 @@ describe("plan shared over HTTP", () => {
     await api.destroy("broken");
   });
 
+  it("reports an instance down when its health user no longer has the password the registry holds", async () => {
+    await api.create("rekeyed", "shared");
+    expect((await api.status("rekeyed")).status).toBe(204);
+    await admin.aclSetUser("rekeyed.health", ["resetpass", ">not-the-registry-one"]);
+    const answer = await api.status("rekeyed");
+    expect(answer.status).toBe(500);
+    expect(answer.text).toMatch(/does not accept this instance's connections/);
+    await api.destroy("rekeyed");
+  });
+
+  it("keeps its connections to Redis, and answers status of the others, when an instance is destroyed right after its status", async () => {
+    const accepted = async () => Number(/total_connections_received:(\d+)/.exec(await admin.info("stats"))?.[1]);
+    await api.create("stays", "shared");
+    const before = await accepted();
+    for (let round = 0; round < 3; round++) {
+      await api.create(`goes${round}`, "shared");
+      expect((await api.status(`goes${round}`)).status).toBe(204);
+      expect((await api.destroy(`goes${round}`)).status).toBe(200);
+      expect((await api.status("stays")).status).toBe(204);
+    }
+    // Redis disconnects whoever is logged in as a user it deletes: the status check never stays so.
+    expect(await accepted()).toBe(before);
+    await api.destroy("stays");
+  });
+
   it("refuses an unknown plan with the plans it has", async () => {
     const answer = await api.create("typo", "huge");
     expect(answer.status).toBe(400);
