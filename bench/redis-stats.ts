@@ -54,18 +54,21 @@ export class RedisWatch {
 
   /**
    * Waits until the server has been idle (at most `idleCommands` commands per `intervalMs`, twice
-   * in a row): work a server does in the background, after it answered, is then done.
-   * Resolves with the milliseconds waited; gives up after `maxMs`.
+   * in a row, not counting `ownCommands()`, the caller's own): work a server does in the
+   * background, after it answered, is then done. Resolves with the milliseconds waited; gives up after `maxMs`.
    */
-  async untilIdle({ intervalMs = 500, idleCommands = 2, maxMs = 60_000 } = {}): Promise<number> {
+  async untilIdle({ intervalMs = 500, idleCommands = 2, maxMs = 60_000, ownCommands = (): number => 0 } = {}): Promise<number> {
     const startedAt = performance.now();
     let previous = await this.read();
+    let previousOwn = ownCommands();
     let idleIntervals = 0;
     while (idleIntervals < 2 && performance.now() - startedAt < maxMs) {
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
       const now = await this.read();
-      idleIntervals = workBetween(previous, now, 1).commands <= idleCommands ? idleIntervals + 1 : 0;
+      const own = ownCommands();
+      idleIntervals = workBetween(previous, now, 1).commands - (own - previousOwn) <= idleCommands ? idleIntervals + 1 : 0;
       previous = now;
+      previousOwn = own;
     }
     return performance.now() - startedAt;
   }

@@ -27,7 +27,7 @@ import { machineFacts } from "./facts.js";
 import { brokenBecause, load, type Amount } from "./load.js";
 import { rssMiB, runHarness } from "./process.js";
 import { RedisWatch, workBetween } from "./redis-stats.js";
-import { formatScaleReport, SIZES, type Fill, type MemberInfo, type Operation, type Phase } from "./scale-report.js";
+import { formatScaleReport, SIZES, type Fill, type MemberInfo, type Operation, type Phase, type RssAfterLoad } from "./scale-report.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
 import { REGISTRY_KEY_PREFIX } from "../examples/redis/redis-provider.js";
@@ -339,19 +339,24 @@ function loadCalls(member: Member, call: CallName, connections: number, next: (d
   });
 }
 
-/** bind-app of new apps (as many as fit in `--phase-seconds`, at most `--binds`), then unbind-app of the same apps. */
-async function bindAndUnbind(member: Member, settings: Settings): Promise<Phase[]> {
-  const app = (index: number) => `scale-bench-${index}`;
+/**
+ * bind-app of new apps (as many as fit in `seconds`, at most `binds`), then unbind-app of the
+ * same apps; apps are numbered from `first`.
+ */
+async function bindAndUnbind(member: Member, settings: Settings, share: { binds: number; seconds: number; first: number }): Promise<Phase[]> {
+  const app = (index: number) => `scale-bench-${share.first + index}`;
   const connections = settings.bindConnections;
   const bind = await loadCalls(member, "bind-app", connections, ({ requests, seconds }) => {
     // A first part of two calls per connection tells how many more fit in the time given.
-    const wanted = requests === 0 ? 2 * connections : Math.floor(((settings.phaseSeconds - seconds) * requests) / seconds);
-    const count = Math.min(wanted, settings.binds - requests);
+    const wanted = requests === 0 ? 2 * connections : Math.floor(((share.seconds - seconds) * requests) / seconds);
+    const count = Math.min(wanted, share.binds - requests);
     return count < connections ? undefined : { requests: count, body: (index) => bindAppForm(app(requests + index)) };
   });
   const unbind = await loadCalls(member, "unbind-app", connections, ({ requests }) =>
     requests > 0 ? undefined : { requests: bind.operations, body: (index) => unbindAppForm(app(index)) },
   );
+  progress(`${member.label}: bind-app ${bind.operations} apps at ${Math.round(bind.operations / bind.seconds)} req/s, unbind-app ${Math.round(unbind.operations / unbind.seconds)} req/s`);
+  await member.redis.watch.untilIdle();
   return [bind, unbind];
 }
 
@@ -384,13 +389,13 @@ function instancesCounted(metrics: string): string {
 }
 
 /**
- * Stops the server and starts it `starts` times on the same registry, each time from process
+ * Starts the (stopped) server `starts` times on its registry, each time from process
  * start to its first answer (a status read from the registry, answered 204), then waits for its
  * Redis to go idle: work a server starts in the background (the example's adoption of every
- * user) counts as its start-up's.
+ * user) counts as its start-up's. Then one start more, sending status calls one after another
+ * until its Redis is idle: the slowest shows what that background work does to the calls.
  */
-async function startUps(member: Member, starts: number, cpu: number | undefined): Promise<Phase> {
-  await member.running!.stop();
+async function startUps(member: Member, starts: number, cpu: number | undefined, commandsPerStatus: number): Promise<Phase> {
   const watch = member.redis.watch;
   const before = await watch.read();
   const latencies: number[] = [];
@@ -403,10 +408,36 @@ async function startUps(member: Member, starts: number, cpu: number | undefined)
     rss.push(rssMiB(member.running.pid) ?? Number.NaN);
     idleAfterMs.push(latencies.at(-1)! + (await watch.untilIdle()));
     progress(`  ${member.label}: first answer after ${latencies.at(-1)!.toFixed(0)} ms, Redis idle after ${(idleAfterMs.at(-1)! / 1000).toFixed(1)} s`);
-    if (start < starts - 1) await member.running.stop();
+    await member.running.stop();
   }
   const after = await watch.read();
-  return { member, operation: "start-up", latencies, operations: starts, seconds: 0, redis: workBetween(before, after, starts), idleAfterMs, rss };
+
+  member.running = await startMemberServer(member, cpu);
+  let probes = 0;
+  let slowestStatusMs = 0;
+  let idle = false;
+  const probing = (async () => {
+    while (!idle) {
+      const sentAt = performance.now();
+      const response = await fetch(member.running!.baseUrl + CALLS.status.path, { headers: CALLS.status.headers });
+      const text = await response.text();
+      if (response.status !== 204) throw new Error(`${member.label}: status while starting answered ${response.status}: ${text.slice(0, 200)}`);
+      probes++;
+      slowestStatusMs = Math.max(slowestStatusMs, performance.now() - sentAt);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  try {
+    // The probes' own commands are not the server's background work (one may be in flight at a reading).
+    await watch.untilIdle({ ownCommands: () => probes * commandsPerStatus, idleCommands: 2 + commandsPerStatus });
+  } finally {
+    idle = true;
+    await probing;
+  }
+  await member.running.stop();
+  member.running = undefined;
+  progress(`  ${member.label}: slowest of ${probes} status calls while starting: ${slowestStatusMs.toFixed(0)} ms`);
+  return { member, operation: "start-up", latencies, operations: starts, seconds: 0, redis: workBetween(before, after, starts), idleAfterMs, rss, slowestStatusMs };
 }
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
@@ -426,7 +457,7 @@ async function main(): Promise<number> {
   const members: Member[] = [];
   const fills: Fill[] = [];
   const phases: Phase[] = [];
-  const rssAfterLoad = new Map<Member, number | undefined>();
+  const rss = new Map<Member, RssAfterLoad>();
   try {
     for (const id of settings.servers) {
       const spec: ServerSpec = REDIS_SERVERS.find((server) => server.id === id)!;
@@ -468,21 +499,30 @@ async function main(): Promise<number> {
       phases.push(...measured);
       progress(`status sweep ${sweep + 1}: ${measured.map((p) => `${p.member.label} ${Math.round(p.operations / p.seconds)}`).join(", ")} req/s`);
     }
-    for (const member of members) {
-      await quiet(members, settings);
-      const [bind, unbind] = await bindAndUnbind(member, settings);
-      phases.push(bind!, unbind!);
-      progress(`${member.label}: bind-app ${bind!.operations} apps at ${Math.round(bind!.operations / bind!.seconds)} req/s, unbind-app ${Math.round(unbind!.operations / unbind!.seconds)} req/s`);
-      await member.redis.watch.untilIdle();
+    // In two halves, large small small large: a change in the machine's load hits both sizes alike.
+    for (const pair of pairs) {
+      const half = (first: number) => ({ binds: Math.ceil(settings.binds / 2), seconds: settings.phaseSeconds / 2, first });
+      for (const [member, first] of [[pair[0]!, 0], [pair[1]!, 0], [pair[1]!, settings.binds], [pair[0]!, settings.binds]] as const) {
+        await quiet(members, settings);
+        phases.push(...(await bindAndUnbind(member, settings, half(first))));
+      }
     }
+    for (const member of members) rss.set(member, { afterCalls: rssMiB(member.running!.pid) });
     for (const member of members) {
       phases.push(await scrapeMetrics(member, settings.scrapes));
       progress(`${member.label}: GET /metrics ${phases.at(-1)!.latencies.map((ms) => ms.toFixed(0)).join(", ")} ms`);
     }
-    for (const member of members) rssAfterLoad.set(member, rssMiB(member.running!.pid));
+    for (const member of members) rss.get(member)!.afterScrapes = rssMiB(member.running!.pid);
+    // Starts are timed with none of the other servers running: an idle server's garbage collection after the load would compete.
+    for (const member of members) {
+      await member.running!.stop();
+      member.running = undefined;
+    }
     for (const member of members) {
       progress(`${member.label}: ${settings.starts} starts`);
-      phases.push(await startUps(member, settings.starts, cpus.server));
+      const status = phases.filter((phase) => phase.member === member && phase.operation === "status");
+      const commandsPerStatus = Math.round(status.reduce((sum, phase) => sum + phase.redis.commands, 0) / status.length);
+      phases.push(await startUps(member, settings.starts, cpus.server, commandsPerStatus));
     }
   } finally {
     for (const member of members) {
@@ -496,7 +536,7 @@ async function main(): Promise<number> {
     `cpus: ${cpus.note}; each redis-server unpinned`,
     `settings: ${process.argv.slice(2).join(" ") || "defaults"} (npm run bench:scale -- --help); the run took ${minutes.toFixed(1)} min after compiling`,
   ];
-  console.log(["", ...facts, "", ...formatScaleReport({ sizes: settings, fills, phases, rssAfterLoad }), ""].join("\n"));
+  console.log(["", ...facts, "", ...formatScaleReport({ sizes: settings, fills, phases, rss }), ""].join("\n"));
   return 0;
 }
 
