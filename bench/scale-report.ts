@@ -39,9 +39,10 @@ export interface Phase {
   /** Start-ups only: ms from process start until its Redis went idle, and RSS after the first answer (MiB). */
   idleAfterMs?: number[];
   rss?: number[];
-  /** Start-ups only: the slowest status answer of a start probed until its Redis went idle. */
-  slowestStatusMs?: number;
-  /** Metrics scrapes only: what `provider_instances` counted, per scrape. */
+  /**
+   * Start-ups: the slowest status answer (and any other than 204) of a start probed until its
+   * Redis went idle. Metrics scrapes: what `provider_instances` counted, per scrape.
+   */
   detail?: string;
 }
 
@@ -71,7 +72,8 @@ const RSS_FACTOR = 1.2;
 
 const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 const median = (values: number[]) => quantile(values, 0.5);
-const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toPrecision(2));
+/** Milliseconds, with two significant digits below 100. */
+export const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toPrecision(2));
 const times = (ratio: number) => (Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : "-");
 
 /** Several measurements of one operation on one member as one (counts weighted by operations). */
@@ -232,7 +234,7 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
           phase.latencies.map((value) => value.toFixed(0)).join(", "),
           median(phase.latencies).toFixed(0),
           (median(phase.idleAfterMs ?? []) / 1000).toFixed(1),
-          phase.slowestStatusMs === undefined ? "-" : ms(phase.slowestStatusMs),
+          phase.detail ?? "-",
           formatCount(phase.redis.commands),
           (phase.rss ?? []).map((value) => value.toFixed(0)).join(", "),
           describeWork(phase.redis, 4),
@@ -287,6 +289,7 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
       if (operation !== "metrics" && operation !== "start-up" && walkers.length > 0) {
         findings.push(`- ${id} ${operation}: runs ${walkers.map((command) => `\`${command}\``).join(", ")} on every call`);
       }
+      if (operation === "start-up" && large.detail?.includes("not 204")) findings.push(`- ${id} start-up: status calls while starting: ${large.detail}`);
       const cpuLarge = cpuMicros(large);
       const cpuSmall = cpuMicros(small);
       if (operation !== "start-up" && cpuLarge >= 2 * cpuSmall + 200) {

@@ -27,7 +27,7 @@ import { machineFacts } from "./facts.js";
 import { brokenBecause, load, type Amount } from "./load.js";
 import { rssMiB, runHarness } from "./process.js";
 import { RedisWatch, workBetween } from "./redis-stats.js";
-import { formatScaleReport, SIZES, type Fill, type MemberInfo, type Operation, type Phase, type RssAfterLoad } from "./scale-report.js";
+import { formatScaleReport, ms, SIZES, type Fill, type MemberInfo, type Operation, type Phase, type RssAfterLoad } from "./scale-report.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
 import { REGISTRY_KEY_PREFIX } from "../examples/redis/redis-provider.js";
@@ -413,31 +413,36 @@ async function startUps(member: Member, starts: number, cpu: number | undefined,
   const after = await watch.read();
 
   member.running = await startMemberServer(member, cpu);
-  let probes = 0;
-  let slowestStatusMs = 0;
+  const baseUrl = member.running.baseUrl;
+  const probe = { calls: 0, slowestMs: 0, failed: 0, firstFailure: "" };
   let idle = false;
+  // An answer other than 204 here is a finding (what the start-up's work does to the calls), not a broken run.
   const probing = (async () => {
     while (!idle) {
       const sentAt = performance.now();
-      const response = await fetch(member.running!.baseUrl + CALLS.status.path, { headers: CALLS.status.headers });
-      const text = await response.text();
-      if (response.status !== 204) throw new Error(`${member.label}: status while starting answered ${response.status}: ${text.slice(0, 200)}`);
-      probes++;
-      slowestStatusMs = Math.max(slowestStatusMs, performance.now() - sentAt);
+      const answer = await fetch(baseUrl + CALLS.status.path, { headers: CALLS.status.headers }).then(
+        async (response) => ({ status: response.status, text: await response.text() }),
+        (error: unknown) => ({ status: 0, text: String(error) }),
+      );
+      probe.calls++;
+      probe.slowestMs = Math.max(probe.slowestMs, performance.now() - sentAt);
+      if (answer.status !== 204 && probe.failed++ === 0) probe.firstFailure = `${answer.status} ${answer.text.slice(0, 120)}`;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
   try {
     // The probes' own commands are not the server's background work (one may be in flight at a reading).
-    await watch.untilIdle({ ownCommands: () => probes * commandsPerStatus, idleCommands: 2 + commandsPerStatus });
+    await watch.untilIdle({ ownCommands: () => probe.calls * commandsPerStatus, idleCommands: 2 + commandsPerStatus });
   } finally {
     idle = true;
     await probing;
   }
   await member.running.stop();
   member.running = undefined;
-  progress(`  ${member.label}: slowest of ${probes} status calls while starting: ${slowestStatusMs.toFixed(0)} ms`);
-  return { member, operation: "start-up", latencies, operations: starts, seconds: 0, redis: workBetween(before, after, starts), idleAfterMs, rss, slowestStatusMs };
+  const failures = probe.failed === 0 ? "" : `; ${probe.failed} answered otherwise, first: ${probe.firstFailure}`;
+  progress(`  ${member.label}: slowest of ${probe.calls} status calls while starting: ${probe.slowestMs.toFixed(0)} ms${failures}`);
+  const statusWhileStarting = `${ms(probe.slowestMs)}${probe.failed === 0 ? "" : ` (${probe.failed} of ${probe.calls} not 204: ${probe.firstFailure})`}`;
+  return { member, operation: "start-up", latencies, operations: starts, seconds: 0, redis: workBetween(before, after, starts), idleAfterMs, rss, detail: statusWhileStarting };
 }
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
@@ -458,6 +463,7 @@ async function main(): Promise<number> {
   const fills: Fill[] = [];
   const phases: Phase[] = [];
   const rss = new Map<Member, RssAfterLoad>();
+  let completed = false;
   try {
     for (const id of settings.servers) {
       const spec: ServerSpec = REDIS_SERVERS.find((server) => server.id === id)!;
@@ -524,11 +530,18 @@ async function main(): Promise<number> {
       const commandsPerStatus = Math.round(status.reduce((sum, phase) => sum + phase.redis.commands, 0) / status.length);
       phases.push(await startUps(member, settings.starts, cpus.server, commandsPerStatus));
     }
+    completed = true;
   } finally {
-    for (const member of members) {
-      await member.running?.stop();
-      await stopRedis(member.redis);
-    }
+    // Everything is stopped even when one server died; that death then breaks the run.
+    const stopped = await Promise.allSettled(members.map(async (member) => {
+      try {
+        await member.running?.stop();
+      } finally {
+        await stopRedis(member.redis);
+      }
+    }));
+    const failed = stopped.find((result) => result.status === "rejected");
+    if (failed && completed) throw failed.reason;
   }
   const minutes = (performance.now() - startedAt) / 60_000;
   const facts = [
