@@ -67,8 +67,8 @@ export interface ScaleSizes {
 /** p99 (and start-up) on the large registry within this factor of the small one. */
 const FLAT_FACTOR = 1.5;
 const START_TARGET_MS = 1000;
-/** RSS after the load on the large registry within this factor of the small one. */
-const RSS_FACTOR = 1.2;
+/** RSS after the load on the large registry within this factor of the small one (RSS moves by tens of MiB with garbage collection). */
+const RSS_FACTOR = 1.5;
 
 const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 const median = (values: number[]) => quantile(values, 0.5);
@@ -170,7 +170,12 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
     }
   }
 
-  lines.push("", `Large ÷ small (targets, issue 15: call p99 within ${FLAT_FACTOR}×; start to first answer under ${START_TARGET_MS / 1000} s and within ${FLAT_FACTOR}×):`, "");
+  lines.push(
+    "",
+    `Large ÷ small (targets, issue 15: call p99 within ${FLAT_FACTOR}×; start to first answer under ${START_TARGET_MS / 1000} s and within ${FLAT_FACTOR}×; ` +
+      "a metrics scrape has no target: context):",
+    "",
+  );
   lines.push(row(["server", "operation", "p50 (median) ×", "p99 ×", "CPU/op ×", "Redis commands/op, large vs small", "target", "verdict"]));
   lines.push(row(["---", "---", "---:", "---:", "---:", "---:", "---", "---"]));
   for (const id of servers) {
@@ -187,7 +192,8 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
         verdict = median(large.latencies) < START_TARGET_MS && p50 <= FLAT_FACTOR ? "met" : "MISSED";
       } else if (operation !== "metrics") {
         target = `p99 ≤ ${FLAT_FACTOR}×`;
-        verdict = p99 <= FLAT_FACTOR ? "met" : "MISSED";
+        // A p99 can pass only because the small registry's was hit by noise: a p50 that grew says so.
+        verdict = p99 > FLAT_FACTOR ? "MISSED" : p50 > FLAT_FACTOR ? `p99 met, but p50 ${times(p50)}` : "met";
       }
       // A few starts or scrapes have a median, not a p99.
       const fewSamples = operation === "start-up" || operation === "metrics";
