@@ -271,12 +271,11 @@ function withoutAclSave(admin: RedisClient): RedisClient {
 /** Binds `apps` apps to the example's shared instance: that many ACL users on its Redis server. */
 async function fillSharedInstance(member: Member, apps: number, settings: Settings): Promise<Fill> {
   if (settings.exampleFill === "http") {
-    let measurement;
-    const seconds = await timed(async () => {
-      const body = (index: number) => bindAppForm(fillApp(index));
-      measurement = await load(member.running!.baseUrl, CALLS["bind-app"], { requests: apps, body }, Math.min(settings.fillConcurrency, apps), { timeoutSeconds: 120 });
-    });
-    const broken = brokenBecause(measurement!);
+    const startedAt = performance.now();
+    const body = (index: number) => bindAppForm(fillApp(index));
+    const measurement = await load(member.running!.baseUrl, CALLS["bind-app"], { requests: apps, body }, Math.min(settings.fillConcurrency, apps), { timeoutSeconds: 120 });
+    const seconds = (performance.now() - startedAt) / 1000;
+    const broken = brokenBecause(measurement);
     if (broken) throw new Error(`${member.label}: filling through bind-app: ${broken}.`);
     return { member, text: `${apps} apps bound to ${INSTANCE} (shared) in ${seconds.toFixed(1)} s (${Math.round(apps / seconds)}/s), through POST bind-app` };
   }
@@ -452,6 +451,53 @@ async function quiet(members: Member[], settings: Settings): Promise<void> {
   await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
 }
 
+/** Starts every member's Redis, fills its registry and starts its server. */
+async function setUp(members: Member[], settings: Settings, cpu: number | undefined): Promise<Fill[]> {
+  for (const id of settings.servers) {
+    const spec = REDIS_SERVERS.find((server) => server.id === id)!;
+    for (const size of SIZES) members.push({ id, size, label: `${id} (${size})`, spec, redis: await startRedis(`${id}-${size}`) });
+  }
+  const fills: Fill[] = [];
+  for (const member of members) {
+    if (member.id === "provider-redis-store") {
+      const instances = member.size === "large" ? settings.instances : settings.small;
+      const bindings = Math.round((settings.bindings * instances) / settings.instances);
+      progress(`filling ${member.label}: ${instances} instances, ${bindings} bindings`);
+      fills.push(await fillRegistry(member, instances, bindings, settings.fillConcurrency));
+    }
+    member.running = await startMemberServer(member, cpu);
+    if (member.id === "example") {
+      const apps = member.size === "large" ? settings.apps : settings.small;
+      progress(`filling ${member.label}: ${apps} bound apps`);
+      fills.push(await fillSharedInstance(member, apps, settings));
+    }
+    progress(`  ${fills.at(-1)!.text}`);
+    await member.redis.watch.untilIdle();
+  }
+  return fills;
+}
+
+/** Status in sweeps, each member of a pair back to back, the order alternating. */
+async function measureStatus(members: Member[], pairs: Member[][], settings: Settings): Promise<Phase[]> {
+  for (const member of members) {
+    await verifyAnswer(member.label, member.running!.baseUrl, CALLS.status);
+    if (settings.warmup > 0) await load(member.running!.baseUrl, CALLS.status, { seconds: settings.warmup }, settings.connections);
+  }
+  const phases: Phase[] = [];
+  for (let sweep = 0; sweep < settings.sweeps; sweep++) {
+    await quiet(members, settings);
+    const measured: Phase[] = [];
+    for (const pair of pairs) {
+      for (const member of sweep % 2 === 0 ? pair : [...pair].reverse()) {
+        measured.push(await loadCalls(member, "status", settings.connections, ({ requests }) => (requests > 0 ? undefined : { seconds: settings.slice })));
+      }
+    }
+    phases.push(...measured);
+    progress(`status sweep ${sweep + 1}: ${measured.map((p) => `${p.member.label} ${Math.round(p.operations / p.seconds)}`).join(", ")} req/s`);
+  }
+  return phases;
+}
+
 async function main(): Promise<number> {
   const settings = readSettings(process.argv.slice(2));
   if (!settings) return 0;
@@ -461,55 +507,18 @@ async function main(): Promise<number> {
   compileServers();
   const startedAt = performance.now();
   const members: Member[] = [];
-  const fills: Fill[] = [];
   const phases: Phase[] = [];
   const rss = new Map<Member, RssAfterLoad>();
+  let fills: Fill[] = [];
   let completed = false;
   try {
-    for (const id of settings.servers) {
-      const spec: ServerSpec = REDIS_SERVERS.find((server) => server.id === id)!;
-      for (const size of SIZES) {
-        members.push({ id, size, label: `${id} (${size})`, spec, redis: await startRedis(`${id}-${size}`) });
-      }
-    }
-    for (const member of members) {
-      if (member.id === "provider-redis-store") {
-        const instances = member.size === "large" ? settings.instances : settings.small;
-        const bindings = Math.round((settings.bindings * instances) / settings.instances);
-        progress(`filling ${member.label}: ${instances} instances, ${bindings} bindings`);
-        fills.push(await fillRegistry(member, instances, bindings, settings.fillConcurrency));
-        progress(`  ${fills.at(-1)!.text}`);
-      }
-      member.running = await startMemberServer(member, cpus.server);
-      if (member.id === "example") {
-        const apps = member.size === "large" ? settings.apps : settings.small;
-        progress(`filling ${member.label}: ${apps} bound apps`);
-        fills.push(await fillSharedInstance(member, apps, settings));
-        progress(`  ${fills.at(-1)!.text}`);
-      }
-      await member.redis.watch.untilIdle();
-    }
-
+    fills = await setUp(members, settings, cpus.server);
     const pairs = settings.servers.map((id) => members.filter((member) => member.id === id));
-    for (const member of members) {
-      await verifyAnswer(member.label, member.running!.baseUrl, CALLS.status);
-      if (settings.warmup > 0) await load(member.running!.baseUrl, CALLS.status, { seconds: settings.warmup }, settings.connections);
-    }
-    for (let sweep = 0; sweep < settings.sweeps; sweep++) {
-      await quiet(members, settings);
-      const measured: Phase[] = [];
-      for (const pair of pairs) {
-        for (const member of sweep % 2 === 0 ? pair : [...pair].reverse()) {
-          measured.push(await loadCalls(member, "status", settings.connections, ({ requests }) => (requests > 0 ? undefined : { seconds: settings.slice })));
-        }
-      }
-      phases.push(...measured);
-      progress(`status sweep ${sweep + 1}: ${measured.map((p) => `${p.member.label} ${Math.round(p.operations / p.seconds)}`).join(", ")} req/s`);
-    }
+    phases.push(...(await measureStatus(members, pairs, settings)));
     // In two halves, large small small large: a change in the machine's load hits both sizes alike.
-    for (const pair of pairs) {
+    for (const [large, small] of pairs) {
       const half = (first: number) => ({ binds: Math.ceil(settings.binds / 2), seconds: settings.phaseSeconds / 2, first });
-      for (const [member, first] of [[pair[0]!, 0], [pair[1]!, 0], [pair[1]!, settings.binds], [pair[0]!, settings.binds]] as const) {
+      for (const [member, first] of [[large!, 0], [small!, 0], [small!, settings.binds], [large!, settings.binds]] as const) {
         await quiet(members, settings);
         phases.push(...(await bindAndUnbind(member, settings, half(first))));
       }
@@ -534,13 +543,15 @@ async function main(): Promise<number> {
     completed = true;
   } finally {
     // Everything is stopped even when one server died; that death then breaks the run.
-    const stopped = await Promise.allSettled(members.map(async (member) => {
-      try {
-        await member.running?.stop();
-      } finally {
-        await stopRedis(member.redis);
-      }
-    }));
+    const stopped = await Promise.allSettled(
+      members.map(async (member) => {
+        try {
+          await member.running?.stop();
+        } finally {
+          await stopRedis(member.redis);
+        }
+      }),
+    );
     const failed = stopped.find((result) => result.status === "rejected");
     if (failed && completed) throw failed.reason;
   }
