@@ -7,12 +7,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { redisClient, type RedisClient } from "../src/redis/connection.js";
-import { ensureRedisServer, freePort, runningPid, stopRedisServer } from "../src/redis/server.js";
+import { redisClient, type Address, type RedisClient } from "../src/redis/connection.js";
+import { ensureRedisServer, runningPid, startOnFreePort, stopRedisServer } from "../src/redis/server.js";
 
 export interface BenchRedis {
   /** `redis://:<password>@127.0.0.1:<port>`, for the server under test (BENCH_REDIS_URL). */
   url: string;
+  address: Address;
   /** Its data directory (the provider's log file may go there too). */
   dir: string;
   pid: number;
@@ -23,14 +24,18 @@ export interface BenchRedis {
 
 export async function startBenchRedis(label: string): Promise<BenchRedis> {
   const dir = mkdtempSync(join(tmpdir(), `provider-kit-bench-redis-${label}-`));
-  const port = await freePort();
   const password = randomBytes(16).toString("hex");
-  await ensureRedisServer({ dir, port, password, detached: false, binary: "redis-server" });
+  const port = await startOnFreePort(async (port) => {
+    await ensureRedisServer({ dir, port, password, detached: false, binary: "redis-server" });
+    return port;
+  });
   const pid = (await runningPid(dir)) ?? -1;
-  const client = redisClient({ host: "127.0.0.1", port, password });
+  const address: Address = { host: "127.0.0.1", port, password };
+  const client = redisClient(address);
   await client.connect();
   return {
     url: `redis://:${password}@127.0.0.1:${port}`,
+    address,
     dir,
     pid,
     client,
@@ -45,6 +50,7 @@ export async function startBenchRedis(label: string): Promise<BenchRedis> {
 export interface Counters {
   connections: number;
   commands: number;
+  usedMemoryBytes: number;
   /** Per command: calls and microseconds Redis spent running them. */
   byCommand: Map<string, { calls: number; usec: number }>;
 }
@@ -57,15 +63,21 @@ export async function redisCounters(client: RedisClient): Promise<Counters> {
   for (const [, command, calls, usec] of info.matchAll(/^cmdstat_(\S+):calls=(\d+),usec=(\d+)/gm)) {
     byCommand.set(command!, { calls: Number(calls), usec: Number(usec) });
   }
-  return { connections: field("total_connections_received"), commands: field("total_commands_processed"), byCommand };
+  return {
+    connections: field("total_connections_received"),
+    commands: field("total_commands_processed"),
+    usedMemoryBytes: field("used_memory"),
+    byCommand,
+  };
 }
 
 /** The counters of several servers, as one. */
 export function sumCounters(all: Counters[]): Counters {
-  const total: Counters = { connections: 0, commands: 0, byCommand: new Map() };
+  const total: Counters = { connections: 0, commands: 0, usedMemoryBytes: 0, byCommand: new Map() };
   for (const counters of all) {
     total.connections += counters.connections;
     total.commands += counters.commands;
+    total.usedMemoryBytes += counters.usedMemoryBytes;
     for (const [command, { calls, usec }] of counters.byCommand) {
       const sum = total.byCommand.get(command) ?? { calls: 0, usec: 0 };
       total.byCommand.set(command, { calls: sum.calls + calls, usec: sum.usec + usec });

@@ -30,7 +30,8 @@ export function usableSweeps(sweeps: Sweep[], planned: number): { sweeps: Sweep[
   return clean.length >= Math.ceil(planned / 2) ? { sweeps: clean, clean: true } : { sweeps, clean: false };
 }
 
-function quantile(values: number[], q: number): number {
+/** The q-quantile (0..1) of `values`, interpolated between the two nearest. */
+export function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const position = (sorted.length - 1) * q;
   const low = Math.floor(position);

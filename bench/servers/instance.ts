@@ -3,7 +3,13 @@ import { CALLS, INSTANCE } from "../calls.js";
 
 const READY_TIMEOUT_MS = 30_000;
 
+const statusOf = (baseUrl: string) => fetch(`${baseUrl}${CALLS.status.path}`, { headers: { ...CALLS.status.headers } });
+
 export async function createInstance(baseUrl: string, fields: Record<string, string> = {}): Promise<void> {
+  // A server started again on a registry that kept the instance (bench/scale.ts restarts them) uses it as it is.
+  const existing = await statusOf(baseUrl);
+  await existing.arrayBuffer();
+  if (existing.status === 204) return;
   const response = await fetch(`${baseUrl}/resources`, {
     method: "POST",
     headers: { ...CALLS.status.headers },
@@ -13,7 +19,7 @@ export async function createInstance(baseUrl: string, fields: Record<string, str
   // Provisioning may go on in the background: status answers 202 until it is done.
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    const status = await fetch(`${baseUrl}${CALLS.status.path}`, { headers: { ...CALLS.status.headers } });
+    const status = await statusOf(baseUrl);
     const text = await status.text();
     if (status.status === 204) return;
     if (status.status !== 202 || Date.now() > deadline) throw new Error(`${INSTANCE} is not ready: status ${status.status} ${text}`);
