@@ -263,6 +263,8 @@ export class RedisStore implements Store {
   /** Instance → the token its Redis lock was passed to, for the next local caller to take it with. */
   private readonly passedTokens = new Map<string, string>();
   private readonly connectTimeoutMs: number;
+  /** Per client, the wait for it to be ready that calls arriving meanwhile share. */
+  private readonly readyWaits = new Map<RedisStoreClient, Promise<boolean>>();
   private readonly commandTimeoutMs: number;
   private readonly waitForReplicas: number;
   private readonly replicaTimeoutMs: number;
@@ -308,18 +310,23 @@ export class RedisStore implements Store {
       client.connect().catch((error: unknown) => this.log?.warn({ err: error }, "Redis store could not connect"));
     }
     if (client.isReady) return client;
-    const becameReady = await new Promise<boolean>((resolve) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        client.off("ready", onReady);
-        resolve(false);
-      }, this.connectTimeoutMs);
-      client.once("ready", onReady);
-    });
-    if (!becameReady) throw new StoreUnavailableError();
+    // Calls that arrive while the client connects share one wait (one listener, whatever the load).
+    let waiting = this.readyWaits.get(client);
+    if (waiting === undefined) {
+      waiting = new Promise<boolean>((resolve) => {
+        const onReady = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          client.off("ready", onReady);
+          resolve(false);
+        }, this.connectTimeoutMs);
+        client.once("ready", onReady);
+      }).finally(() => this.readyWaits.delete(client));
+      this.readyWaits.set(client, waiting);
+    }
+    if (!(await waiting)) throw new StoreUnavailableError();
     return client;
   }
 

@@ -211,6 +211,24 @@ describe("RedisStore", () => {
     }
   });
 
+  it("answers many calls waiting for an unreachable Redis with 503s, sharing one wait (no listener-leak warning)", async () => {
+    const gone = await startRedisServer();
+    await gone.stop();
+    const store = new RedisStore({ url: gone.url, keyPrefix: "down:", connectTimeoutMs: 300 });
+    opened.push(store);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const errors = await Promise.all(Array.from({ length: 50 }, () => rejection(store.getInstance("cache"))));
+      expect(new Set(errors.map((error) => error.status))).toEqual(new Set([503]));
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings.map((warning) => warning.name)).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("works with a client of the caller's, and leaves it open on close", async () => {
     const client = createClient({ url: redis.url });
     const store = new RedisStore({ client, keyPrefix: "own:" });
