@@ -1,6 +1,8 @@
 /**
- * A provider loads only what it uses: node-redis (~700 modules, a third of a compiled provider's
- * start-up) is loaded when a Redis client is created, not because the index exports `RedisStore`.
+ * A provider loads only what it uses, so that it starts fast: node-redis (~700 modules, a third of
+ * a compiled provider's start-up) when a Redis client is created, not because the index exports
+ * `RedisStore`; express-basic-auth when a request's credentials are not the canonical header the
+ * platform sends; none of prom-client's default process metrics (and their @opentelemetry/api).
  * Checked in a fresh Node process, as a service author's provider runs: import the package's
  * index, serve real calls, then read which packages Node has loaded.
  */
@@ -18,6 +20,8 @@ let dir: string;
 interface Loaded {
   answers: number[];
   afterServing: string[];
+  /** After a call with credentials spelled otherwise (`basic` in lower case). */
+  afterOtherAuth: string[];
   afterRedisStore: string[];
 }
 
@@ -48,12 +52,15 @@ for (const [method, path, body] of [
   answers.push((await fetch(base + path, { method, headers, body })).status);
 }
 const afterServing = packages();
+const otherSpelling = "basic " + Buffer.from("u:p").toString("base64");
+answers.push((await fetch(base + "/resources/db1/status", { headers: { authorization: otherSpelling } })).status);
+const afterOtherAuth = packages();
 server.close();
 await provider.close();
 
 const store = new RedisStore({ url: "redis://127.0.0.1:1" }); // never connects: a client is created, no call made
 await store.close();
-process.stderr.write("LOADED " + JSON.stringify({ answers, afterServing, afterRedisStore: packages() }) + "\\n");
+process.stderr.write("LOADED " + JSON.stringify({ answers, afterServing, afterOtherAuth, afterRedisStore: packages() }) + "\\n");
 `;
 
 beforeAll(async () => {
@@ -64,16 +71,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it("a provider without a RedisStore never loads node-redis; creating a RedisStore does", async () => {
+it("a provider loads node-redis only for a RedisStore, express-basic-auth only for other spellings of credentials", async () => {
   const result = await run("node", ["--import", "tsx", path.join(dir, "provider.mjs")], { cwd: root });
   expect(result.code, result.stderr).toBe(0);
   const line = result.stderr.split("\n").find((text) => text.startsWith("LOADED "));
   expect(line, result.stderr).toBeDefined();
   const loaded = JSON.parse(line!.slice("LOADED ".length)) as Loaded;
 
-  expect(loaded.answers).toEqual([200, 201, 201, 204]);
-  expect(loaded.afterServing).toContain("express"); // the check sees the packages a provider does load
-  expect(loaded.afterServing.filter((name) => name === "redis" || name.startsWith("@redis/"))).toEqual([]);
+  expect(loaded.answers).toEqual([200, 201, 201, 204, 204]);
+  expect(loaded.afterServing).toEqual(expect.arrayContaining(["express", "pino", "prom-client"])); // the check sees what is loaded
+  for (const unused of ["redis", "@redis/client", "express-basic-auth", "@opentelemetry/api"]) {
+    expect(loaded.afterServing).not.toContain(unused);
+  }
+  expect(loaded.afterOtherAuth).toContain("express-basic-auth");
+  expect(loaded.afterOtherAuth).not.toContain("redis");
   expect(loaded.afterRedisStore).toContain("redis");
   expect(loaded.afterRedisStore).toContain("@redis/client");
 });
