@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 
 /** Linux reports process and machine times in USER_HZ ticks, 100 per second on every arch. */
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 interface Sample {
   wallMs: number;
@@ -33,7 +33,8 @@ function machineTicks(): { busy: number; steal: number } {
   return { busy: user + nice + system + irq + softirq, steal };
 }
 
-function processTicks(pid: number): number {
+/** CPU time a process has used (user + system, all threads), in ticks of 10 ms; throws once it is gone. */
+export function processTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

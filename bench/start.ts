@@ -4,8 +4,10 @@
  * - `provider`: a compiled provider (bench/servers/cold-provider.ts: createProvider, listen);
  * - `example`: the compiled Redis example (examples/redis/main.ts, as `provider-kit-redis` runs);
  * - `example via npm start`: what `npm start` runs (npm, then node with tsx).
- * The clock starts just before the process is spawned; the harness asks every 2 ms. Also shown:
- * the RSS of the server process right after its first answer (not for npm start: that is npm's).
+ * The clock starts just before the process is spawned; the harness asks every 2 ms. Also shown,
+ * for the server process right after its first answer (not for npm start: that process is npm's):
+ * the CPU time it used to get there, which other work on the machine inflates far less than the
+ * wall time, and its RSS.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { compiledEntry, compileServers } from "./build.js";
 import { CREDENTIALS } from "./calls.js";
+import { processTicks, TICKS_PER_SECOND } from "./cpu-share.js";
 import { machineFacts } from "./facts.js";
 import { rssMiB, runHarness } from "./process.js";
 import { freePort } from "../src/redis/server.js";
@@ -70,7 +73,22 @@ async function stopGroup(pid: number | undefined): Promise<void> {
   }
 }
 
-async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> {
+interface Start {
+  ms: number;
+  /** CPU time of the server process up to its first answer, user + system (10 ms resolution). */
+  cpuMs?: number;
+  rss?: number;
+}
+
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    return pid === undefined ? undefined : (processTicks(pid) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined; // no /proc
+  }
+}
+
+async function startOnce(target: Target): Promise<Start> {
   const dataDir = mkdtempSync(join(tmpdir(), "provider-kit-bench-start-"));
   const port = await freePort();
   const [command, args] = target.command(dataDir);
@@ -97,7 +115,8 @@ async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> 
   try {
     await firstAnswer(`http://127.0.0.1:${port}/healthcheck`, child);
     const ms = performance.now() - startedAt;
-    return { ms, rss: target.direct ? rssMiB(child.pid) : undefined };
+    if (!target.direct) return { ms };
+    return { ms, cpuMs: cpuMs(child.pid), rss: rssMiB(child.pid) };
   } catch (error) {
     throw new Error(`${target.id}: ${error instanceof Error ? error.message : String(error)}\n${stderr}`);
   } finally {
@@ -106,9 +125,15 @@ async function startOnce(target: Target): Promise<{ ms: number; rss?: number }> 
   }
 }
 
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const each = (values: Array<number | undefined>): string => values.map((value) => (value === undefined ? "-" : value.toFixed(0))).join(", ");
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: "string" } } });
+  const { values } = parseArgs({ options: { runs: { type: "string" }, targets: { type: "string" } } });
   const runs = Number(values.runs ?? 5);
+  const wanted = values.targets?.split(",") ?? TARGETS.map((target) => target.id);
+  const unknown = wanted.filter((id) => !TARGETS.some((target) => target.id === id));
+  if (unknown.length > 0) throw new Error(`unknown --targets ${unknown.join(", ")}; known: ${TARGETS.map((t) => t.id).join(", ")}`);
   process.stderr.write("compiling (tsc -p bench/tsconfig.servers.json)\n");
   compileServers();
   const lines = [
@@ -116,19 +141,19 @@ async function main(): Promise<number> {
     "",
     `Cold start to first answer (GET /healthcheck 200), ${runs} starts each, one after another:`,
     "",
-    `| what | median ms | each start, ms | RSS after first answer, MiB |`,
-    `| --- | ---: | --- | --- |`,
+    `| what | median ms | each start, ms | median CPU ms | each start, CPU ms | RSS after first answer, MiB |`,
+    `| --- | ---: | --- | ---: | --- | --- |`,
   ];
-  for (const target of TARGETS) {
-    const results: Array<{ ms: number; rss?: number }> = [];
+  for (const target of TARGETS.filter((candidate) => wanted.includes(candidate.id))) {
+    const results: Start[] = [];
     for (let run = 0; run < runs; run++) {
       results.push(await startOnce(target));
       process.stderr.write(`${target.id}: ${results.at(-1)!.ms.toFixed(0)} ms\n`);
     }
-    const sorted = results.map((r) => r.ms).sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
-    const rss = results.map((r) => (r.rss === undefined ? "-" : r.rss.toFixed(0))).join(", ");
-    lines.push(`| ${target.id} | ${median.toFixed(0)} | ${results.map((r) => r.ms.toFixed(0)).join(", ")} | ${rss} |`);
+    const cpu = results.map((r) => r.cpuMs);
+    const cpuMedian = target.direct ? median(cpu.map((ms) => ms ?? NaN)).toFixed(0) : "-";
+    const wall = results.map((r) => r.ms);
+    lines.push(`| ${target.id} | ${median(wall).toFixed(0)} | ${each(wall)} | ${cpuMedian} | ${each(cpu)} | ${each(results.map((r) => r.rss))} |`);
   }
   console.log(["", ...lines, ""].join("\n"));
   return 0;

@@ -5,8 +5,9 @@
  * express-basic-auth splits the header on the first ':' only, so passwords may contain ':'.
  */
 import { timingSafeEqual } from "node:crypto";
-import basicAuth from "express-basic-auth";
+import type basicAuth from "express-basic-auth";
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import type { RequestHandler } from "express";
 import type { AuthOptions } from "../options.js";
 import { scopeOf } from "./scope.js";
@@ -26,6 +27,8 @@ function matchesAny(given: string, accepted: readonly Buffer[]): boolean {
   return matched;
 }
 
+const loadBasicAuth = () => createRequire(import.meta.url)("express-basic-auth") as typeof basicAuth;
+
 export interface Authentication {
   /** True for the canonical header of accepted credentials: admitted without further work. */
   admits(req: IncomingMessage): boolean;
@@ -36,7 +39,10 @@ export interface Authentication {
 export function authentication({ usernames, password, realm }: Required<AuthOptions>): Authentication {
   const acceptedUsers = usernames.map((name) => Buffer.from(name));
   const acceptedPassword = [Buffer.from(password)];
-  const checked = basicAuth({
+  // express-basic-auth is loaded on the first request `admits` refuses: the platform's calls
+  // never need it, so a provider does not load it at start-up.
+  let checked: RequestHandler | undefined;
+  const fullCheck = (): RequestHandler => (checked ??= loadBasicAuth()({
     challenge: true,
     realm,
     authorizer(givenUser: string, givenPassword: string): boolean {
@@ -54,7 +60,7 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
       scopeOf(req).reason = reason;
       return reason;
     },
-  });
+  }));
 
   // The platform (Go's SetBasicAuth) always sends the canonical header, so comparing the whole
   // header against the few accepted ones, in constant time, admits it without decoding it on
@@ -66,6 +72,6 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
   };
   return {
     admits,
-    check: (req, res, next) => (admits(req) ? next() : checked(req, res, next)),
+    check: (req, res, next) => (admits(req) ? next() : fullCheck()(req, res, next)),
   };
 }

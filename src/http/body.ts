@@ -1,8 +1,8 @@
 /**
  * Reads the body once, by Content-Type, into the canonical fields on the request scope:
- * form (the platform's default) or JSON (services registered with `encoding: json`), both read by
- * body-parser. DELETE bodies are read too. A call without a body is fine whatever its
- * Content-Type. Refused before any parsing: another media type, a charset other than UTF-8 or
+ * form (the platform's default; src/http/form.ts) or JSON (services registered with
+ * `encoding: json`, read by body-parser). DELETE bodies are read too. A call without a body is
+ * fine whatever its Content-Type. Refused before any parsing: another media type, a charset other than UTF-8 or
  * a Content-Encoding (415); then a body over the byte limit, or a form with more fields than
  * the field limit (413). The field limit keeps form parsing linear: body-parser's parser merges
  * repeated keys in time that grows with the square of their number.
@@ -11,6 +11,7 @@ import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import { formFields, jsonFields, type Encoding, type Fields } from "./fields.js";
+import { formReader } from "./form.js";
 import type { Step } from "./router.js";
 import { scopeOf } from "./scope.js";
 
@@ -100,12 +101,7 @@ export function bodyParsing(limits: BodyLimits): Step {
         encoding: "form",
         // Flat keys (`parameters.tls.enabled`, repeated `tags`): fields.ts applies the platform's
         // conventions. More fields than the limit are refused (413), never dropped silently.
-        parse: bodyParser.urlencoded({
-          extended: false,
-          limit: limits.bytes,
-          type: FORM,
-          parameterLimit: limits.formFields,
-        }),
+        parse: formReader(limits),
         normalise: (body) => formFields(body as Record<string, unknown>),
       },
     ],

@@ -21,8 +21,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { createClient, createSentinel, ErrorReply, type RedisClientType, type RedisSentinelType } from "redis";
-import { isTransientReply } from "../redis/connection.js";
+import type { RedisClientType, RedisSentinelType } from "redis";
+import { isTransientReply, nodeRedis } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
@@ -233,7 +233,7 @@ export class ReplicaWaitError extends ProviderError {
 function asUnavailable(error: unknown): unknown {
   if (error instanceof ProviderError) return error;
   // A reply that reveals a bug stays what it is; a pipeline (a write and its WAIT) fails as a whole.
-  if (error instanceof ErrorReply && !isTransientReply(error)) return error;
+  if (error instanceof nodeRedis().ErrorReply && !isTransientReply(error)) return error;
   return new StoreUnavailableError({ cause: error });
 }
 
@@ -577,11 +577,11 @@ export class RedisStore implements Store {
 
 // Both fail calls at once while Redis is unreachable, rather than hold them until the platform gives up.
 function ownClient(url: string): RedisStoreClient {
-  return createClient({ url, disableOfflineQueue: true });
+  return nodeRedis().createClient({ url, disableOfflineQueue: true });
 }
 
 function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
-  return createSentinel({
+  return nodeRedis().createSentinel({
     name: address.name,
     sentinelRootNodes: address.sentinels,
     nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },

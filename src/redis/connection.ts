@@ -1,16 +1,20 @@
 /**
  * Connections to Redis servers: the one place that knows how this provider connects.
  */
-import {
-  ClientClosedError,
-  ClientOfflineError,
-  ConnectionTimeoutError,
-  createClient,
-  ErrorReply,
-  MultiErrorReply,
-  SocketClosedUnexpectedlyError,
-  SocketTimeoutError,
-} from "redis";
+import { createRequire } from "node:module";
+import type { ErrorReply } from "redis";
+
+type NodeRedis = typeof import("redis");
+let loaded: NodeRedis | undefined;
+
+/**
+ * node-redis, loaded on first use instead of at import: the library's index reaches this module
+ * through `RedisStore`, and a provider that never creates a Redis client should not load its
+ * ~700 modules (a third of a compiled provider's start-up).
+ */
+export function nodeRedis(): NodeRedis {
+  return (loaded ??= createRequire(import.meta.url)("redis") as NodeRedis);
+}
 
 export interface Address {
   host: string;
@@ -37,7 +41,7 @@ export function addressOfUrl(redisUrl: string): Address {
  * calls still fail at once instead of waiting in a queue.
  */
 export function redisClient(address: Address, options: { connectTimeoutMs?: number; reconnect?: boolean } = {}) {
-  const client = createClient({
+  const client = nodeRedis().createClient({
     socket: {
       host: address.host,
       port: address.port,
@@ -92,16 +96,23 @@ const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|NOREPLICAS|TRYAGAIN|BUSY)
 
 /** A reply (for a pipeline: any of its replies) that says the server cannot serve right now. */
 export function isTransientReply(error: ErrorReply): boolean {
-  const replies = error instanceof MultiErrorReply ? [...error.errors()] : [error];
+  const replies = error instanceof nodeRedis().MultiErrorReply ? [...error.errors()] : [error];
   return replies.some((reply) => TRANSIENT_REPLY.test(reply.message));
 }
 
-const CONNECTION_ERRORS = [ClientClosedError, ClientOfflineError, ConnectionTimeoutError, SocketClosedUnexpectedlyError, SocketTimeoutError];
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** Redis is away or cannot serve right now (a lost, refused or timed-out connection, a transient reply): not a bug. */
 export function isRedisOutage(error: unknown): boolean {
-  if (error instanceof ErrorReply) return isTransientReply(error);
-  if (CONNECTION_ERRORS.some((kind) => error instanceof kind)) return true;
+  const redis = nodeRedis();
+  if (error instanceof redis.ErrorReply) return isTransientReply(error);
+  const connectionErrors = [
+    redis.ClientClosedError,
+    redis.ClientOfflineError,
+    redis.ConnectionTimeoutError,
+    redis.SocketClosedUnexpectedlyError,
+    redis.SocketTimeoutError,
+  ];
+  if (connectionErrors.some((kind) => error instanceof kind)) return true;
   return NETWORK_CODES.has(String((error as NodeJS.ErrnoException | undefined)?.code));
 }

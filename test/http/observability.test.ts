@@ -5,6 +5,7 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Counter, Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProviderError, type ProviderHandlers } from "../../src/index.js";
 import { parsePrometheusText } from "../support/prometheus.js";
@@ -105,6 +106,16 @@ describe("GET /metrics", () => {
     expect(metrics.value("provider_instances", { state: "failed" })).toBe(0);
     expect(metrics.value("provider_bindings", { kind: "app" })).toBe(1);
     expect(metrics.value("provider_store_up")).toBe(1);
+  });
+
+  it("serves metrics of yours made with prom-client and registered in provider.metricsRegistry", async () => {
+    const { http, provider } = await start(fakeResource().handlers);
+    expect(provider.metricsRegistry).toBeInstanceOf(Registry);
+    const cacheHits = new Counter({ name: "cache_hits_total", help: "Cache hits.", registers: [provider.metricsRegistry] });
+    cacheHits.inc(3);
+    const metrics = await metricsOf(http);
+    expect(metrics.types.get("cache_hits_total")).toBe("counter");
+    expect(metrics.value("cache_hits_total")).toBe(3);
   });
 
   it("counts background step runs, retries and failures", async () => {
