@@ -600,5 +600,5 @@ async function evalScript(redis: RedisStoreClient, script: Script, keys: string[
 }
 
 function isNoScript(error: unknown): boolean {
-  return error instanceof ErrorReply && error.message.startsWith("NOSCRIPT");
+  return error instanceof nodeRedis().ErrorReply && error.message.startsWith("NOSCRIPT");
 }
