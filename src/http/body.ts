@@ -40,7 +40,8 @@ function charsetOf(req: IncomingMessage): string | undefined {
 /** What is refused before reading a byte of the body: bodies are UTF-8, as they are sent, uncompressed. */
 function refusedEncoding(req: IncomingMessage): ProviderError | undefined {
   const charset = charsetOf(req);
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+  // Only the registered name: body-parser refuses the `utf8` alias, and a 415 says what to send.
+  if (charset !== undefined && charset !== "utf-8") {
     return unsupported(`Unsupported charset "${charset.slice(0, 40)}"`);
   }
   const coding = req.headers["content-encoding"]?.trim().toLowerCase();

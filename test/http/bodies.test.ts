@@ -398,10 +398,10 @@ describe("bad input", () => {
     const fake = seeded();
     const running = await start(fake.handlers);
     const post = (body: string | Buffer, headers: Record<string, string>) => rawRequest(running, "POST", "/resources", body, headers);
-    for (const type of [`${FORM}; charset=iso-8859-1`, `${FORM}; charset="latin1"`, "application/json; charset=utf-16le"]) {
+    for (const type of [`${FORM}; charset=iso-8859-1`, `${FORM}; charset="latin1"`, "application/json; charset=utf-16le", `${FORM}; charset=utf8`]) {
       const res = await post("name=db1", { "content-type": type });
       expect(res.status, type).toBe(415);
-      expect(res.text).toMatch(/^Unsupported charset "(iso-8859-1|latin1|utf-16le)": send the body uncompressed, as .* in UTF-8\.$/);
+      expect(res.text).toMatch(/^Unsupported charset "(iso-8859-1|latin1|utf-16le|utf8)": send the body uncompressed, as .* in UTF-8\.$/);
     }
     for (const coding of ["gzip", "deflate", "br", "x-unknown"]) {
       const res = await post(gzipSync("name=db1"), { "content-encoding": coding });
