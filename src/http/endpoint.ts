@@ -79,6 +79,7 @@ function contextFor(scope: RequestScope, abort: LazyAbort, logger: Logger): Requ
     get signal() {
       return abort.signal;
     },
+    throwIfAborted: () => abort.throwIfAborted(),
     // Built on first use: most handlers never log, and the hot path stays cheap.
     get log() {
       return (log ??= logger.child({ requestId: scope.requestId, instance: scope.instance }));

@@ -19,6 +19,10 @@ export class LazyAbort {
     return this.#controller.signal;
   }
 
+  throwIfAborted(): void {
+    if (this.#aborted) throw this.#reason;
+  }
+
   abort(reason: unknown): void {
     this.#aborted = true;
     this.#reason = reason;

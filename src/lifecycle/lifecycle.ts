@@ -28,7 +28,10 @@ import type {
 } from "../types.js";
 
 /** What an endpoint knows about the call: no registry record yet. */
-export type RequestContext = Omit<HandlerContext, "record" | "binding">;
+export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
+  /** Throws the abort reason once the handler timeout passed, without building `signal` to ask. */
+  throwIfAborted(): void;
+};
 
 export interface Lifecycle {
   /** The registry's store; absent without a registry. */

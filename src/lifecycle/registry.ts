@@ -147,7 +147,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       instance,
       settings.lockTimeoutMs,
       (held) => {
-        context.signal.throwIfAborted();
+        context.throwIfAborted();
         return work(held);
       },
       binding,

@@ -98,7 +98,8 @@ export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { sto
 }
 
 export function context(): RequestContext {
-  return { requestId: "test-request", signal: new AbortController().signal, log: silent };
+  const { signal } = new AbortController();
+  return { requestId: "test-request", signal, log: silent, throwIfAborted: () => signal.throwIfAborted() };
 }
 
 export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({

@@ -166,6 +166,39 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     expect(statuses).toEqual([201, ...Array(9).fill(409)]);
   });
 
+  it("a bind whose handler timeout passes while it waits for the instance lock is answered 500 and never runs", async () => {
+    const held = gate();
+    const entered = gate();
+    const bound: string[] = [];
+    const handlers: ProviderHandlers = {
+      create: () => {},
+      destroy: () => {},
+      bindApp: async (request) => {
+        bound.push(request.appName ?? "");
+        entered.open();
+        await held.opened;
+        return {};
+      },
+      unbindApp: () => {},
+    };
+    const store = stores.fresh(kind);
+    const provider = createProvider(handlers, { auth: false, logger: silent, handlerTimeoutMs: 300, registry: { store } });
+    const server = await serve(provider);
+    served.push(server);
+    await server.call("POST", "/resources", { name: "cache" });
+    const first = server.call("POST", "/resources/cache/bind-app", { "app-name": "first", "app-host": "first.example.com" });
+    await entered.opened;
+    const late = await server.call("POST", "/resources/cache/bind-app", { "app-name": "late", "app-host": "late.example.com" });
+    expect(late.status).toBe(500);
+    expect(late.body).toMatch(/did not finish this call within 0\.3 s/);
+    held.open();
+    expect((await first).status).toBe(500); // the first one outlived its timeout too
+    // The late call got the lock once the first released it, and was dropped there.
+    await eventually(async () => (await store.withLock("cache", 1_000, async () => true)) || undefined);
+    expect(bound).toEqual(["first"]);
+    expect((await store.listBindings("cache")).map((binding) => binding.key)).not.toContain("late");
+  });
+
   it("concurrent binds of many apps to one instance: every one answered 201 and recorded", async () => {
     const { call, store } = await start({
       create: () => {},

@@ -356,6 +356,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       requestId: "req-42",
       user: "alice",
       signal,
+      throwIfAborted: () => signal.throwIfAborted(),
       get log() {
         loggerBuilt++;
         return silent;
@@ -389,7 +390,11 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
     const first = lifecycle.bindApp(bindAppRequest("cache", "first"), ctx);
     await entered.opened;
     const caller = new AbortController();
-    const late = lifecycle.bindApp(bindAppRequest("cache", "late"), { ...ctx, signal: caller.signal });
+    const late = lifecycle.bindApp(bindAppRequest("cache", "late"), {
+      ...ctx,
+      signal: caller.signal,
+      throwIfAborted: () => caller.signal.throwIfAborted(),
+    });
     caller.abort(new Error("handler timeout"));
     held.open();
     await first;
