@@ -76,16 +76,13 @@ export class MemoryStore implements Store {
     return [...(this.bindings.get(instance)?.values() ?? [])].map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
-    await this.locks.acquire(instance, waitMs);
-    try {
+  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+    return this.locks.hold(instance, waitMs, async () => {
       const held = new HeldLock(this.readInstance(instance), binding && this.readBinding(instance, binding));
       const result = await work(held);
       if (held.releaseWrite) await this.write(instance, held.releaseWrite);
       return result;
-    } finally {
-      this.locks.release(instance);
-    }
+    });
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
