@@ -20,6 +20,7 @@ import {
 import type { Logger } from "pino";
 import { NAME_PATTERN, type StatusResult, type Store } from "../../src/index.js";
 import { type RedisClient } from "../../src/redis/connection.js";
+import { SharedRuns } from "../../src/shared-runs.js";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {
@@ -112,7 +113,7 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
   };
   /** Status calls of one instance that arrive while its check runs share that check. */
-  const runningChecks = new Map<string, Promise<StatusResult>>();
+  const runningChecks = new SharedRuns<string, StatusResult>();
 
   return {
     plan: {
@@ -142,13 +143,7 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     // server's connection slots cannot make every other instance look down.
     status(record) {
       const password = dataString(record.data, "healthPassword");
-      const key = `${record.name}\n${password}`;
-      let check = runningChecks.get(key);
-      if (check === undefined) {
-        check = healthCheck(record.name, password).finally(() => runningChecks.delete(key));
-        runningChecks.set(key, check);
-      }
-      return check;
+      return runningChecks.run(`${record.name}\n${password}`, () => healthCheck(record.name, password));
     },
 
     async info(record) {

@@ -26,6 +26,7 @@ import { isTransientReply, nodeRedis } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
+import { SharedRuns } from "../shared-runs.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
   bindingField,
@@ -264,7 +265,7 @@ export class RedisStore implements Store {
   private readonly passedTokens = new Map<string, string>();
   private readonly connectTimeoutMs: number;
   /** Per client, the wait for it to be ready that calls arriving meanwhile share. */
-  private readonly readyWaits = new Map<RedisStoreClient, Promise<boolean>>();
+  private readonly readyWaits = new SharedRuns<RedisStoreClient, boolean>();
   private readonly commandTimeoutMs: number;
   private readonly waitForReplicas: number;
   private readonly replicaTimeoutMs: number;
@@ -311,22 +312,22 @@ export class RedisStore implements Store {
     }
     if (client.isReady) return client;
     // Calls that arrive while the client connects share one wait (one listener, whatever the load).
-    let waiting = this.readyWaits.get(client);
-    if (waiting === undefined) {
-      waiting = new Promise<boolean>((resolve) => {
-        const onReady = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        const timer = setTimeout(() => {
-          client.off("ready", onReady);
-          resolve(false);
-        }, this.connectTimeoutMs);
-        client.once("ready", onReady);
-      }).finally(() => this.readyWaits.delete(client));
-      this.readyWaits.set(client, waiting);
-    }
-    if (!(await waiting)) throw new StoreUnavailableError();
+    const becameReady = await this.readyWaits.run(
+      client,
+      () =>
+        new Promise<boolean>((resolve) => {
+          const onReady = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+          const timer = setTimeout(() => {
+            client.off("ready", onReady);
+            resolve(false);
+          }, this.connectTimeoutMs);
+          client.once("ready", onReady);
+        }),
+    );
+    if (!becameReady) throw new StoreUnavailableError();
     return client;
   }
 

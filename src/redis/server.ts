@@ -13,6 +13,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { answersPing, type Address } from "./connection.js";
 import { isAlive } from "./process.js";
+import { SharedRuns } from "../shared-runs.js";
 
 export interface RedisServerSpec {
   /** Data directory; the process runs with it as working directory. */
@@ -96,7 +97,7 @@ export async function isPortFree(port: number): Promise<boolean> {
 // ---------------------------------------------------------------------------
 // Starting.
 
-const starting = new Map<string, Promise<void>>();
+const starting = new SharedRuns<string, void>();
 
 /**
  * Makes sure the server of `spec.dir` runs and answers PING. Idempotent: a server that already
@@ -104,13 +105,7 @@ const starting = new Map<string, Promise<void>>();
  * waited for; otherwise a new process is spawned. Concurrent calls for one directory share one start.
  */
 export function ensureRedisServer(spec: RedisServerSpec, options: { signal?: AbortSignal; timeoutMs?: number } = {}) {
-  const inFlight = starting.get(spec.dir);
-  if (inFlight) return inFlight;
-  const start = startOrAdopt(spec, options.timeoutMs ?? 20_000, options.signal).finally(() =>
-    starting.delete(spec.dir),
-  );
-  starting.set(spec.dir, start);
-  return start;
+  return starting.run(spec.dir, () => startOrAdopt(spec, options.timeoutMs ?? 20_000, options.signal));
 }
 
 function addressOf(spec: RedisServerSpec): Address {
