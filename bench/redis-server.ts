@@ -85,26 +85,3 @@ export function sumCounters(all: Counters[]): Counters {
   }
   return total;
 }
-
-/**
- * Commands Redis ran between two readings, per call answered (the INFO of the earlier reading
- * on each of the `servers` excluded). Commands a script runs (`redis.call`) count as commands
- * too: a call whose breakdown shows `eval ×2` made two round trips, whatever the total.
- */
-export function commandsPerCall(before: Counters, after: Counters, requests: number, servers = 1): number {
-  return (after.commands - before.commands - servers) / requests;
-}
-
-/** Where Redis's time went between two readings: `command ×calls/call usec/call`, busiest first. */
-export function redisTime(before: Counters, after: Counters, requests: number): string {
-  const rows: Array<[string, number, number]> = [];
-  for (const [command, now] of after.byCommand) {
-    const then = before.byCommand.get(command) ?? { calls: 0, usec: 0 };
-    const calls = now.calls - then.calls;
-    if (calls > 0 && command !== "info") rows.push([command, calls / requests, (now.usec - then.usec) / requests]);
-  }
-  return rows
-    .sort((a, b) => b[2] - a[2])
-    .map(([command, calls, usec]) => `${command} ×${calls.toFixed(2)} ${usec.toFixed(0)} µs`)
-    .join(", ");
-}

@@ -4,7 +4,7 @@
  * A command whose count or time per operation grows with the data is work that walks it.
  */
 import type { RedisClient } from "../src/redis/connection.js";
-import { redisCounters } from "./redis-server.js";
+import { redisCounters, type Counters } from "./redis-server.js";
 
 export interface CommandCost {
   calls: number;
@@ -12,13 +12,9 @@ export interface CommandCost {
   usec: number;
 }
 
-export interface RedisReading {
+export interface RedisReading extends Counters {
   /** Which reading of its watch this is: the INFO calls of the watch itself are left out of the counts. */
   seq: number;
-  connections: number;
-  commands: number;
-  usedMemoryBytes: number;
-  byCommand: Map<string, CommandCost>;
 }
 
 /** Per operation, between two readings. */
@@ -38,9 +34,7 @@ export class RedisWatch {
   constructor(private readonly client: RedisClient) {}
 
   async read(): Promise<RedisReading> {
-    const counters = await redisCounters(this.client);
-    counters.byCommand.delete("info");
-    return { seq: this.readings++, ...counters };
+    return { seq: this.readings++, ...(await redisCounters(this.client)) };
   }
 
   /**
@@ -67,11 +61,20 @@ export class RedisWatch {
 
 /** What the server did between two readings of one watch, per operation. */
 export function workBetween(before: RedisReading, after: RedisReading, operations: number): RedisWork {
-  const ownInfoCalls = after.seq - before.seq;
+  return workOf(before, after, operations, after.seq - before.seq);
+}
+
+/**
+ * What a server (or several, their counters summed) did between two readings, per operation:
+ * `ownInfoCalls`, the INFO commands of the readings themselves, are left out.
+ */
+export function workOf(before: Counters, after: Counters, operations: number, ownInfoCalls: number): RedisWork {
   const byCommand = new Map<string, CommandCost>();
   for (const [command, now] of after.byCommand) {
     const then = before.byCommand.get(command) ?? { calls: 0, usec: 0 };
-    if (now.calls > then.calls) byCommand.set(command, { calls: (now.calls - then.calls) / operations, usec: (now.usec - then.usec) / operations });
+    if (command !== "info" && now.calls > then.calls) {
+      byCommand.set(command, { calls: (now.calls - then.calls) / operations, usec: (now.usec - then.usec) / operations });
+    }
   }
   return {
     commands: (after.commands - before.commands - ownInfoCalls) / operations,

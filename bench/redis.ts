@@ -24,7 +24,8 @@ import { rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
-import { commandsPerCall, redisCounters, redisTime, startBenchRedis, sumCounters, type BenchRedis, type Counters } from "./redis-server.js";
+import { redisCounters, startBenchRedis, sumCounters, type BenchRedis, type Counters } from "./redis-server.js";
+import { describeWork, workOf } from "./redis-stats.js";
 
 const USAGE = `Usage: npm run bench:redis -- [options]
 
@@ -203,14 +204,16 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
   const after = await memberCounters(member);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}: ${broken}.`);
+  // Less the INFO of the reading before, on each server.
+  const work = workOf(before, after, measurement.requests, redisServersOf(member).length);
   return {
     server: member.spec.id,
     call,
     measurement,
     cpu,
-    connectionsPerCall: (after.connections - before.connections) / measurement.requests,
-    commandsPerCall: commandsPerCall(before, after, measurement.requests, redisServersOf(member).length),
-    redisTime: redisTime(before, after, measurement.requests),
+    connectionsPerCall: work.connections,
+    commandsPerCall: work.commands,
+    redisTime: describeWork(work, Infinity),
   };
 }
 

@@ -20,7 +20,8 @@ import { rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
 import { REQUESTS_FILE } from "./profiles.js";
-import { commandsPerCall, redisCounters, redisTime, startBenchRedis, type BenchRedis, type Counters } from "./redis-server.js";
+import { redisCounters, startBenchRedis, type BenchRedis, type Counters } from "./redis-server.js";
+import { describeWork, workOf } from "./redis-stats.js";
 import { formatReport, type Measured, type Results, type Sweep } from "./report.js";
 import { selectServers, type ServerSpec } from "./servers/catalog.js";
 import { plannedSweeps, readSettings, type Settings } from "./settings.js";
@@ -159,7 +160,8 @@ function redisUse(call: CallName, sweeps: Sweep[], before: Map<string, Counters>
   return [...before].map(([id, then]) => {
     const now = after.get(id)!;
     const requests = sweeps.reduce((sum, sweep) => sum + (sweep.measured.get(id)?.requests ?? 0), 0);
-    return `- ${id} ${call}: ${commandsPerCall(then, now, requests).toFixed(2)} commands per call (${redisTime(then, now, requests)})`;
+    const work = workOf(then, now, requests, 1);
+    return `- ${id} ${call}: ${work.commands.toFixed(2)} commands per call (${describeWork(work, Infinity)})`;
   });
 }
 
