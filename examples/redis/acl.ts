@@ -51,13 +51,6 @@ export async function deleteUser(admin: RedisClient, name: string): Promise<void
   await savedAfter(admin, admin.aclDelUser(name));
 }
 
-/** Removes every user of an instance. */
-export async function deleteInstanceUsers(admin: RedisClient, instance: string): Promise<void> {
-  const users = (await admin.aclUsers()).filter((user) => user.startsWith(`${instance}.`));
-  if (users.length === 0) return;
-  await savedAfter(admin, admin.aclDelUser(users));
-}
-
 /**
  * A user no one can log in as (off, no password, no command) whose name records a fact about the
  * users beside it in the ACL file; it replaces the `stale` markers.
@@ -108,7 +101,7 @@ function saverOf(admin: RedisClient): () => Promise<void> {
  * `work` run at most once at a time. A call made while it runs is served by the next run, which
  * starts once the current one has ended and serves every call made until it starts.
  */
-function oneRunAtATime(work: () => Promise<void>): () => Promise<void> {
+export function oneRunAtATime(work: () => Promise<void>): () => Promise<void> {
   let running: Promise<void> | undefined;
   let next: Promise<void> | undefined;
   const start = () => {

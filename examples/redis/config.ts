@@ -48,6 +48,7 @@ const ENV = z.object({
     .transform((list) => list.split(",").map(hostAndPort))
     .optional(),
   REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+  ACL_SAVE_INTERVAL_MS: z.coerce.number({ error: "must be a number of milliseconds" }).int("must be a whole number").min(0, "must be 0 or more").default(1_000),
 }).refine((env) => (env.REDIS_SENTINELS === undefined) === (env.REDIS_SENTINEL_NAME === undefined), {
   path: ["REDIS_SENTINEL_NAME"],
   error: "and REDIS_SENTINELS go together: set both for Sentinel mode, or neither",
@@ -85,6 +86,11 @@ export interface Config {
   logLevel: z.infer<typeof ENV>["LOG_LEVEL"];
   /** `pretty`: readable lines for people; `json`: one JSON object per line, for machines. */
   logFormat: "json" | "pretty";
+  /**
+   * Least time between two background saves of the administered server's ACL file. Changes are
+   * durable before (the registry journals them); a longer interval rewrites the file less often.
+   */
+  aclSaveIntervalMs: number;
   /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
   registrySentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
 }
@@ -116,6 +122,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTermina
     redisServer: values.REDIS_SERVER,
     dedicatedMaxmemory: values.DEDICATED_MAXMEMORY,
     metricsPort: values.METRICS_PORT,
+    aclSaveIntervalMs: values.ACL_SAVE_INTERVAL_MS,
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT ?? (stdoutIsTerminal ? "pretty" : "json"),
     registrySentinel:

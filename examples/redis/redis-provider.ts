@@ -9,10 +9,11 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
-import { createProvider, RedisStore, type RedisStoreOptions, type RegistryOptions, type Store } from "../../src/index.js";
+import { createProvider, RedisStore, type RedisStoreClient, type RegistryOptions, type Store } from "../../src/index.js";
 import { credentialChecker, generatePassword, hasAclFile } from "./acl.js";
+import { AclJournal } from "./acl-journal.js";
 import type { Config } from "./config.js";
-import { addressOfUrl, redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
+import { addressOfUrl, redisClient, sentinelClient, type Address } from "../../src/redis/connection.js";
 import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
@@ -25,6 +26,8 @@ import { sharedPlan } from "./shared.js";
  * one URL serves both the registry and the tenants).
  */
 export const REGISTRY_KEY_PREFIX = "_provider-kit:";
+/** The journal of the shared server's ACL changes not yet in its ACL file (see acl-journal.ts). */
+export const ACL_JOURNAL_KEY = `${REGISTRY_KEY_PREFIX}acl-journal`;
 
 export interface RunningProvider {
   /** `http://<host>:<port>` the provider answers on. */
@@ -67,11 +70,24 @@ async function embeddedServer(config: Config, dataDir: string, name: string, log
   return { address: server.address, dir, stop: () => server.stop() };
 }
 
-/** Where the registry lives: the primary Sentinel names (Sentinel mode), else the server `client` reaches. */
-function registryConnection(config: Config, client: RedisClient): RedisStoreOptions {
-  if (!config.registrySentinel) return { client };
-  // Sentinel mode is for surviving the primary's loss: a write counts once a replica has it.
-  return { sentinel: config.registrySentinel, waitForReplicas: 1 };
+/**
+ * The registry's own client, when it has a server apart from the administered one: the primary
+ * the sentinels name (Sentinel mode) or a server of its own. Long-lived, so it reconnects.
+ */
+async function registryClientOf(config: Config, servers: Servers, log: Logger): Promise<RedisStoreClient | undefined> {
+  const { administered, registry } = servers;
+  const onError = (error: unknown) => log.warn({ err: error }, "connection to the registry's Redis failed; reconnecting");
+  if (config.registrySentinel) {
+    const client = sentinelClient(config.registrySentinel);
+    client.on("error", onError);
+    client.connect().catch(onError); // calls answer 503 until the sentinels name a primary
+    return client;
+  }
+  if (registry === undefined || registry === administered) return undefined;
+  const client = redisClient(registry.address, { reconnect: true });
+  client.on("error", onError);
+  await client.connect();
+  return client;
 }
 
 async function portOfLastRun(dir: string): Promise<number | undefined> {
@@ -155,16 +171,22 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
   if (!(await hasAclFile(admin))) {
     log.warn("The Redis server has no aclfile: the users of bound apps will be lost if that server restarts.");
   }
-  // The registry's own client, when it has a server apart from the administered one.
-  const registryClient = registry === undefined || registry === administered ? undefined : redisClient(registry.address, { reconnect: true });
-  if (registryClient) {
-    registryClient.on("error", (error: unknown) => log.warn({ err: error }, "connection to the registry's Redis failed; reconnecting"));
-    await registryClient.connect();
-  }
-  const store: Store = new RedisStore({ ...registryConnection(config, registryClient ?? admin), keyPrefix: REGISTRY_KEY_PREFIX, log });
+  const registryClient = await registryClientOf(config, servers, log);
+  // Sentinel mode is for surviving the primary's loss: a write counts once a replica has it.
+  const waitForReplicas = config.registrySentinel ? 1 : 0;
+  const store: Store = new RedisStore({ client: registryClient ?? admin, waitForReplicas, keyPrefix: REGISTRY_KEY_PREFIX, log });
+  const users = new AclJournal({
+    admin,
+    registry: registryClient ?? admin,
+    key: ACL_JOURNAL_KEY,
+    waitForReplicas,
+    store,
+    saveIntervalMs: config.aclSaveIntervalMs,
+    log,
+  });
 
   const checker = await credentialChecker(administered.address);
-  const shared = sharedPlan({ admin, checker, host: administered.address.host, port: administered.address.port });
+  const shared = sharedPlan({ admin, users, checker, host: administered.address.host, port: administered.address.port });
   const dedicated = dedicatedPlan({
     dir: join(lock.dir, "instances"),
     binary: config.redisServer,
@@ -178,10 +200,14 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     metricsRoute: config.metricsPort === undefined,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
-  // Shared users bound by an earlier version get today's rules.
+  // ACL changes an earlier run left unsaved are saved (made again if the server lost them), then
+  // shared users bound by an earlier version get today's rules.
   const adopted = Promise.all([
     dedicated.adopt(store, log),
-    shared.adopt(store, log).catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
+    users
+      .start()
+      .then(() => shared.adopt(store, log))
+      .catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
   ]);
 
   const http = createServer(provider.requestListener); // the provider's routes straight from node:http
@@ -195,6 +221,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     }
     await adopted;
     await dedicated.close();
+    await users.close();
     await store.close();
     admin.destroy();
     checker.close();

@@ -8,15 +8,13 @@ import { createHash } from "node:crypto";
 import {
   bindingUserName,
   connectionEnv,
-  deleteInstanceUsers,
-  deleteUser,
   generatePassword,
   healthUserName,
   replaceRules,
   setMarker,
-  setUser,
   type CredentialChecker,
 } from "./acl.js";
+import type { AclJournal } from "./acl-journal.js";
 import type { Logger } from "pino";
 import { NAME_PATTERN, type StatusResult, type Store } from "../../src/index.js";
 import { type RedisClient } from "../../src/redis/connection.js";
@@ -26,6 +24,8 @@ import { dataString, type RedisPlan } from "./plan.js";
 export interface SharedPlanOptions {
   /** Connection to the shared server as its administrator. */
   admin: RedisClient;
+  /** Makes the users' changes and keeps them durable. */
+  users: AclJournal;
   /** Checks the health users' passwords on the same server. */
   checker: CredentialChecker;
   /** Where apps (and the status check) reach the shared server. */
@@ -103,7 +103,7 @@ export interface SharedPlan extends RedisPlan {
 }
 
 export function sharedPlan(options: SharedPlanOptions): SharedPlan {
-  const { admin, checker, host, port } = options;
+  const { admin, users, checker, host, port } = options;
 
   /** The health check: can a connection log in as the instance's health user, with its password? */
   const healthCheck = async (instance: string, password: string): Promise<StatusResult> => {
@@ -124,19 +124,19 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
 
     async create(request) {
       const healthPassword = generatePassword();
-      await setUser(admin, healthUserName(request.instance), healthPassword, HEALTH_COMMANDS);
+      await users.setUser(request.instance, healthUserName(request.instance), healthPassword, HEALTH_COMMANDS);
       return { data: { plan: "shared", healthPassword } };
     },
 
     async bind(record, target) {
       const user = bindingUserName(record.name, target.kind, target.key);
       const password = generatePassword();
-      await setUser(admin, user, password, appRules(record.name));
+      await users.setUser(record.name, user, password, appRules(record.name));
       return { ...connectionEnv({ host, port, user, password }), REDIS_KEY_PREFIX: keyPrefix(record.name) };
     },
 
     async unbind(record, target) {
-      await deleteUser(admin, bindingUserName(record.name, target.kind, target.key));
+      await users.deleteUser(record.name, bindingUserName(record.name, target.kind, target.key));
     },
 
     // On a connection the provider keeps open, never a new one per call: a tenant that fills the
@@ -164,24 +164,24 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       if ((await admin.aclGetUser(RULES_MARKER)) !== null) return;
       const allUsers = await admin.aclUsers();
       const planOf = new Map<string, Promise<unknown>>(); // one registry read per instance
-      const users: Array<[string, string[]]> = [];
+      const outdated: Array<[string, string[]]> = [];
       for (const user of allUsers) {
         const instance = user.slice(0, Math.max(user.indexOf("."), 0));
         if (!NAME_PATTERN.test(instance)) continue;
         if (!planOf.has(instance)) planOf.set(instance, store.getInstance(instance).then((record) => record?.data.plan));
         if ((await planOf.get(instance)) !== "shared") continue;
-        users.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
+        outdated.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
       }
-      await replaceRules(admin, users);
+      await replaceRules(admin, outdated);
       await setMarker(admin, RULES_MARKER, allUsers.filter((user) => user.startsWith(RULES_MARKER_PREFIX)));
-      if (users.length > 0) log.info({ users: users.length }, "users of shared instances given the current rules");
+      if (outdated.length > 0) log.info({ users: outdated.length }, "users of shared instances given the current rules");
     },
 
     async destroy(record) {
       for await (const keys of admin.scanIterator({ MATCH: `${keyPrefix(record.name)}*`, COUNT: 1000 })) {
         if (keys.length > 0) await admin.unlink(keys);
       }
-      await deleteInstanceUsers(admin, record.name);
+      await users.deleteInstanceUsers(record.name);
     },
   };
 }

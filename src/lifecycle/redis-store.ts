@@ -22,7 +22,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { RedisClientType, RedisSentinelType } from "redis";
-import { isTransientReply, nodeRedis } from "../redis/connection.js";
+import { isTransientReply, nodeRedis, sentinelClient } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
@@ -283,7 +283,7 @@ export class RedisStore implements Store {
     this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1_000;
     this.log = options.log;
     if ("client" in options) this.client = options.client;
-    else this.client = this.own("url" in options ? ownClient(options.url) : ownSentinelClient(options.sentinel));
+    else this.client = this.own("url" in options ? ownClient(options.url) : sentinelClient(options.sentinel));
     this.writer = this.waitForReplicas > 0 ? this.own(this.client.duplicate()) : this.client;
     this.inOrder = this.waitForReplicas === 0 && !("getSentinelNode" in this.client);
   }
@@ -579,15 +579,6 @@ export class RedisStore implements Store {
 // Both fail calls at once while Redis is unreachable, rather than hold them until the platform gives up.
 function ownClient(url: string): RedisStoreClient {
   return nodeRedis().createClient({ url, disableOfflineQueue: true });
-}
-
-function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
-  return nodeRedis().createSentinel({
-    name: address.name,
-    sentinelRootNodes: address.sentinels,
-    nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
-    sentinelClientOptions: { disableOfflineQueue: true },
-  });
 }
 
 /** Runs a script by its SHA1, sending its text only when this Redis does not have it (after a restart or failover). */

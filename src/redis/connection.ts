@@ -3,6 +3,7 @@
  */
 import { createRequire } from "node:module";
 import type { ErrorReply } from "redis";
+import type { SentinelAddress } from "../lifecycle/redis-store.js";
 
 type NodeRedis = typeof import("redis");
 let loaded: NodeRedis | undefined;
@@ -57,6 +58,16 @@ export function redisClient(address: Address, options: { connectTimeoutMs?: numb
 }
 
 export type RedisClient = ReturnType<typeof redisClient>;
+
+/** A client of the primary the sentinels name, following it through a failover; it fails fast too. */
+export function sentinelClient(address: SentinelAddress) {
+  return nodeRedis().createSentinel({
+    name: address.name,
+    sentinelRootNodes: address.sentinels,
+    nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
+    sentinelClientOptions: { disableOfflineQueue: true },
+  });
+}
 
 /** Connects, runs `work`, disconnects. */
 export async function withConnection<T>(address: Address, work: (client: RedisClient) => Promise<T>): Promise<T> {

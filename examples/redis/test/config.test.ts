@@ -17,6 +17,7 @@ describe("configuration from the environment", () => {
       redisServer: "redis-server",
       dedicatedMaxmemory: "64mb",
       metricsPort: undefined,
+      aclSaveIntervalMs: 1000,
       logLevel: "info",
       logFormat: "json",
     });
@@ -38,6 +39,7 @@ describe("configuration from the environment", () => {
         REGISTRY_REDIS_URL: "localhost:6380",
         SHARED_MAXMEMORY_POLICY: "lru",
         LOG_FORMAT: "xml",
+        ACL_SAVE_INTERVAL_MS: "1s",
       });
     expect(read).toThrow(/PROVIDER_PASSWORD is required/);
     expect(read).toThrow(/REGISTRY_REDIS_URL must look like redis:\/\//);
@@ -46,6 +48,7 @@ describe("configuration from the environment", () => {
     expect(read).toThrow(/PORT /);
     expect(read).toThrow(/DEDICATED_MAXMEMORY must be a Redis memory size/);
     expect(read).toThrow(/REDIS_URL must look like redis:\/\//);
+    expect(read).toThrow(/ACL_SAVE_INTERVAL_MS must be a number of milliseconds/);
   });
 
   it("reads Sentinel mode from REDIS_SENTINELS and REDIS_SENTINEL_NAME, which go together", () => {

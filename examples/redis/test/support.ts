@@ -41,6 +41,7 @@ export function testConfig(overrides: Partial<Config> & Pick<Config, "dataDir">)
     dedicatedMaxmemory: "64mb",
     sharedMaxmemory: "64mb",
     sharedMaxmemoryPolicy: "noeviction",
+    aclSaveIntervalMs: 1_000,
     logLevel: "silent",
     logFormat: "json",
     ...overrides,

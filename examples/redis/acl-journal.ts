@@ -1,0 +1,237 @@
+/**
+ * The shared server's ACL users, kept durable by a journal in the registry instead of by an
+ * `ACL SAVE` per change. `ACL SAVE` rewrites the whole ACL file (16 ms at 10 000 users), so a bind
+ * that waited for one got slower as users grew and binds of one instance could never share one.
+ *
+ * A change (a user set or deleted) is made on the shared server, then recorded in the journal, a
+ * stream in the registry (whose writes are as durable as a binding's), and the call answers. The
+ * ACL file is saved in the background, paced, and the journal entries a save covers are removed.
+ * Each entry carries the `run_id` of the server process the change was made on: a save covers an
+ * entry only when it ran on that same process, after the entry was written. When the shared
+ * server restarts without having saved some changes, their entries name a process that is gone,
+ * and are applied again (under the instance's lock, in order) before they can be removed. So
+ * nothing a caller was told survives a crash of the shared server, of the provider, or of both;
+ * start-up reads one entry when there is nothing to replay, whatever the number of users.
+ */
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "pino";
+import { ReplicaWaitError, type RedisStoreClient, type Store } from "../../src/index.js";
+import type { RedisClient } from "../../src/redis/connection.js";
+import { hasAclFile, oneRunAtATime } from "./acl.js";
+
+/** What the journal records of one change, enough to make it again. */
+type AclChange =
+  | { op: "set"; user: string; passwordHash: string; rules: readonly string[] }
+  | { op: "delete"; user: string }
+  /** Every user of the instance (`<instance>.*`): its destroy. */
+  | { op: "delete-instance"; instance: string };
+
+interface JournalEntry {
+  id: string;
+  instance: string;
+  change: AclChange;
+  /** `run_id` of the shared server process the change was made on. */
+  server: string;
+}
+
+export interface AclJournalOptions {
+  /** The shared server, as its administrator. */
+  admin: RedisClient;
+  /** The registry's server, where the journal lives. */
+  registry: RedisStoreClient;
+  /** The journal's key (a stream). */
+  key: string;
+  /** Replicas each entry must reach before a change counts as made (Sentinel mode), as the registry's own writes. */
+  waitForReplicas?: number;
+  /** The registry's instance locks: a replay of an instance's changes never interleaves with a call on it. */
+  store: Pick<Store, "withLock">;
+  /** Least time between two saves of the ACL file; saves also take at most a fifth of the server's time. */
+  saveIntervalMs: number;
+  log: Logger;
+}
+
+const REPLICA_TIMEOUT_MS = 1_000;
+/** How long a replay waits for an instance's lock; a retry follows if it is not free by then. */
+const REPLAY_LOCK_WAIT_MS = 10_000;
+/** Pause before trying again a save or replay that failed (a server away). */
+const RETRY_MS = 1_000;
+
+/**
+ * Lua, on the registry: remove the entries up to ARGV[1] that were made on the server process
+ * the save ran on (ARGV[2]); count the others, which that save may not cover.
+ */
+const REMOVE_SAVED = `
+local stale = 0
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '-', ARGV[1])) do
+  local fields, server = entry[2], nil
+  for i = 1, #fields, 2 do if fields[i] == 'server' then server = fields[i + 1] end end
+  if server == ARGV[2] then redis.call('XDEL', KEYS[1], entry[1]) else stale = stale + 1 end
+end
+return stale`;
+
+const passwordHash = (password: string) => createHash("sha256").update(password).digest("hex");
+
+function runIdOf(info: unknown): string {
+  const runId = /^run_id:(\w+)/m.exec(String(info))?.[1];
+  if (runId === undefined) throw new Error("The shared Redis server's INFO has no run_id.");
+  return runId;
+}
+
+export class AclJournal {
+  private readonly options: AclJournalOptions;
+  private readonly saveInBackground: () => Promise<void>;
+  /** End and length of the last save, which the next one is paced from. */
+  private lastSave = { endedAt: Date.now(), ms: 0 };
+  /** The next save runs without waiting for its turn: the server restarted, or the provider stops. */
+  private promptly = false;
+  /** Ends the wait of a save for its turn. */
+  private wake: AbortController | undefined;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(options: AclJournalOptions) {
+    this.options = options;
+    this.saveInBackground = oneRunAtATime(() => this.saveCycle());
+    // A reconnection may be to a restarted server that lost unsaved changes: replay them now.
+    options.admin.on("ready", () => void this.saveSoon(true));
+  }
+
+  /** At start-up: saves (and replays) what an earlier run left in the journal; retried in the background if it fails. */
+  start(): Promise<void> {
+    return this.saveSoon(true);
+  }
+
+  /** Creates the user or resets it completely, with this password and these ACL rules. */
+  setUser(instance: string, user: string, password: string, rules: readonly string[]): Promise<void> {
+    return this.change(instance, { op: "set", user, passwordHash: passwordHash(password), rules });
+  }
+
+  /** Removes the user; Redis also closes its connections. */
+  deleteUser(instance: string, user: string): Promise<void> {
+    return this.change(instance, { op: "delete", user });
+  }
+
+  /** Removes every user of the instance. */
+  deleteInstanceUsers(instance: string): Promise<void> {
+    return this.change(instance, { op: "delete-instance", instance });
+  }
+
+  /** Saves what the journal holds, then stops saving. */
+  async close(): Promise<void> {
+    clearTimeout(this.retry);
+    this.closed = true;
+    await this.saveSoon(true).catch(() => {}); // logged there; the next start saves what is left
+  }
+
+  private async change(instance: string, change: AclChange): Promise<void> {
+    const server = await this.apply(change);
+    if (!(await hasAclFile(this.options.admin))) return; // nothing to keep durable: users live until the server restarts
+    await this.record([{ instance, change, server }]);
+    void this.saveSoon();
+  }
+
+  /** Makes the change on the shared server; resolves with the `run_id` of the process that made it. */
+  private async apply(change: AclChange): Promise<string> {
+    const { admin } = this.options;
+    const transaction = admin.multi();
+    switch (change.op) {
+      case "set":
+        transaction.aclSetUser(change.user, ["reset", "on", `#${change.passwordHash}`, ...change.rules]);
+        break;
+      case "delete":
+        transaction.aclDelUser(change.user);
+        break;
+      case "delete-instance": {
+        const users = (await admin.aclUsers()).filter((user) => user.startsWith(`${change.instance}.`));
+        if (users.length > 0) transaction.aclDelUser(users);
+        break;
+      }
+    }
+    const replies = await transaction.info("server").exec();
+    return runIdOf(replies.at(-1));
+  }
+
+  private async record(entries: ReadonlyArray<Omit<JournalEntry, "id">>, replacing: readonly string[] = []): Promise<void> {
+    const { registry, key, waitForReplicas = 0 } = this.options;
+    const writes = registry.multi();
+    for (const { instance, change, server } of entries) writes.xAdd(key, "*", { instance, change: JSON.stringify(change), server });
+    if (replacing.length > 0) writes.xDel(key, [...replacing]);
+    if (waitForReplicas === 0) {
+      await writes.exec();
+      return;
+    }
+    const replies = await writes.wait(waitForReplicas, REPLICA_TIMEOUT_MS).execAsPipeline();
+    const confirmed = Number(replies.at(-1));
+    if (confirmed < waitForReplicas) throw new ReplicaWaitError(confirmed, waitForReplicas);
+  }
+
+  private saveSoon(promptly = false): Promise<void> {
+    if (promptly) {
+      this.promptly = true;
+      this.wake?.abort();
+    }
+    const saved = this.saveInBackground();
+    saved.catch((error: unknown) => {
+      this.options.log.warn({ err: error }, "saving the shared Redis server's ACL file failed; trying again");
+      clearTimeout(this.retry);
+      if (!this.closed) this.retry = setTimeout(() => this.saveSoon(true), RETRY_MS).unref();
+    });
+    return saved;
+  }
+
+  /** One save: waits for its turn, saves the ACL file, removes the entries it covers, replays the others. */
+  private async saveCycle(): Promise<void> {
+    await this.waitForTurn();
+    const { admin, registry, key } = this.options;
+    const newest = (await registry.xRevRange(key, "+", "-", { COUNT: 1 }))?.[0];
+    if (newest === undefined) return;
+    const startedAt = Date.now();
+    const replies = await admin.multi().aclSave().info("server").exec();
+    const server = runIdOf(replies.at(-1));
+    this.lastSave = { endedAt: Date.now(), ms: Date.now() - startedAt };
+    const stale = Number(await registry.eval(REMOVE_SAVED, { keys: [key], arguments: [newest.id, server] }));
+    if (stale > 0) {
+      await this.replay(server);
+      void this.saveSoon(true); // the replayed changes are new entries, for the next save
+    }
+  }
+
+  /** Paced: ACL SAVE blocks the shared server while it writes, so it gets at most a fifth of its time. */
+  private async waitForTurn(): Promise<void> {
+    const wait = this.lastSave.endedAt + Math.max(this.options.saveIntervalMs, 4 * this.lastSave.ms) - Date.now();
+    if (wait > 0 && !this.promptly && !this.closed) {
+      this.wake = new AbortController();
+      await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => {});
+      this.wake = undefined;
+    }
+    this.promptly = false;
+  }
+
+  /** Makes again, instance by instance, the changes a save on process `server` did not cover. */
+  private async replay(server: string): Promise<void> {
+    const stale = new Set((await this.entries()).filter((entry) => entry.server !== server).map((entry) => entry.instance));
+    let changes = 0;
+    for (const instance of stale) {
+      changes += await this.options.store.withLock(instance, REPLAY_LOCK_WAIT_MS, async () => {
+        // Read again under the lock: calls made meanwhile added entries this replay must not undo.
+        const entries = (await this.entries()).filter((entry) => entry.instance === instance);
+        const remade: Array<Omit<JournalEntry, "id">> = [];
+        for (const { change } of entries) remade.push({ instance, change, server: await this.apply(change) });
+        await this.record(remade, entries.map((entry) => entry.id));
+        return remade.length;
+      });
+    }
+    this.options.log.info({ instances: stale.size, changes }, "made again the ACL changes the shared Redis server lost when it restarted");
+  }
+
+  private async entries(): Promise<JournalEntry[]> {
+    const { registry, key } = this.options;
+    return ((await registry.xRange(key, "-", "+")) ?? []).map(({ id, message }) => ({
+      id,
+      instance: String(message.instance),
+      change: JSON.parse(String(message.change)) as AclChange,
+      server: String(message.server),
+    }));
+  }
+}
