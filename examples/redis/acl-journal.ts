@@ -222,6 +222,7 @@ export class AclJournal {
       changes += await this.options.store.withLock(instance, REPLAY_LOCK_WAIT_MS, async () => {
         // Read again under the lock: calls made meanwhile added entries this replay must not undo.
         const entries = (await this.entries()).filter((entry) => entry.instance === instance);
+        if (entries.every((entry) => entry.server === server)) return 0; // another replica made them again first
         const remade: Array<Omit<JournalEntry, "id">> = [];
         for (const { change } of entries) remade.push({ instance, change, server: await this.apply(change) });
         await this.record(remade, entries.map((entry) => entry.id));
