@@ -195,7 +195,8 @@ export class AclJournal {
     const startedAt = Date.now();
     const replies = await admin.multi().aclSave().info("server").exec();
     const server = runIdOf(replies.at(-1));
-    this.lastSave = { endedAt: Date.now(), ms: Date.now() - startedAt };
+    const endedAt = Date.now();
+    this.lastSave = { endedAt, ms: endedAt - startedAt };
     const stale = Number(await registry.eval(REMOVE_SAVED, { keys: [key], arguments: [newest.id, server] }));
     if (stale > 0) {
       await this.replay(server);
