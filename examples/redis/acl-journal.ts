@@ -46,18 +46,19 @@ export interface AclJournalOptions {
   waitForReplicas?: number;
   /** The registry's instance locks: a replay of an instance's changes never interleaves with a call on it. */
   store: Pick<Store, "withLock">;
-  /** Least time between two saves of the ACL file; saves also take at most SAVE_TIME_SHARE of the server's time. */
+  /** Least time between two saves of the ACL file, unless SAVE_AFTER_CHANGES changes wait. */
   saveIntervalMs: number;
   log: Logger;
 }
 
 const REPLICA_TIMEOUT_MS = 1_000;
 /**
- * The most of the shared server's time saves may take. An ACL SAVE blocks the server while it
- * describes every user (about 100 µs per user with the shared plan's rules, measured with Redis
- * 7.0): hundreds of milliseconds at a few thousand users, during which no tenant is answered.
+ * A save starts once this many changes wait, interval or not. ACL SAVE blocks every tenant of
+ * the shared server while it runs, and describing a user changed since the last save is its
+ * dearest part (0.1-0.5 ms each with the shared plan's rules, measured on Redis 7.0; then about
+ * 2-7 µs per user): a burst of binds saved at once would stall every tenant for as long.
  */
-const SAVE_TIME_SHARE = 0.01;
+const SAVE_AFTER_CHANGES = 100;
 /** How long a replay waits for an instance's lock; a retry follows if it is not free by then. */
 const REPLAY_LOCK_WAIT_MS = 10_000;
 /** Pause before trying again a save or replay that failed (a server away). */
@@ -87,9 +88,11 @@ function runIdOf(info: unknown): string {
 export class AclJournal {
   private readonly options: AclJournalOptions;
   private readonly saveInBackground: () => Promise<void>;
-  /** End and length of the last save, which the next one is paced from. */
-  private lastSave = { endedAt: Date.now(), ms: 0 };
-  /** The next save runs without waiting for its turn: the server restarted, or the provider stops. */
+  /** When the last save ended, which the next one is paced from. */
+  private lastSaveEndedAt = Date.now();
+  /** Changes made here since the last save read the journal. */
+  private waiting = 0;
+  /** The next save runs without waiting for its turn: the server restarted, many changes wait, or the provider stops. */
   private promptly = false;
   /** Ends the wait of a save for its turn. */
   private wake: AbortController | undefined;
@@ -134,7 +137,7 @@ export class AclJournal {
     const server = await this.apply(change);
     if (!(await hasAclFile(this.options.admin))) return; // nothing to keep durable: users live until the server restarts
     await this.record([{ instance, change, server }]);
-    void this.saveSoon();
+    void this.saveSoon(++this.waiting >= SAVE_AFTER_CHANGES);
   }
 
   /** Makes the change on the shared server; resolves with the `run_id` of the process that made it. */
@@ -190,13 +193,12 @@ export class AclJournal {
   private async saveCycle(): Promise<void> {
     await this.waitForTurn();
     const { admin, registry, key } = this.options;
+    this.waiting = 0;
     const newest = (await registry.xRevRange(key, "+", "-", { COUNT: 1 }))?.[0];
     if (newest === undefined) return;
-    const startedAt = Date.now();
     const replies = await admin.multi().aclSave().info("server").exec();
     const server = runIdOf(replies.at(-1));
-    const endedAt = Date.now();
-    this.lastSave = { endedAt, ms: endedAt - startedAt };
+    this.lastSaveEndedAt = Date.now();
     const stale = Number(await registry.eval(REMOVE_SAVED, { keys: [key], arguments: [newest.id, server] }));
     if (stale > 0) {
       await this.replay(server);
@@ -204,9 +206,9 @@ export class AclJournal {
     }
   }
 
-  /** Paced: ACL SAVE blocks every tenant of the shared server while it runs, so it gets little of its time. */
+  /** Paced: the file is rewritten at most every `saveIntervalMs`, unless many changes wait. */
   private async waitForTurn(): Promise<void> {
-    const wait = this.lastSave.endedAt + Math.max(this.options.saveIntervalMs, this.lastSave.ms * (1 / SAVE_TIME_SHARE - 1)) - Date.now();
+    const wait = this.lastSaveEndedAt + this.options.saveIntervalMs - Date.now();
     if (wait > 0 && !this.promptly && !this.closed) {
       this.wake = new AbortController();
       await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => {});

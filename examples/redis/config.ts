@@ -87,8 +87,8 @@ export interface Config {
   /** `pretty`: readable lines for people; `json`: one JSON object per line, for machines. */
   logFormat: "json" | "pretty";
   /**
-   * Least time between two background saves of the administered server's ACL file. Changes are
-   * durable before (the registry journals them); a longer interval rewrites the file less often.
+   * Least time between two background saves of the administered server's ACL file (sooner once
+   * 100 changes wait). Changes are durable before (the registry journals them).
    */
   aclSaveIntervalMs: number;
   /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
