@@ -200,12 +200,14 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     metricsRoute: config.metricsPort === undefined,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
-  // ACL changes an earlier run left unsaved are saved (made again if the server lost them), then
-  // shared users bound by an earlier version get today's rules.
+  // ACL changes an earlier run left unsaved are saved (made again if the server lost them; on
+  // failure, retried in the background), then shared users bound by an earlier version get
+  // today's rules.
   const adopted = Promise.all([
     dedicated.adopt(store, log),
     users
       .start()
+      .catch(() => {}) // logged by the journal
       .then(() => shared.adopt(store, log))
       .catch((error: unknown) => log.error({ err: error }, "updating the users of shared instances failed")),
   ]);
