@@ -2,6 +2,8 @@
  * Sentinel mode (REDIS_SENTINELS, REDIS_SENTINEL_NAME): the registry lives on the primary a
  * Sentinel group names, while `shared` instances stay on the administered server.
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
@@ -16,8 +18,11 @@ describe("the example with its registry on a Sentinel group", { timeout: 60_000 
   let provider: RunningProvider | undefined;
 
   beforeAll(async () => {
-    [group, tenants] = await Promise.all([startSentinelGroup(), startRedisServer()]);
     dataDir = await tempDir("sentinel");
+    // With an ACL file, so that the users' changes are journaled in the registry too.
+    const aclFile = join(dataDir, "tenants.acl");
+    await writeFile(aclFile, "");
+    [group, tenants] = await Promise.all([startSentinelGroup(), startRedisServer({ args: ["--aclfile", aclFile] })]);
   }, 60_000);
   afterAll(async () => {
     await provider?.close();
@@ -41,8 +46,14 @@ describe("the example with its registry on a Sentinel group", { timeout: 60_000 
     expect((await api.create("cache", "shared")).status).toBe(201);
     expect((await api.bindApp("cache", "web")).status).toBe(201);
 
-    // The census (counts for the metrics) is written with them, by the same scripts.
-    const registryKeys = [`${REGISTRY_KEY_PREFIX}bindings:cache`, `${REGISTRY_KEY_PREFIX}census`, `${REGISTRY_KEY_PREFIX}instance:cache`];
+    // The census (counts for the metrics) is written with them, by the same scripts; the journal
+    // of the users' changes (see acl-journal.ts) too.
+    const registryKeys = [
+      `${REGISTRY_KEY_PREFIX}acl-journal`,
+      `${REGISTRY_KEY_PREFIX}bindings:cache`,
+      `${REGISTRY_KEY_PREFIX}census`,
+      `${REGISTRY_KEY_PREFIX}instance:cache`,
+    ];
     expect(await keysOf(group.primary.url, `${REGISTRY_KEY_PREFIX}*`)).toEqual(registryKeys);
     // Each write waited for the replica: it has them already.
     expect(await keysOf(group.replica.url, `${REGISTRY_KEY_PREFIX}*`)).toEqual(registryKeys);
