@@ -13,11 +13,11 @@
  * nothing a caller was told survives a crash of the shared server, of the provider, or of both;
  * start-up reads one entry when there is nothing to replay, whatever the number of users.
  */
-import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { ReplicaWaitError, type RedisStoreClient, type Store } from "../../src/index.js";
 import type { RedisClient } from "../../src/redis/connection.js";
+import { aclPasswordHash } from "../../src/redis/server.js";
 import { hasAclFile, oneRunAtATime } from "./acl.js";
 
 /** What the journal records of one change, enough to make it again. */
@@ -77,8 +77,6 @@ for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '-', ARGV[1])) do
 end
 return stale`;
 
-const passwordHash = (password: string) => createHash("sha256").update(password).digest("hex");
-
 function runIdOf(info: unknown): string {
   const runId = /^run_id:(\w+)/m.exec(String(info))?.[1];
   if (runId === undefined) throw new Error("The shared Redis server's INFO has no run_id.");
@@ -113,7 +111,7 @@ export class AclJournal {
 
   /** Creates the user or resets it completely, with this password and these ACL rules. */
   setUser(instance: string, user: string, password: string, rules: readonly string[]): Promise<void> {
-    return this.change(instance, { op: "set", user, passwordHash: passwordHash(password), rules });
+    return this.change(instance, { op: "set", user, passwordHash: aclPasswordHash(password), rules });
   }
 
   /** Removes the user; Redis also closes its connections. */
