@@ -238,6 +238,8 @@ function asUnavailable(error: unknown): unknown {
   return new StoreUnavailableError({ cause: error });
 }
 
+const NO_RUN_OPTIONS = {};
+
 /** First and longest pause between two tries to take a busy lock. */
 const LOCK_RETRY_MIN_MS = 10;
 const LOCK_RETRY_MAX_MS = 50;
@@ -336,23 +338,26 @@ export class RedisStore implements Store {
    * Whatever Redis does wrong (unreachable, a connection lost mid-command, a failover that
    * outlasts it) ends as a 503.
    */
-  private async run<T>(
+  private run<T>(
     operation: (redis: RedisStoreClient) => Promise<T>,
-    { timeoutMs = this.commandTimeoutMs, client = this.client } = {},
+    { timeoutMs = this.commandTimeoutMs, client = this.client }: { timeoutMs?: number; client?: RedisStoreClient } = NO_RUN_OPTIONS,
   ): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
+    // One promise and one timer per operation: it runs on every call of every request.
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new StoreUnavailableError({ cause: new Error(`Redis did not answer within ${timeoutMs} ms`) })), timeoutMs);
       // On a ready client the command is queued at once, in call order (withLock relies on it).
       const answer = client.isReady ? operation(client) : this.ready(client).then(operation);
-      return await Promise.race([answer, timedOut]);
-    } catch (error) {
-      throw asUnavailable(error);
-    } finally {
-      clearTimeout(timer);
-    }
+      answer.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(asUnavailable(error));
+        },
+      );
+    });
   }
 
   private script(script: Script, keys: string[], args: string[]): Promise<number> {
@@ -454,7 +459,8 @@ export class RedisStore implements Store {
    */
   async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
-    await this.localLocks.acquire(instance, waitMs);
+    const queued = this.localLocks.acquire(instance, waitMs);
+    if (queued) await queued;
     let handedOver = false;
     /** Lets the next local caller in; false when nobody waited. */
     const handOver = () => {
@@ -576,9 +582,16 @@ export class RedisStore implements Store {
   }
 }
 
-// Both fail calls at once while Redis is unreachable, rather than hold them until the platform gives up.
+/**
+ * Both fail calls at once while Redis is unreachable, rather than hold them until the platform
+ * gives up. Their commands carry no timeout of node-redis's own (`timeout: 0`): the store bounds
+ * every operation itself (`commandTimeoutMs`, see `run`), and node-redis's would build an
+ * `AbortSignal.timeout` for every command.
+ */
+const NO_COMMAND_TIMEOUT = { timeout: 0 };
+
 function ownClient(url: string): RedisStoreClient {
-  return nodeRedis().createClient({ url, disableOfflineQueue: true });
+  return nodeRedis().createClient({ url, disableOfflineQueue: true, commandOptions: NO_COMMAND_TIMEOUT });
 }
 
 function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
@@ -587,6 +600,7 @@ function ownSentinelClient(address: SentinelAddress): RedisStoreClient {
     sentinelRootNodes: address.sentinels,
     nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
     sentinelClientOptions: { disableOfflineQueue: true },
+    commandOptions: NO_COMMAND_TIMEOUT,
   });
 }
 
