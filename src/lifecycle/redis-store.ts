@@ -145,18 +145,18 @@ local function writeBinding()
   return deleted
 end`;
 /**
- * The binding write, then the instance lock (KEYS[3]) leaves its holder's token (ARGV[4]): for
- * the next caller of this process, under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), or
- * released ("" ARGV[5]). One round trip for both; a next caller whose read overtook the write
- * (never on one connection, but a script Redis had to be sent again) finds the lock not yet its
- * own and waits.
+ * The binding write, made only while the instance lock (KEYS[3]) holds the writer's token
+ * (ARGV[4]; else nothing is written and the script answers -1), then the lock leaves that
+ * token: for the next caller of this process, under its own token (ARGV[5], for `lockTtlMs`
+ * ARGV[6]), or released ("" ARGV[5]). One round trip for both. A next caller whose commands
+ * run before this write lands (a script Redis had to be sent again) or after it failed finds
+ * the lock not its own: its read waits, its write is refused.
  */
 const withUnlock = (bindingWrite: string) =>
   script(`${bindingWrite}
+if redis.call('GET', KEYS[3]) ~= ARGV[4] then return -1 end
 local result = writeBinding()
-if redis.call('GET', KEYS[3]) == ARGV[4] then
-  if ARGV[5] == '' then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
-end
+if ARGV[5] == '' then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
 return result`);
 const writeOnly = (bindingWrite: string) =>
   script(`${bindingWrite}
@@ -167,16 +167,19 @@ const SAVE_BINDING_AND_UNLOCK = withUnlock(SAVE_BINDING_FUNCTION);
 const DELETE_BINDING_AND_UNLOCK = withUnlock(DELETE_BINDING_FUNCTION);
 /**
  * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]), or renew it when that token holds it
- * already (handed over in this process), then read the instance (KEYS[2]) and the binding field
- * ARGV[3] of KEYS[3] ("" for none). Nil when someone else holds the lock.
+ * already (handed over in this process), then read the instance (KEYS[2]) and the binding
+ * fields ARGV[3..] of KEYS[3]. Answers the record then each field's binding ("" for none), or
+ * nil when someone else holds the lock.
  */
 const LOCK_AND_READ = script(`
 local holder = redis.call('GET', KEYS[1])
 if holder ~= false and holder ~= ARGV[1] then return nil end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local binding = false
-if ARGV[3] ~= '' then binding = redis.call('HGET', KEYS[3], ARGV[3]) end
-return {redis.call('GET', KEYS[2]) or '', binding or ''}`);
+local read = {redis.call('GET', KEYS[2]) or ''}
+if #ARGV > 2 then
+  for _, binding in ipairs(redis.call('HMGET', KEYS[3], unpack(ARGV, 3))) do table.insert(read, binding or '') end
+end
+return read`);
 const RENEW_IF_HOLDER = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`);
@@ -230,6 +233,26 @@ export class ReplicaWaitError extends ProviderError {
   }
 }
 
+/** 503: the instance lock lapsed (Redis unreachable for a whole `lockTtlMs`) or its hand-over failed before this call's write. */
+export class LockLostError extends ProviderError {
+  constructor(instance: string) {
+    super(`The lock on instance "${instance}" was lost before this call's change was saved; nothing was saved. Try again in a moment.`, 503);
+  }
+}
+
+/**
+ * What a holder here read with the lock: the instance record and the bindings of the callers
+ * that were queued behind it, as JSON ("" for none), by field. Passed with the lock to the
+ * next caller here, who then needs no read of its own when its binding is among them.
+ */
+interface ReadAhead {
+  record: string;
+  bindings: Map<string, string>;
+}
+
+/** Most bindings one lock-and-read script reads ahead for queued callers. */
+const READ_AHEAD_MAX = 64;
+
 /** A failure of Redis rather than of the store's own code, as the 503 it answers. */
 function asUnavailable(error: unknown): unknown {
   if (error instanceof ProviderError) return error;
@@ -263,8 +286,15 @@ export class RedisStore implements Store {
    * gives no such promise across a failover.
    */
   private readonly inOrder: boolean;
-  /** Instance → the token its Redis lock was passed to, for the next local caller to take it with. */
-  private readonly passedTokens = new Map<string, string>();
+  /**
+   * Instance → the token its Redis lock was passed to, for the next local caller to take it
+   * with, and (on an in-order connection) what the previous holder read ahead for it.
+   */
+  private readonly passed = new Map<string, { token: string; readAhead: ReadAhead | undefined }>();
+  /** Instance → the binding fields of the callers here queued for its lock, for the holder to read ahead. */
+  private readonly queuedFields = new Map<string, string[]>();
+  /** Instance → what its current holder here read ahead; any write this store makes to the instance forgets it. */
+  private readonly readAheads = new Map<string, ReadAhead>();
   private readonly connectTimeoutMs: number;
   /** Per client, the wait for it to be ready that calls arriving meanwhile share. */
   private readonly readyWaits = new SharedRuns<RedisStoreClient, boolean>();
@@ -390,14 +420,17 @@ export class RedisStore implements Store {
   }
 
   async insertInstance(record: InstanceRecord): Promise<boolean> {
+    this.readAheads.delete(record.name);
     return (await this.durableScript(INSERT_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record))) === 1;
   }
 
   async saveInstance(record: InstanceRecord): Promise<void> {
+    this.readAheads.delete(record.name);
     await this.durableScript(SAVE_INSTANCE, this.instanceKeys(record.name), this.instanceArgs(record));
   }
 
   async deleteInstance(name: string): Promise<void> {
+    this.readAheads.delete(name);
     const keys = [this.key("instance", name), this.key("bindings", name), this.key("pending"), this.key("census")];
     await this.durableScript(DELETE_INSTANCE, keys, [name]);
   }
@@ -427,10 +460,12 @@ export class RedisStore implements Store {
   }
 
   async saveBinding(binding: BindingRecord): Promise<void> {
+    this.readAheads.delete(binding.instance);
     await this.durableScript(SAVE_BINDING, ...this.bindingWrite(binding.instance, { saveBinding: binding }));
   }
 
   async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
+    this.readAheads.delete(instance);
     return (await this.durableScript(DELETE_BINDING, ...this.bindingWrite(instance, { deleteBinding: { kind, key } }))) > 0;
   }
 
@@ -453,14 +488,19 @@ export class RedisStore implements Store {
   /**
    * This process's callers of one instance queue locally (KeyedMutex) and only the head asks
    * Redis. A caller that writes a binding while another caller here waits passes the Redis
-   * lock to that caller's token in the same script; on one in-order connection it lets that
-   * caller send its read right behind the write, without waiting for the write's answer, so
-   * calls on a busy instance follow each other at one round trip each.
+   * lock to that caller's token in the same script. On one in-order connection it lets that
+   * caller in as soon as the write is sent, and the holder's lock-and-read has read ahead the
+   * bindings of the callers queued behind it: the next caller, when its binding was read
+   * ahead and nothing it reads was written since, starts its work at once, and its write
+   * follows the previous one on the connection. Each write script checks the lock holds its
+   * writer's token, so if one write fails, those pipelined behind it are refused (503) too:
+   * nobody's change lands on a state that never existed.
    */
   async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
     const deadline = Date.now() + waitMs;
+    const field = binding ? bindingField(binding.kind, binding.key) : "";
     const queued = this.localLocks.acquire(instance, waitMs);
-    if (queued) await queued;
+    if (queued) await this.queueFor(instance, field, queued);
     let handedOver = false;
     /** Lets the next local caller in; false when nobody waited. */
     const handOver = () => {
@@ -469,26 +509,45 @@ export class RedisStore implements Store {
       return this.localLocks.release(instance);
     };
     try {
-      return await this.holdRedisLock(instance, deadline, work, binding, handOver);
+      return await this.holdRedisLock(instance, deadline, work, field, handOver);
     } finally {
       handOver();
     }
   }
 
+  /** Wait in the local queue, with the binding field listed for the holder to read ahead. */
+  private async queueFor(instance: string, field: string, turn: Promise<void>): Promise<void> {
+    let fields = this.queuedFields.get(instance);
+    if (fields === undefined) this.queuedFields.set(instance, (fields = []));
+    fields.push(field);
+    try {
+      await turn;
+    } finally {
+      fields.splice(fields.indexOf(field), 1);
+      if (fields.length === 0) this.queuedFields.delete(instance);
+    }
+  }
+
   /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
-  private async lockAndRead(instance: string, token: string, deadline: number, binding: BindingRef | undefined): Promise<HeldLock> {
+  private async lockAndRead(instance: string, token: string, deadline: number, field: string): Promise<ReadAhead> {
     const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
-    const args = [token, String(this.lockTtlMs), binding ? bindingField(binding.kind, binding.key) : ""];
+    const fields = field === "" ? [] : [field];
+    for (const queued of this.queuedFields.get(instance) ?? []) {
+      if (fields.length >= READ_AHEAD_MAX) break;
+      if (queued !== "" && !fields.includes(queued)) fields.push(queued);
+    }
+    const args = [token, String(this.lockTtlMs), ...fields];
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - Date.now()));
-      const read = await this.run((redis) => evalScript(redis, LOCK_AND_READ, keys, args) as Promise<[string, string] | null>, {
+      const read = await this.run((redis) => evalScript(redis, LOCK_AND_READ, keys, args) as Promise<string[] | null>, {
         timeoutMs: remainingMs,
       });
       if (read !== null) {
-        const [record, found] = read;
-        return new HeldLock(record === "" ? undefined : JSON.parse(record), found === "" ? undefined : JSON.parse(found));
+        const bindings = new Map<string, string>();
+        for (let i = 0; i < fields.length; i++) bindings.set(fields[i]!, read[i + 1] ?? "");
+        return { record: read[0] ?? "", bindings };
       }
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
       await sleep(pause);
@@ -500,17 +559,24 @@ export class RedisStore implements Store {
     instance: string,
     deadline: number,
     work: (locked: LockedInstance) => Promise<T>,
-    binding: BindingRef | undefined,
+    field: string,
     handOver: () => boolean,
   ): Promise<T> {
     const lockKey = this.key("lock", instance);
-    // The token the previous caller here passed the lock to, if it did.
-    const token = this.passedTokens.get(instance) ?? randomUUID();
-    this.passedTokens.delete(instance);
+    // The token the previous caller here passed the lock to, if it did, and what it read ahead.
+    const passed = this.passed.get(instance);
+    this.passed.delete(instance);
+    const token = passed?.token ?? randomUUID();
     let renewal: NodeJS.Timeout | undefined;
     let unlocked = false;
+    /** Once the write is sent, the next caller here may hold the lock (and its read-ahead) already. */
+    let writeSent = false;
     try {
-      const held = await this.lockAndRead(instance, token, deadline, binding);
+      const readAhead = passed?.readAhead;
+      const read = readAhead && (field === "" || readAhead.bindings.has(field)) ? readAhead : await this.lockAndRead(instance, token, deadline, field);
+      this.readAheads.set(instance, read);
+      const binding = field === "" ? "" : (read.bindings.get(field) ?? "");
+      const held = new HeldLock(read.record === "" ? undefined : JSON.parse(read.record), binding === "" ? undefined : JSON.parse(binding));
       // Renewed while the work runs, so a slow handler keeps the lock; a dead process stops renewing.
       renewal = setInterval(() => {
         this.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)]).catch(() => {
@@ -521,19 +587,27 @@ export class RedisStore implements Store {
       const write = held.releaseWrite;
       if (write === undefined) return result;
       clearInterval(renewal);
-      const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
-      if (next !== "") this.passedTokens.set(instance, next);
       const [keys, args] = this.bindingWrite(instance, write);
+      const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
+      if (next !== "") {
+        // What the next caller may read without asking Redis: not what this write changes, nor anything written since the read.
+        const stillRead = this.inOrder ? this.readAheads.get(instance) : undefined;
+        stillRead?.bindings.delete(args[0]!);
+        this.passed.set(instance, { token: next, readAhead: stillRead });
+      }
+      this.readAheads.delete(instance);
       const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
       const written = this.durableScript(script, [...keys, lockKey], [...args, token, next, String(this.lockTtlMs)]);
-      if (this.inOrder) handOver(); // the next caller's read is queued behind the write just sent
-      await written;
+      writeSent = true;
+      if (this.inOrder) handOver(); // the next caller's commands are queued behind the write just sent
+      if ((await written) < 0) throw new LockLostError(instance);
       unlocked = true;
       // Passed to a caller who gave up waiting meanwhile: free it.
       if (next !== "" && !handOver()) this.release(instance, lockKey, next);
       return result;
     } finally {
       clearInterval(renewal);
+      if (!writeSent) this.readAheads.delete(instance);
       if (!unlocked) this.release(instance, lockKey, token);
     }
   }
@@ -543,7 +617,7 @@ export class RedisStore implements Store {
    * Redis is unreachable now the lock simply expires; the call answers without waiting.
    */
   private release(instance: string, lockKey: string, token: string): void {
-    if (this.passedTokens.get(instance) === token) this.passedTokens.delete(instance);
+    if (this.passed.get(instance)?.token === token) this.passed.delete(instance);
     this.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
   }
 
