@@ -177,10 +177,6 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       binding,
     );
 
-  async function existing(instance: string): Promise<InstanceRecord> {
-    return found(await store.getInstance(instance), instance);
-  }
-
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
   function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
     Object.assign(record.data, result?.data);
@@ -363,7 +359,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     },
 
     async status(request, context): Promise<StatusResult> {
-      const record = await existing(request.instance);
+      const record = found(await store.getInstance(request.instance), request.instance);
       switch (record.state) {
         case "provisioning":
           return "pending";
@@ -380,7 +376,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async info(request, context) {
       const handler = handlerFor(handlers, "info");
-      const record = await existing(request.instance);
+      const record = found(await store.getInstance(request.instance), request.instance);
       if (record.state === "deleting") throw notFound(request.instance);
       return handler(request, handlerContext(context, record));
     },
