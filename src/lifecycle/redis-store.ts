@@ -146,18 +146,28 @@ local function writeBinding()
 end`;
 /**
  * The binding write, made only while the instance lock (KEYS[3]) holds the writer's token
- * (ARGV[4]; else nothing is written and the script answers -1), then the lock leaves that
- * token: for the next caller of this process, under its own token (ARGV[5], for `lockTtlMs`
- * ARGV[6]), or released ("" ARGV[5]). One round trip for both. A next caller whose commands
+ * (ARGV[4]; else nothing is written and the script answers {-1}), then the lock leaves that
+ * token: released ("" ARGV[5]), answering {result}; or passed to the next caller of this
+ * process under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), answering {result, the
+ * instance (KEYS[4]) as it is now, then the bindings ARGV[7..] of KEYS[1] ("" for none)}: what
+ * that caller reads, after this write, in the same round trip. A next caller whose commands
  * run before this write lands (a script Redis had to be sent again) or after it failed finds
  * the lock not its own: its read waits, its write is refused.
  */
 const withUnlock = (bindingWrite: string) =>
   script(`${bindingWrite}
-if redis.call('GET', KEYS[3]) ~= ARGV[4] then return -1 end
+if redis.call('GET', KEYS[3]) ~= ARGV[4] then return {-1} end
 local result = writeBinding()
-if ARGV[5] == '' then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
-return result`);
+if ARGV[5] == '' then
+  redis.call('DEL', KEYS[3])
+  return {result}
+end
+redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
+local read = {result, redis.call('GET', KEYS[4]) or ''}
+if #ARGV > 6 then
+  for _, binding in ipairs(redis.call('HMGET', KEYS[1], unpack(ARGV, 7))) do table.insert(read, binding or '') end
+end
+return read`);
 const writeOnly = (bindingWrite: string) =>
   script(`${bindingWrite}
 return writeBinding()`);
@@ -250,6 +260,22 @@ interface ReadAhead {
   bindings: Map<string, string>;
 }
 
+/** The lock as one caller here passes it to the next: its token, and what the next caller may read without asking Redis. */
+interface PassedLock {
+  token: string;
+  /** What the passing caller read ahead, less what it wrote since (on an in-order connection). */
+  readAhead: ReadAhead | undefined;
+  /** Read by the passing caller's write script right after its write; undefined if that write failed. */
+  afterWrite: Promise<ReadAhead | undefined>;
+}
+
+/** The record and bindings (`fields`, in order) a script answered from `from` on, as a read-ahead. */
+function readAheadOf(reply: readonly string[], from: number, fields: readonly string[]): ReadAhead {
+  const bindings = new Map<string, string>();
+  for (let i = 0; i < fields.length; i++) bindings.set(fields[i]!, reply[from + 1 + i] ?? "");
+  return { record: reply[from] ?? "", bindings };
+}
+
 /** Most bindings one lock-and-read script reads ahead for queued callers. */
 const READ_AHEAD_MAX = 64;
 
@@ -290,7 +316,7 @@ export class RedisStore implements Store {
    * Instance → the token its Redis lock was passed to, for the next local caller to take it
    * with, and (on an in-order connection) what the previous holder read ahead for it.
    */
-  private readonly passed = new Map<string, { token: string; readAhead: ReadAhead | undefined }>();
+  private readonly passed = new Map<string, PassedLock>();
   /** Instance → the binding fields of the callers here queued for its lock, for the holder to read ahead. */
   private readonly queuedFields = new Map<string, string[]>();
   /** Instance → what its current holder here read ahead; any write this store makes to the instance forgets it. */
@@ -399,15 +425,20 @@ export class RedisStore implements Store {
    * the replicas in the same pipeline: `WAIT` counts the writes of its own connection, and a
    * Sentinel client that retries after a failover retries both together.
    */
-  private durableScript(script: Script, keys: string[], args: string[]): Promise<number> {
-    if (this.waitForReplicas === 0) return this.script(script, keys, args);
+  private async durableScript(script: Script, keys: string[], args: string[]): Promise<number> {
+    return Number(await this.durableEval(script, keys, args));
+  }
+
+  /** `durableScript` answering the script's reply as it is. */
+  private durableEval(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    if (this.waitForReplicas === 0) return this.run((redis) => evalScript(redis, script, keys, args));
     const withWait = async (redis: RedisStoreClient, bySha: boolean) => {
       const evaluate = redis.multi();
       if (bySha) evaluate.evalSha(script.sha, { keys, arguments: args });
       else evaluate.eval(script.source, { keys, arguments: args });
       const [result, confirmed] = await evaluate.wait(this.waitForReplicas, this.replicaTimeoutMs).execAsPipeline();
       if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
-      return Number(result);
+      return result;
     };
     return this.run((redis) => withWait(redis, true).catch((error: unknown) => (isNoScript(error) ? withWait(redis, false) : Promise.reject(error))), {
       client: this.writer,
@@ -528,14 +559,20 @@ export class RedisStore implements Store {
     }
   }
 
-  /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
-  private async lockAndRead(instance: string, token: string, deadline: number, field: string): Promise<ReadAhead> {
-    const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
-    const fields = field === "" ? [] : [field];
+  /** The binding fields a read for the instance's lock covers: `own` ("" for none) and those of the callers queued here. */
+  private fieldsToRead(instance: string, own: string): string[] {
+    const fields = own === "" ? [] : [own];
     for (const queued of this.queuedFields.get(instance) ?? []) {
       if (fields.length >= READ_AHEAD_MAX) break;
       if (queued !== "" && !fields.includes(queued)) fields.push(queued);
     }
+    return fields;
+  }
+
+  /** Take the Redis lock and read what the work needs in one script; retried with back-off while another process holds it. */
+  private async lockAndRead(instance: string, token: string, deadline: number, field: string): Promise<ReadAhead> {
+    const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
+    const fields = this.fieldsToRead(instance, field);
     const args = [token, String(this.lockTtlMs), ...fields];
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
@@ -544,11 +581,7 @@ export class RedisStore implements Store {
       const read = await this.run((redis) => evalScript(redis, LOCK_AND_READ, keys, args) as Promise<string[] | null>, {
         timeoutMs: remainingMs,
       });
-      if (read !== null) {
-        const bindings = new Map<string, string>();
-        for (let i = 0; i < fields.length; i++) bindings.set(fields[i]!, read[i + 1] ?? "");
-        return { record: read[0] ?? "", bindings };
-      }
+      if (read !== null) return readAheadOf(read, 0, fields);
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
       await sleep(pause);
       pause = Math.min(pause * 2, LOCK_RETRY_MAX_MS);
@@ -572,8 +605,11 @@ export class RedisStore implements Store {
     /** Once the write is sent, the next caller here may hold the lock (and its read-ahead) already. */
     let writeSent = false;
     try {
-      const readAhead = passed?.readAhead;
-      const read = readAhead && (field === "" || readAhead.bindings.has(field)) ? readAhead : await this.lockAndRead(instance, token, deadline, field);
+      const covers = (read: ReadAhead | undefined): read is ReadAhead => read !== undefined && (field === "" || read.bindings.has(field));
+      let read = passed?.readAhead;
+      // Not read ahead (or written since): what the previous write script read after its write, else a read of its own.
+      if (!covers(read) && passed) read = await passed.afterWrite;
+      if (!covers(read)) read = await this.lockAndRead(instance, token, deadline, field);
       this.readAheads.set(instance, read);
       const binding = field === "" ? "" : (read.bindings.get(field) ?? "");
       const held = new HeldLock(read.record === "" ? undefined : JSON.parse(read.record), binding === "" ? undefined : JSON.parse(binding));
@@ -589,18 +625,26 @@ export class RedisStore implements Store {
       clearInterval(renewal);
       const [keys, args] = this.bindingWrite(instance, write);
       const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
+      const readForNext = next === "" ? [] : this.fieldsToRead(instance, "");
+      const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
+      const written = this.durableEval(script, [...keys, lockKey, this.key("instance", instance)], [
+        ...args,
+        token,
+        next,
+        String(this.lockTtlMs),
+        ...readForNext,
+      ]) as Promise<string[]>;
+      writeSent = true;
       if (next !== "") {
         // What the next caller may read without asking Redis: not what this write changes, nor anything written since the read.
         const stillRead = this.inOrder ? this.readAheads.get(instance) : undefined;
         stillRead?.bindings.delete(args[0]!);
-        this.passed.set(instance, { token: next, readAhead: stillRead });
+        const afterWrite = written.then((reply) => (Number(reply[0]) < 0 ? undefined : readAheadOf(reply, 1, readForNext))).catch(() => undefined);
+        this.passed.set(instance, { token: next, readAhead: stillRead, afterWrite });
       }
       this.readAheads.delete(instance);
-      const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
-      const written = this.durableScript(script, [...keys, lockKey], [...args, token, next, String(this.lockTtlMs)]);
-      writeSent = true;
       if (this.inOrder) handOver(); // the next caller's commands are queued behind the write just sent
-      if ((await written) < 0) throw new LockLostError(instance);
+      if (Number((await written)[0]) < 0) throw new LockLostError(instance);
       unlocked = true;
       // Passed to a caller who gave up waiting meanwhile: free it.
       if (next !== "" && !handOver()) this.release(instance, lockKey, next);
