@@ -148,9 +148,9 @@ end`;
  * The binding write, made only while the instance lock (KEYS[3]) holds the writer's token
  * (ARGV[4]; else nothing is written and the script answers {-1}), then the lock leaves that
  * token: released ("" ARGV[5]), answering {result}; or passed to the next caller of this
- * process under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), answering {result, the
- * instance (KEYS[4]) as it is now, then the bindings ARGV[7..] of KEYS[1] ("" for none)}: what
- * that caller reads, after this write, in the same round trip. A next caller whose commands
+ * process under its own token (ARGV[5], for `lockTtlMs` ARGV[6]), answering, when bindings
+ * ARGV[7..] are asked for, {result, the instance (KEYS[4]) as it is now, then those bindings of
+ * KEYS[1] ("" for none)}: what that caller reads, after this write, in the same round trip. A next caller whose commands
  * run before this write lands (a script Redis had to be sent again) or after it failed finds
  * the lock not its own: its read waits, its write is refused.
  */
@@ -163,10 +163,9 @@ if ARGV[5] == '' then
   return {result}
 end
 redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
+if #ARGV == 6 then return {result} end
 local read = {result, redis.call('GET', KEYS[4]) or ''}
-if #ARGV > 6 then
-  for _, binding in ipairs(redis.call('HMGET', KEYS[1], unpack(ARGV, 7))) do table.insert(read, binding or '') end
-end
+for _, binding in ipairs(redis.call('HMGET', KEYS[1], unpack(ARGV, 7))) do table.insert(read, binding or '') end
 return read`);
 const writeOnly = (bindingWrite: string) =>
   script(`${bindingWrite}
@@ -625,7 +624,13 @@ export class RedisStore implements Store {
       clearInterval(renewal);
       const [keys, args] = this.bindingWrite(instance, write);
       const next = this.localLocks.isAwaited(instance) ? randomUUID() : "";
-      const readForNext = next === "" ? [] : this.fieldsToRead(instance, "");
+      // What the next caller may read without asking Redis: not what this write changes, nor anything written since the read.
+      const stillRead = next !== "" && this.inOrder ? this.readAheads.get(instance) : undefined;
+      stillRead?.bindings.delete(args[0]!);
+      this.readAheads.delete(instance);
+      // Read after the write only when the caller next in line needs it (KeyedMutex serves in queue order).
+      const upNext = this.queuedFields.get(instance)?.[0] ?? "";
+      const readForNext = next === "" || (stillRead && (upNext === "" || stillRead.bindings.has(upNext))) ? [] : this.fieldsToRead(instance, "");
       const script = "saveBinding" in write ? SAVE_BINDING_AND_UNLOCK : DELETE_BINDING_AND_UNLOCK;
       const written = this.durableEval(script, [...keys, lockKey, this.key("instance", instance)], [
         ...args,
@@ -636,13 +641,12 @@ export class RedisStore implements Store {
       ]) as Promise<string[]>;
       writeSent = true;
       if (next !== "") {
-        // What the next caller may read without asking Redis: not what this write changes, nor anything written since the read.
-        const stillRead = this.inOrder ? this.readAheads.get(instance) : undefined;
-        stillRead?.bindings.delete(args[0]!);
-        const afterWrite = written.then((reply) => (Number(reply[0]) < 0 ? undefined : readAheadOf(reply, 1, readForNext))).catch(() => undefined);
+        const afterWrite =
+          readForNext.length === 0
+            ? Promise.resolve(undefined)
+            : written.then((reply) => (Number(reply[0]) < 0 ? undefined : readAheadOf(reply, 1, readForNext))).catch(() => undefined);
         this.passed.set(instance, { token: next, readAhead: stillRead, afterWrite });
       }
-      this.readAheads.delete(instance);
       if (this.inOrder) handOver(); // the next caller's commands are queued behind the write just sent
       if (Number((await written)[0]) < 0) throw new LockLostError(instance);
       unlocked = true;
