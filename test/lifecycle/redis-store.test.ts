@@ -200,25 +200,20 @@ describe("RedisStore", () => {
       },
       ref("x"),
     );
+    /** Binds `key`, noting the binding it found ("none"). */
+    const bindNoting = (key: string) =>
+      store.withLock(
+        "cache",
+        5_000,
+        async (held) => {
+          seen[key] = held.binding?.createdAt ?? "none";
+          held.writeOnRelease({ saveBinding: bindingOf(key) });
+        },
+        ref(key),
+      );
     // x again: what b read ahead for it is stale once b writes x, so it reads x itself, after b's write.
-    const x = store.withLock(
-      "cache",
-      5_000,
-      async (held) => {
-        seen.x = held.binding?.createdAt ?? "none";
-        held.writeOnRelease({ saveBinding: bindingOf("x") });
-      },
-      ref("x"),
-    );
-    const d = store.withLock(
-      "cache",
-      5_000,
-      async (held) => {
-        seen.d = held.binding?.createdAt ?? "none";
-        held.writeOnRelease({ saveBinding: bindingOf("d") });
-      },
-      ref("d"),
-    );
+    const x = bindNoting("x");
+    const d = bindNoting("d");
     firstOut.open();
     await first;
     const refused = await rejection(b);
