@@ -9,13 +9,17 @@ export class KeyedMutex {
   /** Key held → callbacks of the callers waiting for it, in arrival order. */
   private readonly waiting = new Map<string, Array<() => void>>();
 
-  async acquire(key: string, waitMs: number): Promise<void> {
+  /**
+   * Take the key: undefined when it was free (taken at once, no promise to wait on), else a
+   * promise that resolves once it is handed over, or rejects with `LockTimeoutError`.
+   */
+  acquire(key: string, waitMs: number): Promise<void> | undefined {
     const queue = this.waiting.get(key);
     if (queue === undefined) {
       this.waiting.set(key, []);
-      return;
+      return undefined;
     }
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       const grant = () => {
         clearTimeout(timer);
         resolve();
@@ -30,7 +34,8 @@ export class KeyedMutex {
 
   /** Run `work` holding the key. */
   async hold<T>(key: string, waitMs: number, work: () => Promise<T>): Promise<T> {
-    await this.acquire(key, waitMs);
+    const handedOver = this.acquire(key, waitMs);
+    if (handedOver) await handedOver;
     try {
       return await work();
     } finally {

@@ -47,7 +47,17 @@ function appTarget(request: { appName?: string; appHost?: string }): BindingTarg
   return { kind: "app", key, fields: { appName: request.appName, appHost: request.appHost } };
 }
 
-const now = () => new Date().toISOString();
+let lastNowMs = Number.NaN;
+let lastNow = "";
+/** The time as records keep it; calls within one millisecond share the string. */
+function now(): string {
+  const ms = Date.now();
+  if (ms !== lastNowMs) {
+    lastNowMs = ms;
+    lastNow = new Date(ms).toISOString();
+  }
+  return lastNow;
+}
 
 function notFound(instance: string): NotFoundError {
   return new NotFoundError(`Instance "${instance}" not found.`);
@@ -75,23 +85,37 @@ function createUnfinished(record: InstanceRecord): boolean {
 }
 
 /**
- * What a handler gets: the call's context plus the registry's view. The signal and the logger
- * stay lazy (getters): most handlers use neither, and building them costs every call.
+ * What a handler gets: the call's context plus the registry's view. A class (no closures built
+ * per call); the signal and the logger stay the call's lazy accessors: most handlers use neither.
  */
+class RegistryContext implements HandlerContext {
+  readonly requestId: string;
+  readonly user: string | undefined;
+  readonly eventId: string | undefined;
+  readonly #call: RequestContext;
+
+  constructor(
+    call: RequestContext,
+    readonly record: InstanceRecord,
+    readonly binding?: BindingRecord,
+  ) {
+    this.requestId = call.requestId;
+    this.user = call.user;
+    this.eventId = call.eventId;
+    this.#call = call;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+
+  get log(): Logger {
+    return this.#call.log;
+  }
+}
+
 function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
-  return {
-    requestId: context.requestId,
-    user: context.user,
-    eventId: context.eventId,
-    get signal() {
-      return context.signal;
-    },
-    get log() {
-      return context.log;
-    },
-    record,
-    binding,
-  };
+  return new RegistryContext(context, record, binding);
 }
 
 /** Bind and update need a working instance; say why this one is not. */
@@ -152,10 +176,6 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       },
       binding,
     );
-
-  async function existing(instance: string): Promise<InstanceRecord> {
-    return found(await store.getInstance(instance), instance);
-  }
 
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
   function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
@@ -339,7 +359,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     },
 
     async status(request, context): Promise<StatusResult> {
-      const record = await existing(request.instance);
+      const record = found(await store.getInstance(request.instance), request.instance);
       switch (record.state) {
         case "provisioning":
           return "pending";
@@ -356,7 +376,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async info(request, context) {
       const handler = handlerFor(handlers, "info");
-      const record = await existing(request.instance);
+      const record = found(await store.getInstance(request.instance), request.instance);
       if (record.state === "deleting") throw notFound(request.instance);
       return handler(request, handlerContext(context, record));
     },

@@ -59,13 +59,18 @@ export function redisClient(address: Address, options: { connectTimeoutMs?: numb
 
 export type RedisClient = ReturnType<typeof redisClient>;
 
-/** A client of the primary the sentinels name, following it through a failover; it fails fast too. */
-export function sentinelClient(address: SentinelAddress) {
+/**
+ * A client of the primary the sentinels name, following it through a failover; it fails fast
+ * too. `commandOptions` as node-redis takes them (`{ timeout: 0 }`: no timer of its own per
+ * command, for a caller that bounds each operation itself).
+ */
+export function sentinelClient(address: SentinelAddress, commandOptions?: { timeout: number }) {
   return nodeRedis().createSentinel({
     name: address.name,
     sentinelRootNodes: address.sentinels,
     nodeClientOptions: { username: address.username, password: address.password, disableOfflineQueue: true },
     sentinelClientOptions: { disableOfflineQueue: true },
+    commandOptions,
   });
 }
 
