@@ -88,7 +88,7 @@ export interface Config {
   logFormat: "json" | "pretty";
   /**
    * Least time between two background saves of the administered server's ACL file (sooner once
-   * 100 changes wait). Changes are durable before (the registry journals them).
+   * 500 changes wait). Changes are durable before (the registry journals them).
    */
   aclSaveIntervalMs: number;
   /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
