@@ -18,6 +18,7 @@ export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
 export {
+  LockLostError,
   RedisStore,
   ReplicaWaitError,
   StoreUnavailableError,

@@ -177,6 +177,11 @@ export interface Caller {
   eventId?: string;
 }
 
+/**
+ * What a handler gets besides the request. An object whose `signal` and `log` are built on first
+ * read (most handlers use neither): pass it on as it is, or read them from it; a copy made with
+ * `{ ...ctx }` does not carry them.
+ */
 export interface HandlerContext extends Caller {
   /** Aborted when the handler timeout (`handlerTimeoutMs`) passes; the call has then answered 500. `close()` lets calls finish instead. */
   signal: AbortSignal;
