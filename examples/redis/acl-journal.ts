@@ -1,7 +1,8 @@
 /**
  * The shared server's ACL users, kept durable by a journal in the registry instead of by an
- * `ACL SAVE` per change. `ACL SAVE` rewrites the whole ACL file (16 ms at 10 000 users), so a bind
- * that waited for one got slower as users grew and binds of one instance could never share one.
+ * `ACL SAVE` per change. A save blocks the server while Redis describes every user changed since
+ * the last one (about 0.5 ms each) and writes them all (about 2 µs each): a bind that waited for
+ * its own save, inside the instance lock, could never share one and got slower as users grew.
  *
  * A change (a user set or deleted) is made on the shared server, then recorded in the journal, a
  * stream in the registry (whose writes are as durable as a binding's), and the call answers. The
@@ -10,7 +11,7 @@
  * entry only when it ran on that same process, after the entry was written. When the shared
  * server restarts without having saved some changes, their entries name a process that is gone,
  * and are applied again (under the instance's lock, in order) before they can be removed. So
- * nothing a caller was told survives a crash of the shared server, of the provider, or of both;
+ * nothing a caller was told is lost when the shared server, the provider, or both crash;
  * start-up reads one entry when there is nothing to replay, whatever the number of users.
  */
 import { setTimeout as sleep } from "node:timers/promises";
