@@ -133,6 +133,12 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
   const servers = [...new Set(phases.map((phase) => phase.member.id))];
   const measured = (id: string, size: Size, operation: Operation) =>
     combine(phases.filter((phase) => phase.member.id === id && phase.member.size === size && phase.operation === operation));
+  /** A table row for each registry size on which server `id` measured `operation`. */
+  const rowsOf = (id: string, operation: Operation, cells: (phase: Phase, size: Size) => Array<string | number>) =>
+    SIZES.flatMap((size) => {
+      const phase = measured(id, size, operation);
+      return phase ? [row(cells(phase, size))] : [];
+    });
   const lines: string[] = [
     `Registries: large = ${sizes.instances} instances and ${sizes.bindings} bindings (provider-redis-store), ${sizes.apps} apps bound to one shared instance (example);`,
     `small = ${sizes.small} instances and ${bindingsSmall} bindings, ${sizes.small} bound apps. Each on a redis-server of its own.`,
@@ -149,25 +155,21 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
   const calls: CallName[] = ["status", "bind-app", "unbind-app"];
   for (const id of servers) {
     for (const call of calls) {
-      for (const size of SIZES) {
-        const phase = measured(id, size, call);
-        if (!phase) continue;
-        lines.push(
-          row([
-            id,
-            call,
-            size,
-            phase.operations,
-            Math.round(phase.operations / phase.seconds),
-            ms(quantile(phase.latencies, 0.5)),
-            ms(quantile(phase.latencies, 0.99)),
-            formatCount(cpuMicros(phase)),
-            formatCount(phase.redis.commands),
-            formatCount(phase.redis.connections),
-            describeWork(phase.redis, 3),
-          ]),
-        );
-      }
+      lines.push(
+        ...rowsOf(id, call, (phase, size) => [
+          id,
+          call,
+          size,
+          phase.operations,
+          Math.round(phase.operations / phase.seconds),
+          ms(quantile(phase.latencies, 0.5)),
+          ms(quantile(phase.latencies, 0.99)),
+          formatCount(cpuMicros(phase)),
+          formatCount(phase.redis.commands),
+          formatCount(phase.redis.connections),
+          describeWork(phase.redis, 3),
+        ]),
+      );
     }
   }
 
@@ -231,44 +233,36 @@ export function formatScaleReport(run: { sizes: ScaleSizes; fills: Fill[]; phase
     row(["---", "---", "---", "---:", "---:", "---:", "---:", "---", "---"]),
   );
   for (const id of servers) {
-    for (const size of SIZES) {
-      const phase = measured(id, size, "start-up");
-      if (!phase) continue;
-      lines.push(
-        row([
-          id,
-          size,
-          phase.latencies.map((value) => value.toFixed(0)).join(", "),
-          median(phase.latencies).toFixed(0),
-          (median(phase.idleAfterMs ?? []) / 1000).toFixed(1),
-          phase.detail ?? "-",
-          formatCount(phase.redis.commands),
-          (phase.rss ?? []).map((value) => value.toFixed(0)).join(", "),
-          describeWork(phase.redis, 4),
-        ]),
-      );
-    }
+    lines.push(
+      ...rowsOf(id, "start-up", (phase, size) => [
+        id,
+        size,
+        phase.latencies.map((value) => value.toFixed(0)).join(", "),
+        median(phase.latencies).toFixed(0),
+        (median(phase.idleAfterMs ?? []) / 1000).toFixed(1),
+        phase.detail ?? "-",
+        formatCount(phase.redis.commands),
+        (phase.rss ?? []).map((value) => value.toFixed(0)).join(", "),
+        describeWork(phase.redis, 4),
+      ]),
+    );
   }
 
   lines.push("", "One metrics scrape (GET /metrics, one after another):", "");
   lines.push(row(["server", "registry", "each scrape, ms", "CPU ms/scrape", "Redis commands/scrape", "provider_instances counted", "Redis's costliest commands per scrape"]));
   lines.push(row(["---", "---", "---", "---:", "---:", "---", "---"]));
   for (const id of servers) {
-    for (const size of SIZES) {
-      const phase = measured(id, size, "metrics");
-      if (!phase) continue;
-      lines.push(
-        row([
-          id,
-          size,
-          phase.latencies.map(ms).join(", "),
-          formatCount(cpuMicros(phase) / 1000),
-          formatCount(phase.redis.commands),
-          phase.detail ?? "-",
-          describeWork(phase.redis, 4),
-        ]),
-      );
-    }
+    lines.push(
+      ...rowsOf(id, "metrics", (phase, size) => [
+        id,
+        size,
+        phase.latencies.map(ms).join(", "),
+        formatCount(cpuMicros(phase) / 1000),
+        formatCount(phase.redis.commands),
+        phase.detail ?? "-",
+        describeWork(phase.redis, 4),
+      ]),
+    );
   }
 
   lines.push("", `RSS (MiB) after the calls (status, bind-app, unbind-app), then after the metrics scrapes; target: large within ${RSS_FACTOR}× of small:`, "");
