@@ -16,7 +16,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { ReplicaWaitError, type RedisStoreClient, type Store } from "../../src/index.js";
+import type { RedisStoreClient, Store } from "../../src/index.js";
+import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "../../src/lifecycle/redis-store.js";
 import type { RedisClient } from "../../src/redis/connection.js";
 import { aclPasswordHash } from "../../src/redis/server.js";
 import { hasAclFile, oneRunAtATime } from "./acl.js";
@@ -52,7 +53,6 @@ export interface AclJournalOptions {
   log: Logger;
 }
 
-const REPLICA_TIMEOUT_MS = 1_000;
 /**
  * A save starts once this many changes wait, interval or not. ACL SAVE blocks every tenant of
  * the shared server while it runs: Redis describes each user changed since the last save (about
@@ -167,13 +167,8 @@ export class AclJournal {
     const writes = registry.multi();
     for (const { instance, change, server } of entries) writes.xAdd(key, "*", { instance, change: JSON.stringify(change), server });
     if (replacing.length > 0) writes.xDel(key, [...replacing]);
-    if (waitForReplicas === 0) {
-      await writes.exec();
-      return;
-    }
-    const replies = await writes.wait(waitForReplicas, REPLICA_TIMEOUT_MS).execAsPipeline();
-    const confirmed = Number(replies.at(-1));
-    if (confirmed < waitForReplicas) throw new ReplicaWaitError(confirmed, waitForReplicas);
+    if (waitForReplicas === 0) await writes.exec();
+    else await afterReplicas(writes, waitForReplicas, DEFAULT_REPLICA_TIMEOUT_MS);
   }
 
   private saveSoon(promptly = false): Promise<void> {

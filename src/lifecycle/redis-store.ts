@@ -242,6 +242,25 @@ export class ReplicaWaitError extends ProviderError {
   }
 }
 
+/** `replicaTimeoutMs` when not given: how long a write waits for its replicas. */
+export const DEFAULT_REPLICA_TIMEOUT_MS = 1_000;
+
+/**
+ * Sends `writes` with a `WAIT` for `replicas` behind them, in one pipeline on one connection
+ * (`WAIT` counts the writes of its own connection); rejects with `ReplicaWaitError` when fewer
+ * confirm within `timeoutMs`. Resolves with the writes' replies.
+ */
+export async function afterReplicas(
+  writes: { wait(replicas: number, timeoutMs: number): { execAsPipeline(): Promise<unknown[]> } },
+  replicas: number,
+  timeoutMs: number,
+): Promise<unknown[]> {
+  const replies = await writes.wait(replicas, timeoutMs).execAsPipeline();
+  const confirmed = Number(replies.at(-1));
+  if (confirmed < replicas) throw new ReplicaWaitError(confirmed, replicas);
+  return replies.slice(0, -1);
+}
+
 /** 503: the instance lock lapsed (Redis unreachable for a whole `lockTtlMs`) or its hand-over failed before this call's write. */
 export class LockLostError extends ProviderError {
   constructor(instance: string) {
@@ -337,7 +356,7 @@ export class RedisStore implements Store {
     if (!Number.isInteger(this.waitForReplicas) || this.waitForReplicas < 0) {
       throw new ConfigurationError(`RedisStore: waitForReplicas must be a whole number of replicas, got ${this.waitForReplicas}.`);
     }
-    this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1_000;
+    this.replicaTimeoutMs = options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS;
     this.log = options.log;
     if ("client" in options) this.client = options.client;
     else this.client = this.own("url" in options ? ownClient(options.url) : sentinelClient(options.sentinel, NO_COMMAND_TIMEOUT));
@@ -435,8 +454,7 @@ export class RedisStore implements Store {
       const evaluate = redis.multi();
       if (bySha) evaluate.evalSha(script.sha, { keys, arguments: args });
       else evaluate.eval(script.source, { keys, arguments: args });
-      const [result, confirmed] = await evaluate.wait(this.waitForReplicas, this.replicaTimeoutMs).execAsPipeline();
-      if (Number(confirmed) < this.waitForReplicas) throw new ReplicaWaitError(Number(confirmed), this.waitForReplicas);
+      const [result] = await afterReplicas(evaluate, this.waitForReplicas, this.replicaTimeoutMs);
       return result;
     };
     return this.run((redis) => withWait(redis, true).catch((error: unknown) => (isNoScript(error) ? withWait(redis, false) : Promise.reject(error))), {
