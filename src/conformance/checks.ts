@@ -14,6 +14,8 @@ const B: readonly Variant[] = ["B"];
 const contract = (line: number, quote: string): Citation => ({ file: "docs/contract.md", line, quote });
 
 const NOT_FOUND = contract(29, "404: the instance does not exist");
+/** The family of the unknown-instance probes. */
+const UNKNOWN_INSTANCE = "unknown-instance";
 
 export const CHECKS: readonly CheckDefinition[] = [
   // auth
@@ -49,7 +51,8 @@ export const CHECKS: readonly CheckDefinition[] = [
   {
     id: "plans.status",
     group: "plans",
-    level: { A: "MUST", current: "SHOULD" },
+    // Both eras' clients read any other answer as "no plans": the service still works.
+    level: "SHOULD",
     variants: A_AND_CURRENT,
     title: "GET /resources/plans answers 200",
     cite: contract(38, "`GET /resources/plans` answers 200 with a JSON array of plans."),
@@ -89,7 +92,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     variants: A_AND_CURRENT,
     title: "Creating an instance with a plan the provider does not list answers 4xx or 500, with an explanation",
     cite: contract(45, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
-    dependsOn: ["plans.shape"],
+    // Needs no plan list: the kit's made-up plan is unknown to any provider.
   },
 
   // status
@@ -329,7 +332,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     variants: ALL,
     title: "Every 500 answer explains the failure (not empty, not HTML, not a framework's default text)",
     cite: contract(33, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
-    followsFrom: ["create.unknown-plan"],
+    // A crash on an unknown plan or an unknown instance: those checks already show the answer.
+    followsFrom: ["create.unknown-plan", ...notFoundChecks().map((check) => check.id)],
   },
   {
     id: "errors.plain-text",
@@ -388,6 +392,8 @@ function notFoundChecks(): CheckDefinition[] {
     cite,
     // The same route failing the same way on the real instance is the one cause.
     followsFrom: [sameRoute],
+    // Otherwise one missing lookup of the instance breaks them all.
+    family: UNKNOWN_INSTANCE,
   });
   const unbind = contract(78, "a 404 on unbind is ignored by the platform: it has the same effect as a 2xx");
   return [

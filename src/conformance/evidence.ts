@@ -21,6 +21,18 @@ export function answerKey(exchange: Exchange): string {
   return `${exchange.method} ${routeOf(exchange.path)} ${exchange.response?.status ?? "no answer"}`;
 }
 
+/**
+ * `answerKey` plus what the body says, with the instance's name (a run's instances differ) made a
+ * placeholder: two answers of one route and status are one fault only when they say the same thing
+ * (a crash page for an unknown instance is not the status port a real instance cannot reach).
+ */
+export function faultKey(exchange: Exchange): string {
+  const instance = exchange.path.split("/")[2];
+  let body = (exchange.response?.body ?? exchange.error ?? "").replace(/\s+/g, " ").trim();
+  if (instance) body = body.replaceAll(decodeURIComponent(instance), "<instance>");
+  return `${answerKey(exchange)} ${body}`;
+}
+
 /** The first exchange of each distinct answer, with how many times it came. */
 export function distinctAnswers<T extends { exchange: Exchange }>(items: readonly T[]): Array<{ first: T; count: number }> {
   const byKey = new Map<string, { first: T; count: number }>();

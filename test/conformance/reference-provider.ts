@@ -50,7 +50,11 @@ class Reference {
   /** The instance named in the path, or a 404 answer (and undefined). */
   find(req: Request, res: Response): Instance | undefined {
     const instance = this.instances.get(String(req.params.name));
-    if (!instance) text(res, 404, "Instance not found.");
+    if (!instance) {
+      const unknown = this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).unknownInstance;
+      if (unknown) unknown(res, String(req.params.name));
+      else text(res, 404, "Instance not found.");
+    }
     return instance;
   }
 
@@ -261,6 +265,28 @@ export const FAULTS = {
       },
     },
   },
+  // Issue 23's providers. Flask answers 405 on a path it serves for other methods: the Postgres
+  // provider has no update, no info, and its plans are elsewhere.
+  "flask-405s": {
+    routes: {
+      plans: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      update: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      info: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+    },
+  },
+  // A status probe on the wrong port for the instance, and a crash page for an unknown one: two faults.
+  "status-crash-unknown": {
+    routes: {
+      status: (ref) => (req, res) => {
+        if (!ref.instances.has(String(req.params.name))) return void res.status(500).type("text/html").send(CRASH_PAGE);
+        text(res, 500, "Could not reach the resource's status port.");
+      },
+    },
+  },
+  // No lookup of the instance: an unknown one raises, on every route.
+  "unknown-instance-500": {
+    unknownInstance: (res: Response, name: string) => text(res, 500, `Internal error: KeyError: '${name}'`),
+  },
 } satisfies Record<string, FaultSwitches>;
 
 /** What a fault changes: routes, the auth rule, or how answers are typed and worded. */
@@ -274,6 +300,8 @@ interface FaultSwitches {
   errorBody?: (status: number, message: string) => string | undefined;
   /** Content-Type of the JSON answers. */
   jsonType?: string;
+  /** The answer for an instance that does not exist, instead of 404. */
+  unknownInstance?: (res: Response, name: string) => void;
 }
 
 /** The value every binding gets from the `shared-credentials` provider: it must never reach a report. */
