@@ -77,6 +77,15 @@ export const CHECKS: readonly CheckDefinition[] = [
     cite: contract(43, "answers 2xx (201 in the written interface)"),
   },
   {
+    id: "create.fresh-name",
+    group: "create",
+    level: "MUST",
+    variants: ALL,
+    title: "A second instance, named like the first plus \"-2\" (a long shared prefix), is created too: a fresh name is never refused as taken",
+    cite: contract(43, "answers 2xx (201 in the written interface)"),
+    dependsOn: ["create.status"],
+  },
+  {
     id: "create.duplicate",
     group: "create",
     level: "MUST",
@@ -93,6 +102,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "Creating an instance with a plan the provider does not list answers 4xx or 500, with an explanation",
     cite: contract(45, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
     // Needs no plan list: the kit's made-up plan is unknown to any provider.
+    // Refused as taken, its fresh name was cut short like the second instance's.
+    followsFrom: ["create.fresh-name"],
   },
 
   // status
@@ -318,7 +329,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     variants: ALL,
     title: "One app bound to two instances gets different credentials from each",
     cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
-    dependsOn: ["bind-app.json"],
+    dependsOn: ["bind-app.json", "create.fresh-name"],
   },
 
   // not-found: every instance route, called for an instance that does not exist

@@ -38,7 +38,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const variant = options.variant ?? "current";
   const encoding = options.encoding ?? "form";
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  const names = runNames(options.instance ?? `pkc-${randomId()}`, `pkc-missing-${randomId()}`);
+  // Long on purpose: the second instance adds "-2", so a provider cutting names short sees them clash.
+  const names = runNames(options.instance ?? `pkc-${randomId()}-conformance`, `pkc-missing-${randomId()}`);
   const client = new PlatformClient({
     url: options.url,
     username: options.username,

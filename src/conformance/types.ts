@@ -153,7 +153,10 @@ export interface ConformanceOptions {
   groups?: readonly CheckGroup[];
   /** Name of the request-id header the operator configured. Default `X-Request-ID`. */
   requestIdHeader?: string;
-  /** Instance name to create. Default `pkc-<random>`, unique per run. */
+  /**
+   * Instance name to create. Default `pkc-<random>-conformance`, unique per run. The second instance
+   * is this name plus `-2`: a long name tells whether the provider keeps names whole.
+   */
   instance?: string;
   /**
    * Delays before each retry of a destroy that failed at cleanup, in ms. Default

@@ -76,7 +76,7 @@ describe("provider-kit check", () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const file = path.join(scratch, "no-such-dir", "report.xml");
       const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "create", "--format", "junit", "--output", file]);
-      expect(stdout).toMatch(/PASSED: 3 passed/);
+      expect(stdout).toMatch(/PASSED: 4 passed/);
       expect(stderr).toContain(`error: cannot write the report to ${file}: ENOENT`);
       expect(code).toBe(2);
     });
@@ -99,7 +99,7 @@ describe("provider-kit check", () => {
       const { code, stdout } = await check(["--url", url, ...LOGIN, "--format", "json", "--variant", "A", "--encoding", "json", "--groups", "create,destroy"]);
       const report = JSON.parse(stdout) as ConformanceReport;
       expect(report).toMatchObject({ variant: "A", encoding: "json", passed: true });
-      expect(report.results.map((result) => result.id)).toEqual(["create.status", "create.duplicate", "create.unknown-plan", "destroy.status"]);
+      expect(report.results.map((result) => result.id)).toEqual(["create.status", "create.fresh-name", "create.duplicate", "create.unknown-plan", "destroy.status"]);
       expect(code).toBe(0);
     });
   });
@@ -180,7 +180,7 @@ describe("provider-kit check", () => {
       for (let waited = 0; !run.stderr().includes("waiting for") && waited < 25_000; waited += 100) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const instance = /waiting for (pkc-[0-9a-f]+)/.exec(run.stderr())?.[1];
+      const instance = /waiting for (pkc-[0-9a-f]+-conformance)/.exec(run.stderr())?.[1];
       expect(instance).toBeDefined();
       expect(await statusOf(url, instance!)).toBe(202);
       run.signal("SIGINT");

@@ -186,6 +186,17 @@ const cases: Case[] = [
     },
   },
 
+  // A fresh name refused as taken is a failure of its own; the unknown-plan create, refused as
+  // taken too, follows from it; the isolation check that needs the second instance says why it is skipped.
+  {
+    fault: "names-cut-at-10",
+    fails: ["create.fresh-name", "create.unknown-plan"],
+    follows: { "create.unknown-plan": "create.fresh-name" },
+    skips: { "isolation.instances": "needs create.fresh-name, which failed" },
+    details: {
+      "create.fresh-name": /^POST \/resources for "pkc-[0-9a-f]{10}-conformance-2", a name never used, answered 409, refused as taken: "pkc-[0-9a-f]{10}-conformance-2" and "pkc-[0-9a-f]{10}-conformance" share their first 26 characters, so the provider cuts names short/,
+    },
+  },
   // One fault, one root cause. Three routes not served: three root causes; the PUT's 405 is one
   // (its check, its unknown-instance probe and the no-405 rule, which lists only that 405: the
   // plans and info 405s only warn, under their own checks).

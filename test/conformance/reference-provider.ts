@@ -48,8 +48,13 @@ class Reference {
   constructor(readonly options: ReferenceOptions) {}
 
   /** The instance named in the path, or a 404 answer (and undefined). */
+  /** The key an instance is kept under: its name (the `names-cut-at-10` fault cuts it short). */
+  key(name: string): string {
+    return (this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).instanceKey?.(name)) ?? name;
+  }
+
   find(req: Request, res: Response): Instance | undefined {
-    const instance = this.instances.get(String(req.params.name));
+    const instance = this.instances.get(this.key(String(req.params.name)));
     if (!instance) {
       const unknown = this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).unknownInstance;
       if (unknown) unknown(res, String(req.params.name));
@@ -82,10 +87,10 @@ class Reference {
     create: (req, res) => {
       const name = field(req, "name", "name");
       if (!name) return text(res, 400, "Missing the instance name.");
-      if (this.instances.has(name)) return text(res, 409, "An instance with this name already exists.");
+      if (this.instances.has(this.key(name))) return text(res, 409, "An instance with this name already exists.");
       const plan = field(req, "plan", "plan");
       if (plan && !PLANS.some((known) => known.name === plan)) return text(res, 400, `Unknown plan "${plan}": choose small or large.`);
-      this.instances.set(name, {
+      this.instances.set(this.key(name), {
         readyAt: Date.now() + (this.options.provisionMs ?? 0),
         apps: new Map(),
         units: new Set(),
@@ -95,7 +100,7 @@ class Reference {
     },
     destroy: (req, res) => {
       if (this.find(req, res)) {
-        this.instances.delete(String(req.params.name));
+        this.instances.delete(this.key(String(req.params.name)));
         res.status(200).end();
       }
     },
@@ -283,6 +288,8 @@ export const FAULTS = {
       },
     },
   },
+  // Names cut to 10 characters (as the Postgres provider does for its roles): two fresh names clash.
+  "names-cut-at-10": { instanceKey: (name: string) => name.slice(0, 10) },
   // No lookup of the instance: an unknown one raises, on every route.
   "unknown-instance-500": {
     unknownInstance: (res: Response, name: string) => text(res, 500, `Internal error: KeyError: '${name}'`),
@@ -300,6 +307,8 @@ interface FaultSwitches {
   errorBody?: (status: number, message: string) => string | undefined;
   /** Content-Type of the JSON answers. */
   jsonType?: string;
+  /** The key an instance is kept under, from its name. */
+  instanceKey?: (name: string) => string;
   /** The answer for an instance that does not exist, instead of 404. */
   unknownInstance?: (res: Response, name: string) => void;
 }

@@ -52,7 +52,7 @@ function find(method: string, path: RegExp): Recorded {
   if (!request) throw new Error(`The kit sent no ${method} matching ${path}.`);
   return request;
 }
-const INSTANCE = "pkc-[0-9a-f]{10}";
+const INSTANCE = "pkc-[0-9a-f]{10}-conformance";
 
 describe("the requests the kit sends", () => {
   it("carry the platform's headers on every call, the whole password (colons included), and no trailing slash", async () => {
