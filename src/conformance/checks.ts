@@ -323,6 +323,18 @@ export const CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["bind-app.json"],
   },
   {
+    id: "isolation.swap",
+    group: "isolation",
+    // Variant A's era sent only app-host: keying by it was all a provider could do then.
+    level: { A: "SHOULD", current: "MUST" },
+    variants: A_AND_CURRENT,
+    title:
+      "Bindings are keyed by app name, not address: after two apps swap addresses, unbinding one leaves the other's credentials, and binding it again gives it new ones",
+    cite: contract(58, "so that unbinding one app revokes that app's access only"),
+    // It compares rebinds: they must work, and two apps' credentials must differ to begin with.
+    dependsOn: ["isolation.apps", "bind-app.rebind"],
+  },
+  {
     id: "isolation.instances",
     group: "isolation",
     level: "SHOULD",

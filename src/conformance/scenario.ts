@@ -4,9 +4,9 @@
  * for are not run; calls on an instance whose earlier step failed are not sent.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PlatformCalls, RunNames } from "./calls.js";
+import type { AppNames, PlatformCalls, RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
-import { isolationVerdict } from "./isolation.js";
+import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
 import type { Call, CallResult, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
@@ -328,10 +328,7 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     const wrong = bindResultProblem(bodyOf(result), stringsOnly);
     return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
   };
-  const bindJson = (result: CallResult) => {
-    context.jsonAnswers.push(result);
-    return result;
-  };
+  const bindJson = (result: CallResult) => bindJsonAnswer(context, result);
 
   let bind: CallResult | undefined;
   if (!checks.passed("status.ready") && checks.wants(...BOUND_CHECKS)) {
@@ -350,15 +347,17 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
     checks.judge("bind-app.json", bindResult(first, false), [first.exchange]);
     checks.judge("bind-app.env-strings", bindResult(first, true), [first.exchange]);
+    let again: CallResult | undefined;
     if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
-      const again = bindJson(await send(calls.bindApp(instance)));
+      const rebind = bindJson(await send(calls.bindApp(instance)));
+      again = rebind;
       checks.judge(
         "bind-app.rebind",
-        () => (succeeded(again) ? bindResult(again, false)() : expectStatus(again, is2xx, "2xx")),
-        [again.exchange],
+        () => (succeeded(rebind) ? bindResult(rebind, false)() : expectStatus(rebind, is2xx, "2xx")),
+        [rebind.exchange],
       );
     }
-    await isolationSteps(context, send, calls, first);
+    await isolationSteps(context, send, calls, first, again);
   }
 
   if (checks.wants("bind-unit.status")) {
@@ -409,24 +408,88 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
 /**
  * Binds a second app to the instance and the first app to a second instance, and compares
- * what each binding got with the first bind. Both extra bindings are undone.
+ * what each binding got with the first bind (`again`: the first app's rebind, when it was sent).
+ * Every extra binding is undone.
  */
-async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult): Promise<void> {
+async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult, again: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
-  const pairs = [
-    { id: "isolation.apps", pair: "two apps on one instance", instance: names.instance, app: names.otherApp },
-    { id: "isolation.instances", pair: "one app on two instances", instance: names.otherInstance, app: names.app },
-  ] as const;
-  for (const { id, pair, instance, app } of pairs) {
-    if (!checks.wants(id) || checks.skipIfBlocked(id)) continue;
-    const other = await bindWhenReady(context, send, calls.bindApp(instance, app));
-    checks.judge(id, () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), pair) : problem(unexpected(other, "2xx"))), [first.exchange, other.exchange]);
-    if (succeeded(other)) await send(calls.unbindApp(instance, app));
+  if (checks.wants("isolation.apps") && !checks.skipIfBlocked("isolation.apps")) {
+    const other = await bindWhenReady(context, send, calls.bindApp(names.instance, names.otherApp));
+    checks.judge(
+      "isolation.apps",
+      () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "two apps on one instance") : problem(unexpected(other, "2xx"))),
+      [first.exchange, other.exchange],
+    );
+    const swap = checks.wants("isolation.swap") && !checks.skipIfBlocked("isolation.swap");
+    if (swap) await swapSteps(context, send, calls, { first, again, other });
+    else if (succeeded(other)) await send(calls.unbindApp(names.instance, names.otherApp));
+  }
+  if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
+    const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));
+    checks.judge(
+      "isolation.instances",
+      () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "one app on two instances") : problem(unexpected(other, "2xx"))),
+      [first.exchange, other.exchange],
+    );
+    if (succeeded(other)) await send(calls.unbindApp(names.otherInstance, names.app));
   }
   if (context.created.has(names.otherInstance)) {
     const removed = await send(calls.destroy(names.otherInstance));
     if (succeeded(removed)) context.created.delete(names.otherInstance);
   }
+}
+
+/**
+ * The platform's swap calls no provider: the two apps keep their names and take each other's
+ * addresses, which later calls carry as `app-host`/`app-hosts`. Then the second app is unbound
+ * (twice: a repeat must do no harm), the first bound again (it must keep its own credentials,
+ * never get the second's), and the second bound again (it must get new credentials, never the
+ * first's). A provider that keys bindings by address drops the wrong one. Values are compared,
+ * never shown. The second app is unbound at the end.
+ */
+async function swapSteps(
+  context: ScenarioContext,
+  send: Send,
+  calls: PlatformCalls,
+  before: { first: CallResult; again: CallResult | undefined; other: CallResult },
+): Promise<void> {
+  const { recorder: checks, names } = context;
+  const [app, otherApp] = [names.app, names.otherApp];
+  const moved = (to: AppNames, from: AppNames): AppNames => ({ ...to, hosts: from.hosts, internalHosts: from.internalHosts });
+  const [swappedApp, swappedOther] = [moved(app, otherApp), moved(otherApp, app)];
+
+  const unbind = await send(calls.unbindApp(names.instance, swappedOther));
+  const repeat = await send(calls.unbindApp(names.instance, swappedOther));
+  const kept = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedApp)));
+  const rebound = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedOther)));
+  await send(calls.unbindApp(names.instance, swappedOther));
+
+  const keyedByAddress = `the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name`;
+  const verdict = (): Verdict => {
+    const after = `after the apps swapped addresses and ${otherApp.name} was unbound (twice)`;
+    if (!succeeded(unbind)) return problem(`${after.replace(" (twice)", "")}: ${unexpected(unbind, "2xx")}`);
+    if (!succeeded(kept)) return problem(`${after}, binding ${app.name} again: ${unexpected(kept, "2xx")}`);
+    const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
+    if (taken.length > 0) return problem(`${after}, binding ${app.name} again gave it the ${taken.join(", ")} ${otherApp.name} had (values not shown): ${keyedByAddress}`);
+    const rebindKeeps = before.again !== undefined && sameCredentials(bodyOf(before.first), bodyOf(before.again));
+    if (rebindKeeps && !sameCredentials(bodyOf(kept), bodyOf(before.first))) {
+      return problem(`${after}, binding ${app.name} again gave it other credentials than its own, which a rebind keeps otherwise: unbinding ${otherApp.name} touched ${app.name}'s binding; ${keyedByAddress}`);
+    }
+    if (!succeeded(rebound)) return problem(`${after}, binding ${otherApp.name} again: ${unexpected(rebound, "2xx")}`);
+    const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
+    if (stolen.length > 0) return problem(`${after}, binding ${otherApp.name} again gave it the ${stolen.join(", ")} ${app.name} has (values not shown): ${keyedByAddress}`);
+    if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
+      return should(`${after}, binding ${otherApp.name} again gave it the same credentials as before (values not shown): the kit cannot tell that the unbind revoked them; give a new binding new credentials`);
+    }
+    return ok(`${app.name} kept its credentials; ${otherApp.name} got new ones`);
+  };
+  checks.judge("isolation.swap", verdict, [unbind, repeat, kept, rebound].map((result) => result.exchange));
+}
+
+/** A bind answer whose Content-Type transport.json-content-type judges. */
+function bindJsonAnswer(context: ScenarioContext, result: CallResult): CallResult {
+  context.jsonAnswers.push(result);
+  return result;
 }
 
 /** A bind retried while it answers 412 (the second instance may still be provisioning), up to the provisioning timeout. */

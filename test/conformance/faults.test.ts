@@ -8,7 +8,7 @@ import express from "express";
 import { describe, expect, it } from "vitest";
 import { answerKey } from "../../src/conformance/evidence.js";
 import { checkById } from "../../src/conformance/checks.js";
-import { formatJson, formatJunit, formatTree, levelIn, runConformance, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
+import { formatJson, formatJunit, formatTree, levelIn, runConformance, type Encoding, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider, SHARED_PASSWORD, type Fault } from "./reference-provider.js";
 
@@ -30,6 +30,7 @@ interface Case {
   /** Default PROVISION_MS (asynchronous provisioning); 0 provisions synchronously. */
   provisionMs?: number;
   variant?: Variant;
+  encoding?: Encoding;
 }
 
 const HTML_CRASH = /^POST \/resources answered 500 with an HTML page titled "500 Internal Server Error" \(text\/html; charset=utf-8, \d+ characters\)/;
@@ -94,11 +95,12 @@ const cases: Case[] = [
   { fault: "unbind-gone-404", variant: "B", fails: ["unbind-app.repeat"] },
   { fault: "duplicate-500", variant: "B", fails: ["create.duplicate"] },
 
-  // The platform ignores 404 on unbind: a 2xx for an unknown instance only warns.
+  // The platform ignores 404 on unbind: a 2xx for an unknown instance only warns. That unbind
+  // revokes nothing either: binding the app again gives its old password back.
   {
     fault: "unbind-without-lookup",
     fails: [],
-    warns: ["not-found.unbind-app"],
+    warns: ["not-found.unbind-app", "isolation.swap"],
     details: {
       "not-found.unbind-app": /^DELETE \/resources\/pkc-missing-[0-9a-f]+\/bind-app answered 200 for an instance that does not exist; the platform ignores 404 on unbind/,
     },
@@ -186,6 +188,29 @@ const cases: Case[] = [
     },
   },
 
+  // Credentials keyed by app-host pass isolation.apps (two addresses, two users), but after a swap
+  // the unbind of one app drops the other's user: the first app bound again gets the second's.
+  {
+    fault: "host-keyed-credentials",
+    fails: ["isolation.swap"],
+    passes: ["isolation.apps", "isolation.instances", "bind-app.rebind", "unbind-app.repeat"],
+    details: {
+      "isolation.swap":
+        "after the apps swapped addresses and {instance}-app2 was unbound (twice), binding {instance}-app again gave it the REF_PASSWORD {instance}-app2 had (values not shown): the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name",
+    },
+  },
+  { fault: "host-keyed-credentials", variant: "A", fails: [], warns: ["isolation.swap"] },
+  { fault: "host-keyed-credentials", encoding: "json", fails: ["isolation.swap"] },
+  // Nothing revoked on unbind: the kit cannot tell it from a provider that derives passwords, so it warns.
+  {
+    fault: "unbind-keeps-credentials",
+    fails: [],
+    warns: ["isolation.swap"],
+    details: {
+      "isolation.swap":
+        "after the apps swapped addresses and {instance}-app2 was unbound (twice), binding {instance}-app2 again gave it the same credentials as before (values not shown): the kit cannot tell that the unbind revoked them; give a new binding new credentials",
+    },
+  },
   // A fresh name refused as taken is a failure of its own; the unknown-plan create, refused as
   // taken too, follows from it; the isolation check that needs the second instance says why it is skipped.
   {
@@ -241,8 +266,8 @@ const cases: Case[] = [
 
 describe("a broken provider (plain Express, one fault each)", () => {
   it.each(cases)(
-    "$fault (variant $variant): fails exactly $fails, warns $warns",
-    async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant }) => {
+    "$fault (variant $variant, $encoding): fails exactly $fails, warns $warns",
+    async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant, encoding }) => {
       const credentials = { ...CREDENTIALS, password };
       await serving(referenceProvider({ ...credentials, provisionMs, fault }), async ({ url }) => {
         const cleanups: ProgressEvent[] = [];
@@ -251,6 +276,7 @@ describe("a broken provider (plain Express, one fault each)", () => {
           ...credentials,
           ...FAST,
           variant,
+          encoding,
           onProgress: (event) => event.type === "cleanup" && cleanups.push(event),
         });
         const named = (text: string) => text.replaceAll("{instance}", report.instance);

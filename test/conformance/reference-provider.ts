@@ -4,7 +4,7 @@
  * Each fault replaces one piece of the reference (a route or the auth rule), so the broken
  * providers share every other line with the reference.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 
@@ -288,6 +288,33 @@ export const FAULTS = {
       },
     },
   },
+  // The Postgres provider's way: the user and its password derived from the instance and the
+  // app's address (app-host), the user dropped by address on unbind. Fine until two apps swap addresses.
+  "host-keyed-credentials": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const host = appHostOf(req);
+        instance.apps.set(host, derivedPassword(String(req.params.name), host));
+        res.status(201).json({ REF_USER: `u_${host.slice(0, 10)}`, REF_PASSWORD: instance.apps.get(host) });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        instance.apps.delete(appHostOf(req));
+        res.status(200).end();
+      },
+    },
+  },
+  // An unbind that revokes nothing: binding the app again gives the same password back.
+  "unbind-keeps-credentials": {
+    routes: {
+      unbindApp: (ref) => (req, res) => {
+        if (ref.find(req, res)) res.status(200).end();
+      },
+    },
+  },
   // Names cut to 10 characters (as the Postgres provider does for its roles): two fresh names clash.
   "names-cut-at-10": { instanceKey: (name: string) => name.slice(0, 10) },
   // No lookup of the instance: an unknown one raises, on every route.
@@ -396,6 +423,18 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The app's address: `app-host` (form), else the first of `app-hosts`/`appHosts`. */
+function appHostOf(req: Request): string {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const hosts = body["app-hosts"] ?? body.appHosts;
+  return field(req, "app-host", "appHost") ?? String((Array.isArray(hosts) ? hosts[0] : hosts) ?? "");
+}
+
+/** The same password for the same instance and address, every time. */
+function derivedPassword(instance: string, host: string): string {
+  return createHmac("sha256", "reference-salt").update(instance).update("\0").update(host).digest("base64url").slice(0, 16);
 }
 
 /** A form field (form encoding) or its camelCase JSON name (JSON encoding). */
