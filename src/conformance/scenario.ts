@@ -464,26 +464,51 @@ async function swapSteps(
   const rebound = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedOther)));
   await send(calls.unbindApp(names.instance, swappedOther));
 
-  const keyedByAddress = `the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name`;
-  const verdict = (): Verdict => {
-    const after = `after the apps swapped addresses and ${otherApp.name} was unbound (twice)`;
-    if (!succeeded(unbind)) return problem(`${after.replace(" (twice)", "")}: ${unexpected(unbind, "2xx")}`);
-    if (!succeeded(kept)) return problem(`${after}, binding ${app.name} again: ${unexpected(kept, "2xx")}`);
-    const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
-    if (taken.length > 0) return problem(`${after}, binding ${app.name} again gave it the ${taken.join(", ")} ${otherApp.name} had (values not shown): ${keyedByAddress}`);
-    const rebindKeeps = before.again !== undefined && sameCredentials(bodyOf(before.first), bodyOf(before.again));
-    if (rebindKeeps && !sameCredentials(bodyOf(kept), bodyOf(before.first))) {
-      return problem(`${after}, binding ${app.name} again gave it other credentials than its own, which a rebind keeps otherwise: unbinding ${otherApp.name} touched ${app.name}'s binding; ${keyedByAddress}`);
-    }
-    if (!succeeded(rebound)) return problem(`${after}, binding ${otherApp.name} again: ${unexpected(rebound, "2xx")}`);
-    const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
-    if (stolen.length > 0) return problem(`${after}, binding ${otherApp.name} again gave it the ${stolen.join(", ")} ${app.name} has (values not shown): ${keyedByAddress}`);
-    if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
-      return should(`${after}, binding ${otherApp.name} again gave it the same credentials as before (values not shown): the kit cannot tell that the unbind revoked them; give a new binding new credentials`);
-    }
-    return ok(`${app.name} kept its credentials; ${otherApp.name} got new ones`);
-  };
-  checks.judge("isolation.swap", verdict, [unbind, repeat, kept, rebound].map((result) => result.exchange));
+  const [verdict, resting] = swapVerdict(app.name, otherApp.name, before, { unbind, kept, rebound });
+  const evidence = [resting, ...[unbind, repeat, kept, rebound].filter((result) => result !== resting)];
+  checks.judge("isolation.swap", () => verdict, evidence.map((result) => result.exchange));
+}
+
+interface SwapAnswers {
+  /** The second app's unbind, at the first app's old address. */
+  unbind: CallResult;
+  /** The first app bound again, at the second's old address. */
+  kept: CallResult;
+  /** The second app bound again. */
+  rebound: CallResult;
+}
+
+/** The verdict of isolation.swap, and the call it rests on (shown first). */
+function swapVerdict(
+  app: string,
+  otherApp: string,
+  before: { first: CallResult; again: CallResult | undefined; other: CallResult },
+  { unbind, kept, rebound }: SwapAnswers,
+): [Verdict, CallResult] {
+  const keyedByAddress = "the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name";
+  const swapped = "after the apps swapped addresses";
+  const unbound = `${swapped} and ${otherApp} was unbound (twice)`;
+  if (!succeeded(unbind)) return [problem(`${swapped}, ${unexpected(unbind, "2xx")}`), unbind];
+  if (!succeeded(kept)) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
+  const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
+  if (taken.length > 0) {
+    return [problem(`${unbound}, binding ${app} again gave it the ${taken.join(", ")} ${otherApp} had (values not shown): ${keyedByAddress}`), kept];
+  }
+  const rebindKeeps = before.again !== undefined && sameCredentials(bodyOf(before.first), bodyOf(before.again));
+  if (rebindKeeps && !sameCredentials(bodyOf(kept), bodyOf(before.first))) {
+    const touched = `unbinding ${otherApp} touched ${app}'s binding; ${keyedByAddress}`;
+    return [problem(`${unbound}, binding ${app} again gave it other credentials than its own, which a rebind keeps otherwise: ${touched}`), kept];
+  }
+  if (!succeeded(rebound)) return [problem(`${unbound}, binding ${otherApp} again: ${unexpected(rebound, "2xx")}`), rebound];
+  const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
+  if (stolen.length > 0) {
+    return [problem(`${unbound}, binding ${otherApp} again gave it the ${stolen.join(", ")} ${app} has (values not shown): ${keyedByAddress}`), rebound];
+  }
+  if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
+    const unknown = "the kit cannot tell that the unbind revoked them; give a new binding new credentials";
+    return [should(`${unbound}, binding ${otherApp} again gave it the same credentials as before (values not shown): ${unknown}`), rebound];
+  }
+  return [ok(`${app} kept its credentials; ${otherApp} got new ones`), unbind];
 }
 
 /** A bind answer whose Content-Type transport.json-content-type judges. */
