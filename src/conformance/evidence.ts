@@ -27,10 +27,17 @@ export function answerKey(exchange: Exchange): string {
  * (a crash page for an unknown instance is not the status port a real instance cannot reach).
  */
 export function faultKey(exchange: Exchange): string {
-  const instance = exchange.path.split("/")[2];
-  let body = (exchange.response?.body ?? exchange.error ?? "").replace(/\s+/g, " ").trim();
-  if (instance) body = body.replaceAll(decodeURIComponent(instance), "<instance>");
-  return `${answerKey(exchange)} ${body}`;
+  const body = (exchange.response?.body ?? exchange.error ?? "").replace(/\s+/g, " ").trim();
+  const instance = routeOf(exchange.path) === exchange.path ? undefined : exchange.path.split("/")[2];
+  return `${answerKey(exchange)} ${instance ? body.replaceAll(decoded(instance), "<instance>") : body}`;
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** The first exchange of each distinct answer, with how many times it came. */
