@@ -54,6 +54,7 @@ const cases: Case[] = [
       "bind-app.env-strings": "needs bind-app.json, which failed",
       "bind-app.rebind": "needs bind-app.json, which failed",
       "isolation.apps": "needs bind-app.json, which failed",
+      "isolation.swap": "needs isolation.apps, which was skipped",
     },
   },
   { fault: "bind-unknown-instance-200", fails: ["not-found.bind-app"] },
@@ -171,6 +172,7 @@ const cases: Case[] = [
     fault: "shared-credentials",
     fails: [],
     warns: ["isolation.apps", "isolation.instances"],
+    skips: { "isolation.swap": "needs isolation.apps, which did not hold" },
     details: {
       "isolation.apps":
         "REF_PASSWORD had the same value for two apps on one instance (values not shown): give each binding its own credentials, so that unbinding one revokes only its access",
