@@ -423,9 +423,6 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     const swap = checks.wants("isolation.swap") && !checks.skipIfBlocked("isolation.swap");
     if (swap) await swapSteps(context, send, calls, { first, again, other });
     else if (succeeded(other)) await send(calls.unbindApp(names.instance, names.otherApp));
-  } else {
-    // Skipped with isolation.apps' reason, not as "not reached".
-    checks.skipIfBlocked("isolation.swap");
   }
   if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
     const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));
