@@ -47,6 +47,7 @@ interface CheckOptions {
   requestIdHeader?: string;
   listChecks?: boolean;
   verbose?: boolean;
+  cleanupRetries?: number[];
 }
 
 const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
@@ -69,6 +70,11 @@ export function registerCheck(program: Command): void {
     .addOption(new Option("--format <format>", "report format").choices(FORMATS).default("tree"))
     .option("--output <file>", "write the report to this file (the tree still goes to the terminal)")
     .option("--request-id-header <name>", "request id header the platform is configured with (default: X-Request-ID)")
+    .option(
+      "--cleanup-retries <seconds>",
+      "comma-separated waits, in seconds, before each retry of a destroy that failed at cleanup; 'none' tries once (default: 0.5,1,2,4)",
+      retryDelays,
+    )
     .option("--verbose", "show every exchange of every failure and warning in the tree (default: the first, briefly)")
     .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
     .action(async (options: CheckOptions, command: Command) => {
@@ -112,6 +118,7 @@ async function check(
       provisionTimeoutMs: options.timeout * 1000,
       groups: options.groups,
       requestIdHeader: options.requestIdHeader,
+      cleanupRetryDelaysMs: options.cleanupRetries,
       signal: controller.signal,
       onProgress: progress(),
     });
@@ -168,7 +175,7 @@ function progress(): (event: ProgressEvent) => void {
     lineOpen = false;
     if (event.type === "cleanup") {
       // The report names what is left over, with what to do.
-      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}\n`);
+      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: ${event.reason ?? "no reason given"}\n`);
     }
   };
 }
@@ -185,6 +192,16 @@ function seconds(value: string): number {
   const parsed = Number(value);
   if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError("give a positive number of seconds.");
   return parsed;
+}
+
+/** `0.5,1,2` → [500, 1000, 2000] ms; `none` → [] (one attempt). */
+function retryDelays(value: string): number[] {
+  if (value.trim() === "none") return [];
+  const delays = value.split(",").map((item) => Number(item.trim()));
+  if (delays.length === 0 || !delays.every((delay) => Number.isFinite(delay) && delay >= 0)) {
+    throw new InvalidArgumentError("give comma-separated seconds, each 0 or more (e.g. 0.5,1,2), or 'none' for a single attempt.");
+  }
+  return delays.map((delay) => delay * 1000);
 }
 
 function groups(value: string): CheckGroup[] {

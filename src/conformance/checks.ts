@@ -14,6 +14,8 @@ const B: readonly Variant[] = ["B"];
 const contract = (line: number, quote: string): Citation => ({ file: "docs/contract.md", line, quote });
 
 const NOT_FOUND = contract(29, "404: the instance does not exist");
+/** The family of the unknown-instance probes. */
+const UNKNOWN_INSTANCE = "unknown-instance";
 
 export const CHECKS: readonly CheckDefinition[] = [
   // auth
@@ -49,7 +51,8 @@ export const CHECKS: readonly CheckDefinition[] = [
   {
     id: "plans.status",
     group: "plans",
-    level: { A: "MUST", current: "SHOULD" },
+    // Both eras' clients read any other answer as "no plans": the service still works.
+    level: "SHOULD",
     variants: A_AND_CURRENT,
     title: "GET /resources/plans answers 200",
     cite: contract(38, "`GET /resources/plans` answers 200 with a JSON array of plans."),
@@ -74,6 +77,15 @@ export const CHECKS: readonly CheckDefinition[] = [
     cite: contract(43, "answers 2xx (201 in the written interface)"),
   },
   {
+    id: "create.fresh-name",
+    group: "create",
+    level: "MUST",
+    variants: ALL,
+    title: "A second instance, named like the first plus \"-2\" (a long shared prefix), is created too: a fresh name is never refused as taken",
+    cite: contract(43, "answers 2xx (201 in the written interface)"),
+    dependsOn: ["create.status"],
+  },
+  {
     id: "create.duplicate",
     group: "create",
     level: "MUST",
@@ -89,7 +101,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     variants: A_AND_CURRENT,
     title: "Creating an instance with a plan the provider does not list answers 4xx or 500, with an explanation",
     cite: contract(45, "answer 400 (any 4xx) or 500, with an explanation, never a crash page"),
-    dependsOn: ["plans.shape"],
+    // Needs no plan list: the kit's made-up plan is unknown to any provider.
+    // Refused as taken, its fresh name was cut short like the second instance's.
+    followsFrom: ["create.fresh-name"],
   },
 
   // status
@@ -309,13 +323,25 @@ export const CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["bind-app.json"],
   },
   {
+    id: "isolation.swap",
+    group: "isolation",
+    // Variant A's era sent only app-host: keying by it was all a provider could do then.
+    level: { A: "SHOULD", current: "MUST" },
+    variants: A_AND_CURRENT,
+    title:
+      "Bindings are keyed by app name, not address: after two apps swap addresses, unbinding one leaves the other's credentials, and binding it again gives it new ones",
+    cite: contract(58, "so that unbinding one app revokes that app's access only"),
+    // It compares rebinds: they must work, and two apps' credentials must differ to begin with.
+    dependsOn: ["isolation.apps", "bind-app.rebind"],
+  },
+  {
     id: "isolation.instances",
     group: "isolation",
     level: "SHOULD",
     variants: ALL,
     title: "One app bound to two instances gets different credentials from each",
     cite: contract(58, "Each binding gets its own credentials, keyed by instance and app name"),
-    dependsOn: ["bind-app.json"],
+    dependsOn: ["bind-app.json", "create.fresh-name"],
   },
 
   // not-found: every instance route, called for an instance that does not exist
@@ -329,7 +355,8 @@ export const CHECKS: readonly CheckDefinition[] = [
     variants: ALL,
     title: "Every 500 answer explains the failure (not empty, not HTML, not a framework's default text)",
     cite: contract(33, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
-    followsFrom: ["create.unknown-plan"],
+    // A crash on an unknown plan or an unknown instance: those checks already show the answer.
+    followsFrom: ["create.unknown-plan", ...notFoundChecks().map((check) => check.id)],
   },
   {
     id: "errors.plain-text",
@@ -388,6 +415,8 @@ function notFoundChecks(): CheckDefinition[] {
     cite,
     // The same route failing the same way on the real instance is the one cause.
     followsFrom: [sameRoute],
+    // Otherwise one missing lookup of the instance breaks them all.
+    family: UNKNOWN_INSTANCE,
   });
   const unbind = contract(78, "a 404 on unbind is ignored by the platform: it has the same effect as a 2xx");
   return [

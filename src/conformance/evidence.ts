@@ -21,6 +21,25 @@ export function answerKey(exchange: Exchange): string {
   return `${exchange.method} ${routeOf(exchange.path)} ${exchange.response?.status ?? "no answer"}`;
 }
 
+/**
+ * `answerKey` plus what the body says, with the instance's name (a run's instances differ) made a
+ * placeholder: two answers of one route and status are one fault only when they say the same thing
+ * (a crash page for an unknown instance is not the status port a real instance cannot reach).
+ */
+export function faultKey(exchange: Exchange): string {
+  const body = (exchange.response?.body ?? exchange.error ?? "").replace(/\s+/g, " ").trim();
+  const instance = routeOf(exchange.path) === exchange.path ? undefined : exchange.path.split("/")[2];
+  return `${answerKey(exchange)} ${instance ? body.replaceAll(decoded(instance), "<instance>") : body}`;
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The first exchange of each distinct answer, with how many times it came. */
 export function distinctAnswers<T extends { exchange: Exchange }>(items: readonly T[]): Array<{ first: T; count: number }> {
   const byKey = new Map<string, { first: T; count: number }>();

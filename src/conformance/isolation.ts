@@ -31,6 +31,22 @@ function credentials(env: Env): Map<string, string> {
   );
 }
 
+/** Names of the credentials two bind results (raw bodies) both carry with the same value. */
+export function sharedCredentials(first: string, second: string): string[] {
+  const [a, b] = [envOf(first), envOf(second)];
+  if (!a || !b) return [];
+  const otherValues = new Set(credentials(b).values());
+  return [...credentials(a)].filter(([, value]) => otherValues.has(value)).map(([name]) => name);
+}
+
+/** True when two bind results carry credentials, and the same ones (names and values). */
+export function sameCredentials(first: string, second: string): boolean {
+  const [a, b] = [envOf(first), envOf(second)];
+  if (!a || !b) return false;
+  const [secretsA, secretsB] = [credentials(a), credentials(b)];
+  return secretsA.size > 0 && secretsA.size === secretsB.size && [...secretsA].every(([name, value]) => secretsB.get(name) === value);
+}
+
 export type Pair = "two apps on one instance" | "one app on two instances";
 
 /** Compares the bind results (raw bodies) of two different bindings. */
@@ -51,8 +67,7 @@ export function isolationVerdict(first: string, second: string, pair: Pair): Ver
       `neither bind result carries a credential (${WHAT_COUNTS}): nothing tells the two apps apart, and unbinding one revokes nothing; give each binding its own credentials`,
     );
   }
-  const otherValues = new Set(secretsB.values());
-  const shared = [...secretsA].filter(([, value]) => otherValues.has(value)).map(([name]) => name);
+  const shared = sharedCredentials(first, second);
   return shared.length === 0
     ? ok(`${secretsA.size} credential(s) compared, all different`)
     : problem(

@@ -5,7 +5,7 @@
 import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
-/** `should`: the problem only breaks a SHOULD, whatever the check's level (the platform copes with it). */
+/** `should`: the platform copes with the problem: the check warns, whatever its level (the level shown stays the check's). */
 export type Verdict = { ok: true; note?: string } | { ok: false; problem: string; should?: true } | { skip: string };
 
 export const ok = (note?: string): Verdict => ({ ok: true, note });
@@ -55,15 +55,12 @@ export class Recorder {
     const check = checkById(id);
     const blocker = (check.dependsOn ?? []).find((dependency) => !this.passed(dependency));
     const decided = blocker ? skip(this.dependencyReason(blocker)) : verdict();
-    let level = levelIn(check, this.variant);
+    const level = levelIn(check, this.variant);
     let outcome: Outcome;
     let detail: string | undefined;
     if ("skip" in decided) [outcome, detail] = ["skip", decided.skip];
     else if (decided.ok) [outcome, detail] = ["pass", decided.note];
-    else {
-      if (decided.should) level = "SHOULD";
-      [outcome, detail] = [level === "MUST" ? "fail" : "warn", decided.problem];
-    }
+    else [outcome, detail] = [level === "MUST" && !decided.should ? "fail" : "warn", decided.problem];
     const result: CheckResult = {
       id,
       group: check.group,

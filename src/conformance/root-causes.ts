@@ -1,36 +1,56 @@
 /**
  * One fault often breaks several checks (a route answering 405 fails its own check, the 404
- * probe of that route and the no-405 rule). A failure or warning whose evidence is answers
- * another failed check already rests on, and which the catalog says may follow from that
- * check, is marked as following from it: reports show the root cause once.
+ * probe of that route and the no-405 rule; a provider that never looks the instance up fails
+ * every unknown-instance probe). Results are grouped by fault: a failure or warning joins a
+ * group when the catalog says it may follow from one of the group's checks and the group's
+ * answers already hold all of its own (same route, status and body), or when it belongs to the
+ * same family of checks (`family` in the catalog). Each group is reported once, under its most
+ * severe, earliest check: the root cause.
  */
 import { checkById } from "./checks.js";
-import { answerKey } from "./evidence.js";
+import { faultKey } from "./evidence.js";
 import type { CheckResult } from "./types.js";
 
 const SEVERITY = { fail: 2, warn: 1, skip: 0, pass: 0 } as const;
 
-/** Sets `followsFrom` on results that repeat an earlier root cause. `results` are in catalog order. */
+interface Fault {
+  root: CheckResult;
+  members: CheckResult[];
+  /** The fault keys of every member's answers. */
+  answers: Set<string>;
+  /** Set when the group was started by a check of a family: later failures of that family join it. */
+  family?: string;
+}
+
+/** Sets `followsFrom` (the root cause's id) on every failure or warning that is not a root cause. `results` are in catalog order. */
 export function linkRootCauses(results: CheckResult[]): void {
-  const byId = new Map(results.map((result) => [result.id, result]));
-  const earlier: CheckResult[] = [];
+  const faults: Fault[] = [];
   for (const result of results) {
     if (SEVERITY[result.outcome] === 0) continue;
-    const allowed = checkById(result.id).followsFrom;
-    const keys = result.exchanges.map(answerKey);
-    const cause =
-      allowed && keys.length > 0
-        ? earlier.find((candidate) => {
-            if (allowed !== "any" && !allowed.includes(candidate.id)) return false;
-            const covered = new Set(candidate.exchanges.map(answerKey));
-            return keys.every((key) => covered.has(key));
-          })
-        : undefined;
-    // The cause's own root, when the cause itself follows from another check.
-    const root = cause?.followsFrom ? byId.get(cause.followsFrom) : cause;
-    // A MUST failure never hides behind a warning.
-    if (root && SEVERITY[root.outcome] >= SEVERITY[result.outcome]) result.followsFrom = root.id;
-    earlier.push(result);
+    const check = checkById(result.id);
+    const keys = result.exchanges.map(faultKey);
+    const allowed = check.followsFrom;
+    const sameAnswers = (fault: Fault) =>
+      allowed !== undefined &&
+      keys.length > 0 &&
+      (allowed === "any" || fault.members.some((member) => allowed.includes(member.id))) &&
+      keys.every((key) => fault.answers.has(key));
+    const fault =
+      faults.find(sameAnswers) ?? (check.family ? faults.find((candidate) => candidate.family === check.family) : undefined);
+    if (!fault) {
+      faults.push({ root: result, members: [result], answers: new Set(keys), family: check.family });
+      continue;
+    }
+    fault.members.push(result);
+    for (const key of keys) fault.answers.add(key);
+    // A MUST failure never hides behind a warning: the most severe member leads.
+    if (SEVERITY[result.outcome] > SEVERITY[fault.root.outcome]) fault.root = result;
+  }
+  for (const { root, members } of faults) {
+    for (const member of members) {
+      if (member === root) delete member.followsFrom;
+      else member.followsFrom = root.id;
+    }
   }
 }
 

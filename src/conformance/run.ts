@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { platformCalls, runNames, type PlatformCalls } from "./calls.js";
-import { PlatformClient } from "../provider-client/client.js";
+import { PlatformClient, type CallResult } from "../provider-client/client.js";
 import { Recorder } from "./recorder.js";
 import { linkRootCauses } from "./root-causes.js";
 import { Interrupted, runScenario } from "./scenario.js";
@@ -16,6 +16,7 @@ import {
   VARIANTS,
   type ConformanceOptions,
   type ConformanceReport,
+  type Leftover,
   type Outcome,
   type ProgressEvent,
   type Variant,
@@ -23,7 +24,8 @@ import {
 
 /** Instance names the platform accepts (docs/contract.md, Transport). */
 const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
-const CLEANUP_ATTEMPTS = 5;
+/** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
+export const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 
 /** The options cannot describe a run (bad URL, unknown variant...). */
 export class ConformanceUsageError extends Error {
@@ -36,7 +38,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const variant = options.variant ?? "current";
   const encoding = options.encoding ?? "form";
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  const names = runNames(options.instance ?? `pkc-${randomId()}`, `pkc-missing-${randomId()}`);
+  // Long on purpose: the second instance adds "-2", so a provider cutting names short sees them clash.
+  const names = runNames(options.instance ?? `pkc-${randomId()}-conformance`, `pkc-missing-${randomId()}`);
   const client = new PlatformClient({
     url: options.url,
     username: options.username,
@@ -51,7 +54,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const created = new Set<string>();
 
   let interrupted = false;
-  let leftovers: string[] = [];
+  let leftovers: Leftover[] = [];
   try {
     await runScenario({
       client,
@@ -71,7 +74,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     if (!(error instanceof Interrupted)) throw error;
     interrupted = true;
   } finally {
-    leftovers = await removeInstances(client, callsFor(options.plan), created, options.onProgress);
+    leftovers = await removeInstances(client, callsFor(options.plan), created, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress);
   }
 
   const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
@@ -98,21 +101,40 @@ async function removeInstances(
   client: PlatformClient,
   calls: PlatformCalls,
   created: Set<string>,
+  retryDelaysMs: readonly number[],
   onProgress: ((event: ProgressEvent) => void) | undefined,
-): Promise<string[]> {
-  const leftovers: string[] = [];
+): Promise<Leftover[]> {
+  const leftovers: Leftover[] = [];
   for (const instance of created) {
-    let removed = false;
-    for (let attempt = 1; attempt <= CLEANUP_ATTEMPTS && !removed; attempt++) {
-      if (attempt > 1) await sleep(250 * 2 ** (attempt - 1));
+    let last: CallResult | undefined;
+    for (const delay of [0, ...retryDelaysMs]) {
+      if (delay > 0) await sleep(delay);
       // Not tied to the run's signal: an interrupted run must still clean up.
-      const status = (await client.send(calls.destroy(instance))).answer?.status ?? 0;
-      removed = (status >= 200 && status < 300) || status === 404;
+      last = await client.send(calls.destroy(instance));
+      if (removed(last)) break;
     }
-    onProgress?.({ type: "cleanup", instance, removed });
-    if (!removed) leftovers.push(instance);
+    if (last && removed(last)) {
+      onProgress?.({ type: "cleanup", instance, removed: true });
+    } else {
+      const reason = last ? answerSummary(last) : "not sent";
+      onProgress?.({ type: "cleanup", instance, removed: false, reason });
+      leftovers.push({ instance, reason });
+    }
   }
   return leftovers;
+}
+
+function removed(result: CallResult): boolean {
+  const status = result.answer?.status ?? 0;
+  return (status >= 200 && status < 300) || status === 404;
+}
+
+/** `DELETE /resources/x answered 500: its disk is busy`, from the recorded (trimmed) exchange. */
+function answerSummary(result: CallResult): string {
+  const { method, path, response, error } = result.exchange;
+  if (!response) return `${method} ${path} got no answer: ${error ?? "unknown error"}`;
+  const body = response.body.replace(/\s+/g, " ").trim();
+  return `${method} ${path} answered ${response.status}${body ? `: ${body}` : " with an empty body"}`;
 }
 
 /** Options the run could not honour as given, said in the report rather than silently dropped. */
@@ -149,6 +171,9 @@ function validate(options: ConformanceOptions): void {
     requestTimeoutMs: options.requestTimeoutMs,
   })) {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) fail(`${name} must be a positive number of milliseconds.`);
+  }
+  if (options.cleanupRetryDelaysMs !== undefined && !options.cleanupRetryDelaysMs.every((delay) => Number.isFinite(delay) && delay >= 0)) {
+    fail("cleanupRetryDelaysMs must be a list of delays in milliseconds, each 0 or more (e.g. [500, 1000]; [] tries once).");
   }
 }
 

@@ -4,9 +4,9 @@
  * for are not run; calls on an instance whose earlier step failed are not sent.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PlatformCalls, RunNames } from "./calls.js";
+import type { AppNames, PlatformCalls, RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
-import { isolationVerdict } from "./isolation.js";
+import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
 import type { Call, CallResult, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
@@ -96,16 +96,17 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
     checks.judge("create.status", () => expectStatus(created, is2xx, "2xx"), [created.exchange]);
   }
   // Created now, so that it provisions while the first one does.
-  if (checks.passed("create.status") && checks.wants("isolation.instances")) {
-    await send(calls.create(names.otherInstance), names.otherInstance);
+  if (checks.passed("create.status") && checks.wants("create.fresh-name")) {
+    const second = await send(calls.create(names.otherInstance), names.otherInstance);
+    checks.judge("create.fresh-name", () => freshNameVerdict(second, instance, names.otherInstance), [second.exchange]);
   }
   if (checks.wants("create.unknown-plan")) {
-    if (checks.passed("plans.shape") && plans.listed.length > 0) {
+    // A plan list that fails says nothing about plans: the create is sent all the same.
+    if (checks.passed("plans.shape") && plans.listed.length === 0) {
+      checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
+    } else {
       const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
       checks.judge("create.unknown-plan", () => unknownPlanVerdict(refused), [refused.exchange]);
-    } else {
-      // Skipped with the dependency's reason when the plan list itself was wrong.
-      checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
     }
   }
   if (checks.passed("create.status")) {
@@ -125,6 +126,26 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   judgeWholeRun(context);
 }
 
+/** The create of a name never used: anything but 2xx fails, and "already exists" points at names cut short. */
+function freshNameVerdict(result: CallResult, first: string, name: string): Verdict {
+  const status = statusOf(result);
+  if (status === undefined) return problem(`${describe(result)} for "${name}" got no answer: ${result.error}`);
+  if (is2xx(status)) return ok();
+  const shared = commonPrefixLength(first, name);
+  const refusedAsTaken = status === 409 || /already exists|exists already|duplicate|taken/i.test(bodyOf(result));
+  return problem(
+    refusedAsTaken
+      ? `${describe(result)} for "${name}", a name never used, answered ${status}, refused as taken: "${name}" and "${first}" share their first ${shared} characters, so the provider cuts names short; keep the whole name (or a hash of it) in what it derives from it`
+      : `${describe(result)} for "${name}", a name never used, answered ${status}, expected 2xx`,
+  );
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  let length = 0;
+  while (length < a.length && a[length] === b[length]) length++;
+  return length;
+}
+
 /** No provider lists this plan. */
 const UNKNOWN_PLAN = "pkc-no-such-plan";
 
@@ -133,6 +154,7 @@ function unknownPlanVerdict(result: CallResult): Verdict {
   const status = statusOf(result);
   if (status === undefined) return problem(`${describe(result)} ${plan} got no answer: ${result.error}`);
   if (is2xx(status)) return problem(`${describe(result)} ${plan}, which the provider does not list, answered ${status}: refuse it with 400 and say which plans exist`);
+  if (status === 409) return problem(`${describe(result)} ${plan} answered 409 (already exists) for a name never used: refuse an unknown plan with 400 and say which plans exist`);
   if (!((status >= 400 && status < 500) || status === 500)) return problem(unexpected(result, "400 (any 4xx) or 500 with an explanation"));
   const unexplained = explanationProblem(bodyOf(result), result.answer?.contentType ?? "");
   return unexplained ? problem(`${describe(result)} ${plan} answered ${status} with ${unexplained}: say that the plan does not exist, and which do`) : ok();
@@ -306,10 +328,7 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     const wrong = bindResultProblem(bodyOf(result), stringsOnly);
     return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
   };
-  const bindJson = (result: CallResult) => {
-    context.jsonAnswers.push(result);
-    return result;
-  };
+  const bindJson = (result: CallResult) => bindJsonAnswer(context, result);
 
   let bind: CallResult | undefined;
   if (!checks.passed("status.ready") && checks.wants(...BOUND_CHECKS)) {
@@ -328,15 +347,17 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
     checks.judge("bind-app.json", bindResult(first, false), [first.exchange]);
     checks.judge("bind-app.env-strings", bindResult(first, true), [first.exchange]);
+    let again: CallResult | undefined;
     if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
-      const again = bindJson(await send(calls.bindApp(instance)));
+      const rebind = bindJson(await send(calls.bindApp(instance)));
+      again = rebind;
       checks.judge(
         "bind-app.rebind",
-        () => (succeeded(again) ? bindResult(again, false)() : expectStatus(again, is2xx, "2xx")),
-        [again.exchange],
+        () => (succeeded(rebind) ? bindResult(rebind, false)() : expectStatus(rebind, is2xx, "2xx")),
+        [rebind.exchange],
       );
     }
-    await isolationSteps(context, send, calls, first);
+    await isolationSteps(context, send, calls, first, again);
   }
 
   if (checks.wants("bind-unit.status")) {
@@ -387,28 +408,113 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
 /**
  * Binds a second app to the instance and the first app to a second instance, and compares
- * what each binding got with the first bind. Both extra bindings are undone.
+ * what each binding got with the first bind (`again`: the first app's rebind, when it was sent).
+ * Every extra binding is undone.
  */
-async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult): Promise<void> {
+async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult, again: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
-  const pairs = [
-    { id: "isolation.apps", pair: "two apps on one instance", instance: names.instance, app: names.otherApp },
-    { id: "isolation.instances", pair: "one app on two instances", instance: names.otherInstance, app: names.app },
-  ] as const;
-  for (const { id, pair, instance, app } of pairs) {
-    if (!checks.wants(id) || checks.skipIfBlocked(id)) continue;
-    if (id === "isolation.instances" && !context.created.has(instance)) {
-      checks.judge(id, () => skip("the second instance could not be created"));
-      continue;
-    }
-    const other = await bindWhenReady(context, send, calls.bindApp(instance, app));
-    checks.judge(id, () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), pair) : problem(unexpected(other, "2xx"))), [first.exchange, other.exchange]);
-    if (succeeded(other)) await send(calls.unbindApp(instance, app));
+  if (checks.wants("isolation.apps") && !checks.skipIfBlocked("isolation.apps")) {
+    const other = await bindWhenReady(context, send, calls.bindApp(names.instance, names.otherApp));
+    checks.judge(
+      "isolation.apps",
+      () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "two apps on one instance") : problem(unexpected(other, "2xx"))),
+      [first.exchange, other.exchange],
+    );
+    const swap = checks.wants("isolation.swap") && !checks.skipIfBlocked("isolation.swap");
+    if (swap) await swapSteps(context, send, calls, { first, again, other });
+    else if (succeeded(other)) await send(calls.unbindApp(names.instance, names.otherApp));
+  }
+  if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
+    const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));
+    checks.judge(
+      "isolation.instances",
+      () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "one app on two instances") : problem(unexpected(other, "2xx"))),
+      [first.exchange, other.exchange],
+    );
+    if (succeeded(other)) await send(calls.unbindApp(names.otherInstance, names.app));
   }
   if (context.created.has(names.otherInstance)) {
     const removed = await send(calls.destroy(names.otherInstance));
     if (succeeded(removed)) context.created.delete(names.otherInstance);
   }
+}
+
+/**
+ * The platform's swap calls no provider: the two apps keep their names and take each other's
+ * addresses, which later calls carry as `app-host`/`app-hosts`. Then the second app is unbound
+ * (twice: a repeat must do no harm), the first bound again (it must keep its own credentials,
+ * never get the second's), and the second bound again (it must get new credentials, never the
+ * first's). A provider that keys bindings by address drops the wrong one. Values are compared,
+ * never shown. The second app is unbound at the end.
+ */
+async function swapSteps(
+  context: ScenarioContext,
+  send: Send,
+  calls: PlatformCalls,
+  before: { first: CallResult; again: CallResult | undefined; other: CallResult },
+): Promise<void> {
+  const { recorder: checks, names } = context;
+  const [app, otherApp] = [names.app, names.otherApp];
+  const moved = (to: AppNames, from: AppNames): AppNames => ({ ...to, hosts: from.hosts, internalHosts: from.internalHosts });
+  const [swappedApp, swappedOther] = [moved(app, otherApp), moved(otherApp, app)];
+
+  const unbind = await send(calls.unbindApp(names.instance, swappedOther));
+  const repeat = await send(calls.unbindApp(names.instance, swappedOther));
+  const kept = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedApp)));
+  const rebound = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedOther)));
+  await send(calls.unbindApp(names.instance, swappedOther));
+
+  const [verdict, resting] = swapVerdict(app.name, otherApp.name, before, { unbind, kept, rebound });
+  const evidence = [resting, ...[unbind, repeat, kept, rebound].filter((result) => result !== resting)];
+  checks.judge("isolation.swap", () => verdict, evidence.map((result) => result.exchange));
+}
+
+interface SwapAnswers {
+  /** The second app's unbind, at the first app's old address. */
+  unbind: CallResult;
+  /** The first app bound again, at the second's old address. */
+  kept: CallResult;
+  /** The second app bound again. */
+  rebound: CallResult;
+}
+
+/** The verdict of isolation.swap, and the call it rests on (shown first). */
+function swapVerdict(
+  app: string,
+  otherApp: string,
+  before: { first: CallResult; again: CallResult | undefined; other: CallResult },
+  { unbind, kept, rebound }: SwapAnswers,
+): [Verdict, CallResult] {
+  const keyedByAddress = "the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name";
+  const swapped = "after the apps swapped addresses";
+  const unbound = `${swapped} and ${otherApp} was unbound (twice)`;
+  if (!succeeded(unbind)) return [problem(`${swapped}, ${unexpected(unbind, "2xx")}`), unbind];
+  if (!succeeded(kept)) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
+  const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
+  if (taken.length > 0) {
+    return [problem(`${unbound}, binding ${app} again gave it the ${taken.join(", ")} ${otherApp} had (values not shown): ${keyedByAddress}`), kept];
+  }
+  const rebindKeeps = before.again !== undefined && sameCredentials(bodyOf(before.first), bodyOf(before.again));
+  if (rebindKeeps && !sameCredentials(bodyOf(kept), bodyOf(before.first))) {
+    const touched = `unbinding ${otherApp} touched ${app}'s binding; ${keyedByAddress}`;
+    return [problem(`${unbound}, binding ${app} again gave it other credentials than its own, which a rebind keeps otherwise: ${touched}`), kept];
+  }
+  if (!succeeded(rebound)) return [problem(`${unbound}, binding ${otherApp} again: ${unexpected(rebound, "2xx")}`), rebound];
+  const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
+  if (stolen.length > 0) {
+    return [problem(`${unbound}, binding ${otherApp} again gave it the ${stolen.join(", ")} ${app} has (values not shown): ${keyedByAddress}`), rebound];
+  }
+  if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
+    const unknown = "the kit cannot tell that the unbind revoked them; give a new binding new credentials";
+    return [should(`${unbound}, binding ${otherApp} again gave it the same credentials as before (values not shown): ${unknown}`), rebound];
+  }
+  return [ok(`${app} kept its credentials; ${otherApp} got new ones`), unbind];
+}
+
+/** A bind answer whose Content-Type transport.json-content-type judges. */
+function bindJsonAnswer(context: ScenarioContext, result: CallResult): CallResult {
+  context.jsonAnswers.push(result);
+  return result;
 }
 
 /** A bind retried while it answers 412 (the second instance may still be provisioning), up to the provisioning timeout. */
@@ -454,14 +560,16 @@ function judgeWholeRun(context: ScenarioContext): void {
   );
 
   const answered405 = answered.filter((result) => statusOf(result) === 405);
-  // On info and plans any non-200 reads as "nothing to show": a 405 there only warns.
+  // On info and plans any non-200 reads as "nothing to show": a 405 there only warns, so it is
+  // listed only when no other 405 fails the check.
   const harmless = (result: CallResult) => result.exchange.method === "GET" && /^\/resources\/(plans|<instance>)$/.test(routeOf(result.exchange.path));
+  const harmful405 = answered405.filter((result) => !harmless(result));
   over(
     "transport.no-405",
-    answered405,
+    harmful405.length > 0 ? harmful405 : answered405,
     (result) => `${describe(result)} answered 405`,
     "answer 404 on a route the provider does not support",
-    answered405.every(harmless) ? should : problem,
+    harmful405.length > 0 ? problem : should,
   );
   over(
     "transport.no-redirect",

@@ -75,6 +75,12 @@ export interface CheckDefinition {
    * route and status): it is then reported as following from that root cause. `any`: every check.
    */
   followsFrom?: readonly string[] | "any";
+  /**
+   * Checks of one family break together when one fault breaks them, whatever they answered
+   * (no lookup of the instance fails every unknown-instance probe): the first failure of the
+   * family is their root cause.
+   */
+  family?: string;
 }
 
 export interface CheckResult {
@@ -102,8 +108,8 @@ export interface ConformanceReport {
   passed: boolean;
   counts: Record<Outcome, number>;
   results: CheckResult[];
-  /** Instances created by the run that could not be removed: remove them by hand. */
-  leftovers: string[];
+  /** Instances created by the run that could not be removed, each with the last destroy's answer: remove them by hand. */
+  leftovers: Leftover[];
   /** What the run did differently from what was asked (e.g. a plan Variant B cannot send). */
   notes: string[];
   /** True when the run was interrupted (its `signal` aborted) before every check ran. */
@@ -111,11 +117,18 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
+/** An instance the run created and could not remove. */
+export interface Leftover {
+  instance: string;
+  /** What the last destroy got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
+  reason: string;
+}
+
 /** Reported while the run waits, so a terminal can show progress. */
 export type ProgressEvent =
   | { type: "waiting"; instance: string; status: number; elapsedMs: number; timeoutMs: number }
   | { type: "check"; result: CheckResult }
-  | { type: "cleanup"; instance: string; removed: boolean };
+  | { type: "cleanup"; instance: string; removed: boolean; reason?: string };
 
 export interface ConformanceOptions {
   /** Base URL of the provider, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
@@ -140,8 +153,16 @@ export interface ConformanceOptions {
   groups?: readonly CheckGroup[];
   /** Name of the request-id header the operator configured. Default `X-Request-ID`. */
   requestIdHeader?: string;
-  /** Instance name to create. Default `pkc-<random>`, unique per run. */
+  /**
+   * Instance name to create. Default `pkc-<random>-conformance`, unique per run. The second instance
+   * is this name plus `-2`: a long name tells whether the provider keeps names whole.
+   */
   instance?: string;
+  /**
+   * Delays before each retry of a destroy that failed at cleanup, in ms. Default
+   * [500, 1000, 2000, 4000] (five attempts); `[]` tries once.
+   */
+  cleanupRetryDelaysMs?: readonly number[];
   /** Abort the run: the instance is still removed before the promise resolves. */
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;

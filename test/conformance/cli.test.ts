@@ -3,6 +3,7 @@
  * formats and files, and the cleanup when it is interrupted.
  */
 import { spawn } from "node:child_process";
+import express from "express";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -75,7 +76,7 @@ describe("provider-kit check", () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const file = path.join(scratch, "no-such-dir", "report.xml");
       const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "create", "--format", "junit", "--output", file]);
-      expect(stdout).toMatch(/PASSED: 3 passed/);
+      expect(stdout).toMatch(/PASSED: 4 passed/);
       expect(stderr).toContain(`error: cannot write the report to ${file}: ENOENT`);
       expect(code).toBe(2);
     });
@@ -98,7 +99,7 @@ describe("provider-kit check", () => {
       const { code, stdout } = await check(["--url", url, ...LOGIN, "--format", "json", "--variant", "A", "--encoding", "json", "--groups", "create,destroy"]);
       const report = JSON.parse(stdout) as ConformanceReport;
       expect(report).toMatchObject({ variant: "A", encoding: "json", passed: true });
-      expect(report.results.map((result) => result.id)).toEqual(["create.status", "create.duplicate", "create.unknown-plan", "destroy.status"]);
+      expect(report.results.map((result) => result.id)).toEqual(["create.status", "create.fresh-name", "create.duplicate", "create.unknown-plan", "destroy.status"]);
       expect(code).toBe(0);
     });
   });
@@ -126,6 +127,7 @@ describe("provider-kit check", () => {
     ["argument 'C' is invalid. Allowed choices are A, B, current.", ["--url", "http://127.0.0.1:1", ...LOGIN, "--variant", "C"]],
     ["unknown group bogus", ["--url", "http://127.0.0.1:1", ...LOGIN, "--groups", "auth,bogus"]],
     ["give a positive number of seconds.", ["--url", "http://127.0.0.1:1", ...LOGIN, "--timeout", "soon"]],
+    ["give comma-separated seconds, each 0 or more", ["--url", "http://127.0.0.1:1", ...LOGIN, "--cleanup-retries", "1,soon"]],
     ['"not a url" is not a URL', ["--url", "not a url", ...LOGIN]],
     ["unknown option '--frobnicate'", ["--url", "http://127.0.0.1:1", ...LOGIN, "--frobnicate"]],
   ])("exits 2 on bad usage: %s", async (message, args) => {
@@ -145,6 +147,26 @@ describe("provider-kit check", () => {
     });
   });
 
+  it("retries a failed cleanup on the --cleanup-retries schedule, then names the instance with the destroy's answer", async () => {
+    const destroys: string[] = [];
+    const counted = express();
+    counted.use((req, _res, next) => {
+      if (req.method === "DELETE" && /^\/resources\/[^/]+$/.test(req.path) && !req.path.includes("pkc-missing-")) destroys.push(req.path);
+      next();
+    });
+    counted.use(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }));
+    await serving(counted, async ({ url }) => {
+      const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "destroy", "--cleanup-retries", "0,0.01"]);
+      const instance = /instance (pkc-[0-9a-z-]+)\)/.exec(stdout)?.[1];
+      const reason = `DELETE /resources/${instance} answered 500: Could not remove the instance: its disk is busy.`;
+      expect(stderr).toContain(`could not remove ${instance}: ${reason}\n`);
+      expect(stdout).toContain(`Could not remove ${instance} (${reason}): remove it by hand.`);
+      // The run's own destroy, then the cleanup's first attempt and its two retries.
+      expect(destroys).toEqual(Array(4).fill(`/resources/${instance}`));
+      expect(code).toBe(1);
+    });
+  });
+
   it("lists the checks as the table of docs/conformance-checks.md", async () => {
     const { code, stdout } = await check(["--list-checks"]);
     expect(code).toBe(0);
@@ -158,7 +180,7 @@ describe("provider-kit check", () => {
       for (let waited = 0; !run.stderr().includes("waiting for") && waited < 25_000; waited += 100) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const instance = /waiting for (pkc-[0-9a-f]+)/.exec(run.stderr())?.[1];
+      const instance = /waiting for (pkc-[0-9a-f]+-conformance)/.exec(run.stderr())?.[1];
       expect(instance).toBeDefined();
       expect(await statusOf(url, instance!)).toBe(202);
       run.signal("SIGINT");

@@ -4,9 +4,11 @@
  * say so, checks that need the broken step are skipped with the reason, and every other check
  * still passes. Each case asserts the kit's exact verdicts.
  */
+import express from "express";
 import { describe, expect, it } from "vitest";
 import { answerKey } from "../../src/conformance/evidence.js";
-import { formatJson, formatJunit, formatTree, runConformance, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
+import { checkById } from "../../src/conformance/checks.js";
+import { formatJson, formatJunit, formatTree, levelIn, runConformance, type Encoding, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider, SHARED_PASSWORD, type Fault } from "./reference-provider.js";
 
@@ -28,6 +30,7 @@ interface Case {
   /** Default PROVISION_MS (asynchronous provisioning); 0 provisions synchronously. */
   provisionMs?: number;
   variant?: Variant;
+  encoding?: Encoding;
 }
 
 const HTML_CRASH = /^POST \/resources answered 500 with an HTML page titled "500 Internal Server Error" \(text\/html; charset=utf-8, \d+ characters\)/;
@@ -51,6 +54,7 @@ const cases: Case[] = [
       "bind-app.env-strings": "needs bind-app.json, which failed",
       "bind-app.rebind": "needs bind-app.json, which failed",
       "isolation.apps": "needs bind-app.json, which failed",
+      "isolation.swap": "needs isolation.apps, which was skipped",
     },
   },
   { fault: "bind-unknown-instance-200", fails: ["not-found.bind-app"] },
@@ -70,7 +74,8 @@ const cases: Case[] = [
   },
   { fault: "status-200-empty", fails: ["status.text-body"] },
   { fault: "duplicate-500", fails: ["create.duplicate"] },
-  { fault: "plans-text", fails: ["plans.shape"], skips: { "create.unknown-plan": "needs plans.shape, which failed" } },
+  // The unknown-plan create needs no plan list: it is sent even when the list is unreadable.
+  { fault: "plans-text", fails: ["plans.shape"], passes: ["create.unknown-plan"] },
   { fault: "unbind-gone-404", fails: ["unbind-app.repeat"] },
   { fault: "bind-while-provisioning", fails: ["bind-app.provisioning"] },
   {
@@ -91,11 +96,12 @@ const cases: Case[] = [
   { fault: "unbind-gone-404", variant: "B", fails: ["unbind-app.repeat"] },
   { fault: "duplicate-500", variant: "B", fails: ["create.duplicate"] },
 
-  // The platform ignores 404 on unbind: a 2xx for an unknown instance only warns.
+  // The platform ignores 404 on unbind: a 2xx for an unknown instance only warns. That unbind
+  // revokes nothing either: binding the app again gives its old password back.
   {
     fault: "unbind-without-lookup",
     fails: [],
-    warns: ["not-found.unbind-app"],
+    warns: ["not-found.unbind-app", "isolation.swap"],
     details: {
       "not-found.unbind-app": /^DELETE \/resources\/pkc-missing-[0-9a-f]+\/bind-app answered 200 for an instance that does not exist; the platform ignores 404 on unbind/,
     },
@@ -166,6 +172,7 @@ const cases: Case[] = [
     fault: "shared-credentials",
     fails: [],
     warns: ["isolation.apps", "isolation.instances"],
+    skips: { "isolation.swap": "needs isolation.apps, which did not hold" },
     details: {
       "isolation.apps":
         "REF_PASSWORD had the same value for two apps on one instance (values not shown): give each binding its own credentials, so that unbinding one revokes only its access",
@@ -182,12 +189,87 @@ const cases: Case[] = [
       "isolation.instances": /^the two instances gave the same variables with the same values, none of them a credential/,
     },
   },
+
+  // Credentials keyed by app-host pass isolation.apps (two addresses, two users), but after a swap
+  // the unbind of one app drops the other's user: the first app bound again gets the second's.
+  {
+    fault: "host-keyed-credentials",
+    fails: ["isolation.swap"],
+    passes: ["isolation.apps", "isolation.instances", "bind-app.rebind", "unbind-app.repeat"],
+    details: {
+      "isolation.swap":
+        "after the apps swapped addresses and {instance}-app2 was unbound (twice), binding {instance}-app again gave it the REF_PASSWORD {instance}-app2 had (values not shown): the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name",
+    },
+  },
+  { fault: "host-keyed-credentials", variant: "A", fails: [], warns: ["isolation.swap"] },
+  { fault: "host-keyed-credentials", encoding: "json", fails: ["isolation.swap"] },
+  // Nothing revoked on unbind: the kit cannot tell it from a provider that derives passwords, so it warns.
+  {
+    fault: "unbind-keeps-credentials",
+    fails: [],
+    warns: ["isolation.swap"],
+    details: {
+      "isolation.swap":
+        "after the apps swapped addresses and {instance}-app2 was unbound (twice), binding {instance}-app2 again gave it the same credentials as before (values not shown): the kit cannot tell that the unbind revoked them; give a new binding new credentials",
+    },
+  },
+  // A fresh name refused as taken is a failure of its own; the unknown-plan create, refused as
+  // taken too, follows from it; the isolation check that needs the second instance says why it is skipped.
+  {
+    fault: "names-cut-at-10",
+    fails: ["create.fresh-name", "create.unknown-plan"],
+    follows: { "create.unknown-plan": "create.fresh-name" },
+    skips: { "isolation.instances": "needs create.fresh-name, which failed" },
+    details: {
+      "create.fresh-name": /^POST \/resources for "pkc-[0-9a-f]{10}-conformance-2", a name never used, answered 409, refused as taken: "pkc-[0-9a-f]{10}-conformance-2" and "pkc-[0-9a-f]{10}-conformance" share their first 26 characters, so the provider cuts names short/,
+    },
+  },
+  // One fault, one root cause. Three routes not served: three root causes; the PUT's 405 is one
+  // (its check, its unknown-instance probe and the no-405 rule, which lists only that 405: the
+  // plans and info 405s only warn, under their own checks).
+  {
+    fault: "flask-405s",
+    fails: ["update.status", "not-found.update", "transport.no-405"],
+    warns: ["plans.status", "info.status", "not-found.info"],
+    follows: { "not-found.update": "update.status", "transport.no-405": "update.status", "not-found.info": "info.status" },
+    skips: { "plans.shape": "needs plans.status, which did not hold", "info.supported": "needs info.status, which did not hold" },
+    passes: ["create.unknown-plan"],
+    details: {
+      "transport.no-405": /^PUT \/resources\/pkc-missing-[0-9a-f]+ answered 405 \(2 times\): answer 404 on a route the provider does not support$/,
+    },
+  },
+  // No lookup of the instance: one root cause, not one per route.
+  {
+    fault: "unknown-instance-500",
+    fails: [
+      "not-found.bind-app",
+      "not-found.unbind-app",
+      "not-found.bind-unit",
+      "not-found.unbind-unit",
+      "not-found.bind-job",
+      "not-found.unbind-job",
+      "not-found.update",
+      "not-found.destroy",
+    ],
+    warns: ["not-found.info", "not-found.status"],
+    follows: Object.fromEntries(
+      ["unbind-app", "bind-unit", "unbind-unit", "bind-job", "unbind-job", "update", "destroy", "info", "status"].map((route) => [`not-found.${route}`, "not-found.bind-app"]),
+    ),
+  },
+  // The status port is wrong for the instance, and an unknown instance crashes the status route:
+  // the crash page is its own fault (fixing the port would not fix it), shown under the failure it causes.
+  {
+    fault: "status-crash-unknown",
+    fails: ["status.ready", "errors.explained"],
+    warns: ["not-found.status", "errors.plain-text"],
+    follows: { "not-found.status": "errors.explained", "errors.plain-text": "errors.explained" },
+  },
 ];
 
 describe("a broken provider (plain Express, one fault each)", () => {
   it.each(cases)(
-    "$fault (variant $variant): fails exactly $fails, warns $warns",
-    async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant }) => {
+    "$fault (variant $variant, $encoding): fails exactly $fails, warns $warns",
+    async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant, encoding }) => {
       const credentials = { ...CREDENTIALS, password };
       await serving(referenceProvider({ ...credentials, provisionMs, fault }), async ({ url }) => {
         const cleanups: ProgressEvent[] = [];
@@ -196,6 +278,7 @@ describe("a broken provider (plain Express, one fault each)", () => {
           ...credentials,
           ...FAST,
           variant,
+          encoding,
           onProgress: (event) => event.type === "cleanup" && cleanups.push(event),
         });
         const named = (text: string) => text.replaceAll("{instance}", report.instance);
@@ -222,22 +305,59 @@ describe("a broken provider (plain Express, one fault each)", () => {
         // The run removes what it created, and only that: no cleanup of an instance it never created.
         expect(report.leftovers).toEqual([]);
         expect(cleanups.every((event) => event.type === "cleanup" && event.removed)).toBe(true);
-        // The status route tells whether the instance is gone, unless it is the broken part.
-        if (fault !== "status-500") expect(await statusOf(url, report.instance, credentials)).toBe(404);
+        // The status route tells whether the instance is gone, unless it, or the answer for an unknown instance, is the broken part.
+        if (!fault.startsWith("status-") && fault !== "unknown-instance-500") expect(await statusOf(url, report.instance, credentials)).toBe(404);
       });
     },
   );
 
-  it("an instance the provider will not remove is retried, then named in the report as left over", async () => {
-    await serving(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }), async ({ url }) => {
-      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+  it("an instance the provider will not remove is retried on the given schedule, then named in the report with the destroy's answer", async () => {
+    const destroys = new Map<string, number>();
+    const counted = express();
+    counted.use((req, _res, next) => {
+      if (req.method === "DELETE" && /^\/resources\/[^/]+$/.test(req.path)) destroys.set(req.path, (destroys.get(req.path) ?? 0) + 1);
+      next();
+    });
+    counted.use(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }));
+    await serving(counted, async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST, cleanupRetryDelaysMs: [1, 1] });
       expect(ids(report, "fail")).toEqual(["destroy.status"]);
       // The second instance (isolation checks) could not be removed either.
       const other = `${report.instance}-2`;
-      expect(report.leftovers).toEqual([report.instance, other]);
-      expect(formatTree(report)).toContain(`Could not remove ${report.instance}, ${other}: remove them by hand.`);
+      const reason = (instance: string) => `DELETE /resources/${instance} answered 500: Could not remove the instance: its disk is busy.`;
+      expect(report.leftovers).toEqual([
+        { instance: report.instance, reason: reason(report.instance) },
+        { instance: other, reason: reason(other) },
+      ]);
+      expect(formatTree(report)).toContain(`Could not remove ${report.instance} (${reason(report.instance)}): remove it by hand.`);
+      expect(JSON.parse(formatJson(report))).toMatchObject({ leftovers: [{ instance: report.instance, reason: reason(report.instance) }, { instance: other }] });
       expect(await statusOf(url, report.instance)).toBe(204);
+      // Each: the run's own destroy, then the cleanup's first attempt and the two retries asked for.
+      expect(destroys.get(`/resources/${report.instance}`)).toBe(4);
+      expect(destroys.get(`/resources/${other}`)).toBe(4);
     });
+  });
+
+  it("one level per check, right for the era: the level shown is the catalog's whether the check passes or warns", async () => {
+    // Both eras' clients read any answer but 200 on plans as "no plans".
+    for (const variant of ["A", "current"] as const) expect(levelIn(checkById("plans.status"), variant)).toBe("SHOULD");
+    for (const variant of ["A", "current"] as const) {
+      const levels = (fault?: Fault) =>
+        serving(referenceProvider({ ...CREDENTIALS, fault }), async ({ url }) => {
+          const report = await runConformance({ url, ...CREDENTIALS, ...FAST, variant });
+          for (const result of report.results) expect(result.level, result.id).toBe(levelIn(checkById(result.id), variant));
+          return { report, tree: formatTree(report) };
+        });
+      const passing = await levels();
+      const broken = await levels("flask-405s");
+      // A 405 on plans and info warns, under the level the check has when it passes.
+      expect(ids(broken.report, "warn")).toEqual(expect.arrayContaining(["plans.status", "info.status"]));
+      expect(ids(broken.report, "fail")).not.toContain("plans.status");
+      for (const id of ["plans.status", "info.status"]) {
+        const line = (tree: string) => tree.split("\n").find((text) => text.includes(` ${id} `))!.replace(/^ {2}\S \S+ {2}/, "");
+        expect(line(broken.tree)).toBe(line(passing.tree));
+      }
+    }
   });
 
   it("a 2xx on the unknown instance, or a wrong password let through, is not taken for a creation: nothing to remove", async () => {

@@ -12,8 +12,8 @@ export const CREDENTIALS = { username: "pkc-service", password: "s3cret:with:col
  */
 export const PROVISION_MS = 800;
 
-/** Fast polling: the test providers provision in under a second. */
-export const FAST: Partial<ConformanceOptions> = { pollIntervalMs: 50, provisionTimeoutMs: 20_000 };
+/** Fast polling (the test providers provision in under a second), and one quick retry of a failed cleanup. */
+export const FAST: Partial<ConformanceOptions> = { pollIntervalMs: 50, provisionTimeoutMs: 20_000, cleanupRetryDelaysMs: [10] };
 
 export function ids(report: ConformanceReport, outcome: Outcome): string[] {
   return report.results.filter((result) => result.outcome === outcome).map((result) => result.id);

@@ -6,17 +6,29 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { BadRequestError, createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, statusOf } from "./helpers.js";
 
-/** Each binding's own password, the same again on a rebind. */
-const passwordOf = (...binding: string[]) => createHash("sha256").update(binding.join("\0")).digest("base64url").slice(0, 16);
+/** Each binding's own password: the same again on a rebind, a new one once the binding was undone. */
+function bindingPasswords() {
+  const passwords = new Map<string, string>();
+  const key = (...binding: string[]) => binding.join("\0");
+  return {
+    of(...binding: string[]): string {
+      const password = passwords.get(key(...binding)) ?? randomBytes(12).toString("base64url");
+      passwords.set(key(...binding), password);
+      return password;
+    },
+    revoke: (...binding: string[]) => passwords.delete(key(...binding)),
+  };
+}
 
 /** The resource: a map of instances, each ready once its background provisioning ran. */
 function inMemoryHandlers(): ProviderHandlers {
   const resources = new Map<string, { size: string }>();
+  const passwords = bindingPasswords();
   return {
     plans: () => [{ name: "small", description: "A small in-memory thing" }],
     create: (request) => {
@@ -33,13 +45,17 @@ function inMemoryHandlers(): ProviderHandlers {
     },
     bindApp: (request) => {
       const app = request.appName ?? request.appHost ?? "";
-      return { THING_URL: `mem://${request.instance}`, THING_APP: app, THING_PASSWORD: passwordOf(request.instance, app) };
+      return { THING_URL: `mem://${request.instance}`, THING_APP: app, THING_PASSWORD: passwords.of(request.instance, app) };
     },
-    unbindApp: () => {},
+    unbindApp: (request) => {
+      passwords.revoke(request.instance, request.appName ?? request.appHost ?? "");
+    },
     bindUnit: () => {},
     unbindUnit: () => {},
-    bindJob: (request) => ({ THING_URL: `mem://${request.instance}`, THING_JOB: request.jobName, THING_PASSWORD: passwordOf(request.instance, request.jobName) }),
-    unbindJob: () => {},
+    bindJob: (request) => ({ THING_URL: `mem://${request.instance}`, THING_JOB: request.jobName, THING_PASSWORD: passwords.of(request.instance, `job:${request.jobName}`) }),
+    unbindJob: (request) => {
+      passwords.revoke(request.instance, `job:${request.jobName}`);
+    },
     info: (request) => [{ label: "Size", value: resources.get(request.instance)?.size ?? "unknown" }],
   };
 }

@@ -4,7 +4,7 @@
  * Each fault replaces one piece of the reference (a route or the auth rule), so the broken
  * providers share every other line with the reference.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 
@@ -48,9 +48,18 @@ class Reference {
   constructor(readonly options: ReferenceOptions) {}
 
   /** The instance named in the path, or a 404 answer (and undefined). */
+  /** The key an instance is kept under: its name (the `names-cut-at-10` fault cuts it short). */
+  key(name: string): string {
+    return (this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).instanceKey?.(name)) ?? name;
+  }
+
   find(req: Request, res: Response): Instance | undefined {
-    const instance = this.instances.get(String(req.params.name));
-    if (!instance) text(res, 404, "Instance not found.");
+    const instance = this.instances.get(this.key(String(req.params.name)));
+    if (!instance) {
+      const unknown = this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).unknownInstance;
+      if (unknown) unknown(res, String(req.params.name));
+      else text(res, 404, "Instance not found.");
+    }
     return instance;
   }
 
@@ -78,10 +87,10 @@ class Reference {
     create: (req, res) => {
       const name = field(req, "name", "name");
       if (!name) return text(res, 400, "Missing the instance name.");
-      if (this.instances.has(name)) return text(res, 409, "An instance with this name already exists.");
+      if (this.instances.has(this.key(name))) return text(res, 409, "An instance with this name already exists.");
       const plan = field(req, "plan", "plan");
       if (plan && !PLANS.some((known) => known.name === plan)) return text(res, 400, `Unknown plan "${plan}": choose small or large.`);
-      this.instances.set(name, {
+      this.instances.set(this.key(name), {
         readyAt: Date.now() + (this.options.provisionMs ?? 0),
         apps: new Map(),
         units: new Set(),
@@ -91,7 +100,7 @@ class Reference {
     },
     destroy: (req, res) => {
       if (this.find(req, res)) {
-        this.instances.delete(String(req.params.name));
+        this.instances.delete(this.key(String(req.params.name)));
         res.status(200).end();
       }
     },
@@ -261,6 +270,57 @@ export const FAULTS = {
       },
     },
   },
+  // Issue 23's providers. Flask answers 405 on a path it serves for other methods: the Postgres
+  // provider has no update, no info, and its plans are elsewhere.
+  "flask-405s": {
+    routes: {
+      plans: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      update: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      info: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+    },
+  },
+  // A status probe on the wrong port for the instance, and a crash page for an unknown one: two faults.
+  "status-crash-unknown": {
+    routes: {
+      status: (ref) => (req, res) => {
+        if (!ref.instances.has(String(req.params.name))) return void res.status(500).type("text/html").send(CRASH_PAGE);
+        text(res, 500, "Could not reach the resource's status port.");
+      },
+    },
+  },
+  // The Postgres provider's way: the user and its password derived from the instance and the
+  // app's address (app-host), the user dropped by address on unbind. Fine until two apps swap addresses.
+  "host-keyed-credentials": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const host = appHostOf(req);
+        instance.apps.set(host, derivedPassword(String(req.params.name), host));
+        res.status(201).json({ REF_USER: `u_${host.slice(0, 10)}`, REF_PASSWORD: instance.apps.get(host) });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        instance.apps.delete(appHostOf(req));
+        res.status(200).end();
+      },
+    },
+  },
+  // An unbind that revokes nothing: binding the app again gives the same password back.
+  "unbind-keeps-credentials": {
+    routes: {
+      unbindApp: (ref) => (req, res) => {
+        if (ref.find(req, res)) res.status(200).end();
+      },
+    },
+  },
+  // Names cut to 10 characters (as the Postgres provider does for its roles): two fresh names clash.
+  "names-cut-at-10": { instanceKey: (name: string) => name.slice(0, 10) },
+  // No lookup of the instance: an unknown one raises, on every route.
+  "unknown-instance-500": {
+    unknownInstance: (res: Response, name: string) => text(res, 500, `Internal error: KeyError: '${name}'`),
+  },
 } satisfies Record<string, FaultSwitches>;
 
 /** What a fault changes: routes, the auth rule, or how answers are typed and worded. */
@@ -274,6 +334,10 @@ interface FaultSwitches {
   errorBody?: (status: number, message: string) => string | undefined;
   /** Content-Type of the JSON answers. */
   jsonType?: string;
+  /** The key an instance is kept under, from its name. */
+  instanceKey?: (name: string) => string;
+  /** The answer for an instance that does not exist, instead of 404. */
+  unknownInstance?: (res: Response, name: string) => void;
 }
 
 /** The value every binding gets from the `shared-credentials` provider: it must never reach a report. */
@@ -359,6 +423,18 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The app's address: `app-host` (form), else the first of `app-hosts`/`appHosts`. */
+function appHostOf(req: Request): string {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const hosts = body["app-hosts"] ?? body.appHosts;
+  return field(req, "app-host", "appHost") ?? String((Array.isArray(hosts) ? hosts[0] : hosts) ?? "");
+}
+
+/** The same password for the same instance and address, every time. */
+function derivedPassword(instance: string, host: string): string {
+  return createHmac("sha256", "reference-salt").update(instance).update("\0").update(host).digest("base64url").slice(0, 16);
 }
 
 /** A form field (form encoding) or its camelCase JSON name (JSON encoding). */

@@ -37,7 +37,7 @@ describe("the reports", () => {
 
   it("tree: shows a redirect's target and the checks skipped because of it", async () => {
     const tree = normalise(formatTree(await failingRun("info-redirect")));
-    expect(tree).toContain("received: 302 (Location: /resources/pkc-<id>/info)");
+    expect(tree).toContain("received: 302 (Location: /resources/pkc-<id>-conformance/info)");
     expect(tree).toContain("needs info.status, which failed");
     expect(tree).toMatch(/FAILED: \d+ passed, 3 failed, 0 warned, \d+ skipped\n$/);
   });
@@ -82,7 +82,7 @@ describe("the reports", () => {
     expect(header).toContain(`Ran ${report.results.length} checks in <seconds> s.`);
     expect(header).toContain("Root causes: 1 (2 other results follow from them)");
     expect(header).toContain(
-      "✗ FAIL  update.status: PUT /resources/pkc-<id> answered 405, expected 2xx, or 404 when not supported (405 means the provider does not serve PUT on /resources/<instance>) [also: not-found.update, transport.no-405]",
+      "✗ FAIL  update.status: PUT /resources/pkc-<id>-conformance answered 405, expected 2xx, or 404 when not supported (405 means the provider does not serve PUT on /resources/<instance>) [also: not-found.update, transport.no-405]",
     );
     expect(rest.join("")).toMatch(/not-found\.update +PUT \/resources\/<instance> of an unknown instance answers 404\n {6}follows from update\.status \(--verbose shows the evidence\)\n/);
   });
@@ -98,6 +98,24 @@ describe("the reports", () => {
     expect(brief).toHaveLength(8);
     expect(brief[7]).toBe(`      (${exchanges - 1} more exchanges: --verbose shows them)`);
     expect(verbose.filter((line) => line.includes("received:"))).toHaveLength(exchanges);
+  });
+
+  it("a fresh name refused as taken shows the provider's answer in every format, JSON included", async () => {
+    const report = await failingRun("names-cut-at-10");
+    const refusal = "An instance with this name already exists.";
+    const second = `${report.instance}-2`;
+    const json = JSON.parse(formatJson(report)) as ConformanceReport;
+    expect(json.results.find((result) => result.id === "create.fresh-name")).toMatchObject({
+      outcome: "fail",
+      exchanges: [{ method: "POST", path: "/resources", requestBody: expect.stringContaining(`name=${second}&`), response: { status: 409, body: refusal } }],
+    });
+    const tree = formatTree(report);
+    const block = tree.slice(tree.indexOf("create.fresh-name  "), tree.indexOf("create.duplicate  "));
+    expect(block).toContain("received: 409 (text/plain; charset=utf-8)");
+    expect(block).toContain(refusal);
+    const junit = formatJunit(report);
+    const testCase = junit.slice(junit.indexOf('<testcase name="create.fresh-name [MUST]"'));
+    expect(testCase.slice(0, testCase.indexOf("</testcase>"))).toContain(`received: 409 (text/plain; charset=utf-8)\n          ${refusal}`);
   });
 
   it("says when a plan cannot be sent: Variant B creates without one", async () => {

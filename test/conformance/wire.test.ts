@@ -2,6 +2,7 @@
  * What the kit puts on the wire is what the platform sends (docs/contract.md, "Transport"):
  * a raw node:http server records every request of a run.
  */
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -20,7 +21,7 @@ let recorded: Recorded[] = [];
 let server: http.Server;
 let url: string;
 
-/** Answers like a lenient provider so the run goes through every call: ready at once, `{}` binds. */
+/** Answers like a lenient provider so the run goes through every call: ready at once, a fresh password per app bind, `{}` for the rest. */
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     let body = "";
@@ -29,6 +30,9 @@ beforeAll(async () => {
     req.on("end", () => {
       recorded.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, rawHeaders: req.rawHeaders, body });
       if (req.url?.endsWith("/status")) return void res.writeHead(204).end();
+      if (req.method === "POST" && req.url?.endsWith("/bind-app")) {
+        return void res.writeHead(201, { "Content-Type": "application/json" }).end(JSON.stringify({ WIRE_PASSWORD: randomBytes(9).toString("hex") }));
+      }
       res.writeHead(200, { "Content-Type": "application/json" }).end(req.url === "/resources/plans" ? "[]" : "{}");
     });
   });
@@ -52,7 +56,7 @@ function find(method: string, path: RegExp): Recorded {
   if (!request) throw new Error(`The kit sent no ${method} matching ${path}.`);
   return request;
 }
-const INSTANCE = "pkc-[0-9a-f]{10}";
+const INSTANCE = "pkc-[0-9a-f]{10}-conformance";
 
 describe("the requests the kit sends", () => {
   it("carry the platform's headers on every call, the whole password (colons included), and no trailing slash", async () => {
@@ -124,6 +128,25 @@ describe("the requests the kit sends", () => {
     const unit = find("POST", new RegExp(`^/resources/${INSTANCE}/bind$`));
     expect(unit.headers["content-type"]).toBe("application/x-www-form-urlencoded");
     expect(new URLSearchParams(unit.body).get("unit-host")).toBe("10.0.0.10");
+  });
+
+  it("swap two apps' addresses as the platform does: the same app names, each with the other's app-host and app-hosts", async () => {
+    const report = await runConformance({ url, ...CREDENTIALS });
+    expect(report.results.find((result) => result.id === "isolation.swap")?.outcome).toBe("pass");
+    const app = `${report.instance}-app`;
+    const other = `${report.instance}-app2`;
+    const appCalls = (method: string, name: string) =>
+      authenticated()
+        .filter((request) => request.method === method && request.path === `/resources/${report.instance}/bind-app`)
+        .map((request) => new URLSearchParams(request.body))
+        .filter((form) => form.get("app-name") === name)
+        .map((form) => [form.get("app-host"), ...form.getAll("app-hosts"), ...form.getAll("app-internal-hosts")]);
+    const addresses = (name: string) => [`${name}.example.com`, `${name}.example.com`, `${name}.example.org`, `${name}.pkc.svc.cluster.local`];
+    // Bound at their own addresses, then unbound, bound again and unbound at each other's.
+    expect(appCalls("POST", app)).toContainEqual(addresses(app));
+    expect(appCalls("POST", app)).toContainEqual(addresses(other));
+    expect(appCalls("POST", other)).toEqual([addresses(other), addresses(app)]);
+    expect(appCalls("DELETE", other).map((hosts) => hosts.slice(0, 3))).toEqual(Array(3).fill(addresses(app).slice(0, 3)));
   });
 
   it("send Variant B's calls: create with the name only, bind and unbind by hostname", async () => {

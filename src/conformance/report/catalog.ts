@@ -11,17 +11,22 @@ export function formatCheckTable(): string {
       check.title,
       formatCitation(check.cite),
       (check.dependsOn ?? []).map((id) => `\`${id}\``).join(", "),
-      check.followsFrom === "any" ? "any check" : (check.followsFrom ?? []).map((id) => `\`${id}\``).join(", "),
+      followsFrom(check),
     ]
       .map((cell) => cell.replace(/\|/g, "\\|"))
       .join(" | "),
   );
   return [
-    "| id | level | variants | what must hold | rule | skipped unless these pass | reported as following from, on the same answers |",
+    "| id | level | variants | what must hold | rule | skipped unless these pass | reported as following from (on the same answers, or any earlier failure of its family) |",
     "|---|---|---|---|---|---|---|",
     ...rows.map((row) => `| ${row} |`),
     "",
   ].join("\n");
+}
+
+function followsFrom(check: CheckDefinition): string {
+  const sameAnswers = check.followsFrom === "any" ? ["any check"] : (check.followsFrom ?? []).map((id) => `\`${id}\``);
+  return [...sameAnswers, ...(check.family ? [`family \`${check.family}\``] : [])].join(", ");
 }
 
 function level(check: CheckDefinition): string {

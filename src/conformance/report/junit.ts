@@ -1,6 +1,7 @@
 /**
  * JUnit XML for CI: one test suite per group, one test case per check. JUnit has no "warning":
- * a SHOULD that does not hold is a passing case whose system-out says so.
+ * a warning (a SHOULD that does not hold, or a problem the platform copes with) is a passing case
+ * whose system-out says so.
  */
 import { formatCitation } from "../checks.js";
 import type { CheckResult, ConformanceReport } from "../types.js";
@@ -38,7 +39,7 @@ function testCase(result: CheckResult): string {
     case "skip":
       return `${open}>\n      <skipped message="${attr(result.detail ?? "skipped")}"/>\n    </testcase>`;
     case "warn":
-      return `${open}>\n      <system-out>${text(`WARNING (SHOULD): ${evidence}`)}</system-out>\n    </testcase>`;
+      return `${open}>\n      <system-out>${text(`WARNING (does not fail the run): ${evidence}`)}</system-out>\n    </testcase>`;
     case "fail":
       return `${open}>\n      <failure message="${attr(result.detail ?? result.title)}" type="${result.level}">${text(evidence)}</failure>\n    </testcase>`;
   }

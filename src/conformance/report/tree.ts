@@ -36,9 +36,7 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
     }
   }
   lines.push("", summary(report));
-  if (report.leftovers.length > 0) {
-    lines.push(`Could not remove ${report.leftovers.join(", ")}: remove ${report.leftovers.length > 1 ? "them" : "it"} by hand.`);
-  }
+  for (const { instance, reason } of report.leftovers) lines.push(`Could not remove ${instance} (${reason}): remove it by hand.`);
   return `${lines.join("\n")}\n`;
 }
 
