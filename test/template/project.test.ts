@@ -45,8 +45,7 @@ let project: string;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), "provider-kit-project-"));
-  // The built CLI, from the current sources.
-  expectSuccess(await run("npm", ["run", "build"], { cwd: root }));
+  // The built CLI, from the current sources: test/global-setup.ts built it before any file ran.
   project = path.join(work, "orders-db");
   expectSuccess(await run("node", [cli, "init", project], { cwd: work }));
   expectSuccess(await run("npm", ["install"], { cwd: project }));
