@@ -5,6 +5,8 @@ export default defineConfig({
     // Tests start real redis-server processes and HTTP servers; give slow CI machines room.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // dist/ is built once here, never by a test file while others read it.
+    globalSetup: ["test/global-setup.ts"],
     projects: [
       // test/http serves the provider with `provider.listen()`: its routes straight from node:http.
       { extends: true, test: { name: "all", include: ["test/**/*.test.ts", "examples/**/*.test.ts"] } },

@@ -92,20 +92,27 @@ function metricsRoute(metrics: ProviderMetrics): RouteHandler {
   return (req, res) => metrics.serve(req, res);
 }
 
+/** What ends a request no route served, when the provider is the server's top-level handler. */
+function lastAnswer(req: IncomingMessage, res: ServerResponse): Next {
+  return (error?: unknown) => {
+    if (error !== undefined && error !== null) return failed(error, req, res);
+    if (res.headersSent) return req.socket.destroy();
+    notFound(req, res);
+  };
+}
+
 /**
- * Express has no "last" middleware: the provider's 404 and error answers must come after the
- * routes a user adds to the app later, so they take the place of Express's final handler.
+ * The app as its callers see it. Called with a `next` (mounted in another app), what the
+ * provider and the routes added to it do not serve goes back to that app, errors to its error
+ * handlers; called without one (`http.createServer(provider)`, `.listen()`), the provider's own
+ * 404 and error answers end the request. Everything else is the Express app itself: its
+ * methods, settings and router are reached through the prototype.
  */
-function answerWhatIsLeft(app: Express): void {
-  type Handle = (req: IncomingMessage, res: ServerResponse, callback?: Next) => void;
-  const routed = app as unknown as { handle: Handle };
-  const handle = routed.handle.bind(app);
-  routed.handle = (req, res) =>
-    handle(req, res, (error?: unknown) => {
-      if (error !== undefined && error !== null) return failed(error, req, res);
-      if (res.headersSent) return req.socket.destroy();
-      notFound(req, res);
-    });
+function answeringWhatIsLeft(app: Express): Express {
+  const handler = (req: IncomingMessage, res: ServerResponse, next?: Next): void => {
+    app(req as never, res as never, next ?? lastAnswer(req, res));
+  };
+  return Object.setPrototypeOf(handler, app) as Express;
 }
 
 /** Express's own `listen`, with the direct listener in place of the app. */
@@ -178,10 +185,10 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
     if (openScope(req, res, req.path)) next();
   };
   app.use(pipeline(scoped, open.step, ...(auth === undefined ? [] : [auth.check]), body, guarded.step));
-  answerWhatIsLeft(app);
-  const requestListener = directListener({ openScope, open, guarded, admits: auth?.admits, body, express: app });
+  const provider = answeringWhatIsLeft(app);
+  const requestListener = directListener({ openScope, open, guarded, admits: auth?.admits, body, express: provider });
 
-  return Object.assign(app, {
+  return Object.assign(provider, {
     requestListener,
     listen: listenWith(requestListener),
     metricsRegistry: metrics.registry,

@@ -112,6 +112,18 @@ export class AclJournal {
     return this.saveSoon(true);
   }
 
+  /**
+   * Made again, if the shared server lost them (it restarted before saving them), the changes of
+   * `instance` it still lacks; true when there were any. A status check that finds a user
+   * missing waits on this before calling the instance down.
+   */
+  async restoreLost(instance: string): Promise<boolean> {
+    const server = runIdOf(await this.options.admin.info("server"));
+    const lost = (await this.entries()).some((entry) => entry.instance === instance && entry.server !== server);
+    if (lost) await this.saveSoon(true);
+    return lost;
+  }
+
   /** Creates the user or resets it completely, with this password and these ACL rules. */
   setUser(instance: string, user: string, password: string, rules: readonly string[]): Promise<void> {
     return this.change(instance, { op: "set", user, passwordHash: aclPasswordHash(password), rules });

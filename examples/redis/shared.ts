@@ -105,11 +105,23 @@ export interface SharedPlan extends RedisPlan {
 export function sharedPlan(options: SharedPlanOptions): SharedPlan {
   const { admin, users, checker, host, port } = options;
 
-  /** The health check: can a connection log in as the instance's health user, with its password? */
-  const healthCheck = async (instance: string, password: string): Promise<StatusResult> => {
+  /**
+   * The health check: can a connection log in as the instance's health user, with its password?
+   * A server that restarted before saving its users gets them back from the journal: the check
+   * waits for that and looks again, and answers "pending" while they cannot be made again yet.
+   */
+  const healthCheck = async (instance: string, password: string, afterRestore = false): Promise<StatusResult> => {
     const accepted = await checker.accepts(healthUserName(instance), password).catch(() => undefined);
     if (accepted === undefined) return { down: `The shared Redis server at ${host}:${port} does not answer the provider.` };
     if (accepted) return "running";
+    if (!afterRestore) {
+      const restored = await users.restoreLost(instance).then(
+        (lost) => (lost ? "restored" : "nothing lost"),
+        () => "not yet",
+      );
+      if (restored === "restored") return healthCheck(instance, password, true);
+      if (restored === "not yet") return "pending";
+    }
     return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
   };
   /** Status calls of one instance that arrive while its check runs share that check. */

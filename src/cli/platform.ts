@@ -10,6 +10,7 @@ import { parsePool, type Pool } from "../platform/domain/config.js";
 import { PlatformError } from "../platform/domain/errors.js";
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
 import { SeedError } from "../platform/seed.js";
+import { onParentExit } from "../redis/process.js";
 import { ownPackage } from "./own-package.js";
 
 interface PlatformFlags {
@@ -125,12 +126,13 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
       "",
     ].join("\n"),
   );
-  const stop = async () => {
-    await platform.close();
-    process.exit(0);
-  };
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= platform.close().then(() => process.exit(0)));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // Started through npm or a shell that is killed without passing a signal on, the platform
+  // would keep running, re-parented, and hold its port: it stops with its parent.
+  onParentExit(stop);
 }
 
 function redacted(url: string): string {

@@ -3,9 +3,9 @@
  * directory (two programs on one directory would stop each other's servers), and stopping when
  * the process that started it is gone (a supervisor or npm killed without passing the signal on).
  */
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 
 const LOCK_FILE = "provider.lock";
 
@@ -46,39 +46,75 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
+/** Directories this process holds: a lock file naming our own pid is ours only if listed here. */
+const heldHere = new Set<string>();
+
+/** The pid a lock file names, or undefined when it names none (an older, half-written lock). */
+async function holderOf(lockFile: string): Promise<number | undefined> {
+  const holder = Number.parseInt(await readFile(lockFile, "utf8").catch(() => ""), 10);
+  return Number.isInteger(holder) && holder > 0 ? holder : undefined;
+}
+
+/**
+ * Creates `lockFile` holding our pid, or answers false when it exists. The pid is written to a
+ * file of our own first and linked into place, so a lock file is never seen without its pid.
+ */
+async function createLock(lockFile: string): Promise<boolean> {
+  const mine = `${lockFile}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  await writeFile(mine, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    await link(mine, lockFile);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    await rm(mine, { force: true });
+  }
+}
+
+/**
+ * Removes the lock file of `stale` (a dead holder). It is first moved aside, which only one
+ * process can do; if what was moved is a newer lock (another starter took over first), it is put
+ * back, so two starters never both win.
+ */
+async function removeStaleLock(lockFile: string, stale: number | undefined): Promise<void> {
+  const aside = `${lockFile}.stale.${process.pid}.${randomBytes(4).toString("hex")}`;
+  try {
+    await rename(lockFile, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if ((await holderOf(aside)) !== stale) await link(aside, lockFile).catch(() => {});
+  await rm(aside, { force: true });
+}
+
 /**
  * Takes `dir` for this process: `provider.lock` is created exclusively and holds our pid. A lock
- * whose holder is dead (a crash, SIGKILL) is taken over; one whose holder lives refuses with
- * `DataDirLockedError`, before anything in the directory is touched.
+ * whose holder is dead (a crash, SIGKILL) is taken over, and so is one naming our own pid that
+ * this process does not hold (a container's PID 1 restarted after a crash); one whose holder
+ * lives refuses with `DataDirLockedError`, before anything in the directory is touched.
  */
 export async function lockDataDir(dir: string, owner: DataDirOwner = PROVIDER): Promise<DataDirLock> {
   const absolute = resolve(dir);
   const lockFile = join(absolute, LOCK_FILE);
   await mkdir(absolute, { recursive: true, mode: 0o700 });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const file = await open(lockFile, "wx", 0o600);
-      await file.writeFile(`${process.pid}\n`);
-      await file.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 3) throw error;
-    }
-    const holder = Number.parseInt(await readFile(lockFile, "utf8").catch(() => ""), 10);
-    const known = Number.isInteger(holder) && holder > 0;
-    if (known && isAlive(holder)) throw new DataDirLockedError(absolute, holder, lockFile, owner);
-    // No pid yet: its holder may be writing it right now; look again before calling it stale.
-    if (!known && attempt === 0) await sleep(100);
-    else await rm(lockFile, { force: true });
+  for (let attempt = 0; !(await createLock(lockFile)); attempt++) {
+    const holder = await holderOf(lockFile);
+    const held = holder === process.pid ? heldHere.has(absolute) : holder !== undefined && isAlive(holder);
+    if (held || attempt >= 3) throw new DataDirLockedError(absolute, holder ?? 0, lockFile, owner);
+    await removeStaleLock(lockFile, holder);
   }
+  heldHere.add(absolute);
   let released = false;
   return {
     dir: absolute,
     async release() {
       if (released) return;
       released = true;
-      const holder = Number.parseInt(await readFile(lockFile, "utf8").catch(() => ""), 10);
-      if (holder === process.pid) await rm(lockFile, { force: true });
+      heldHere.delete(absolute);
+      if ((await holderOf(lockFile)) === process.pid) await rm(lockFile, { force: true });
     },
   };
 }

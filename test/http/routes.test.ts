@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import request from "supertest";
 import type { AddressInfo } from "node:net";
 import { createProvider } from "../../src/index.js";
-import { AUTH, FORM, GOOD_AUTH, fakeResource, start, stopAll } from "./helpers.js";
+import { AUTH, FORM, GOOD_AUTH, fakeResource, serve, start, stopAll } from "./helpers.js";
 
 afterEach(stopAll);
 
@@ -327,6 +327,53 @@ describe("routing", () => {
       await http.post("/redis/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=c1").expect(201);
       await http.get("/redis/resources/c1/status").set("Authorization", GOOD_AUTH).expect(204);
       await http.get("/redis/healthcheck").expect(200, "WORKING");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await provider.close();
+    }
+  });
+  it("mounted in another app, hands what it does not serve back to that app: its later routes, its 404 and its error handlers", async () => {
+    const logger = (await import("pino")).pino({ level: "silent" });
+    const atRoot = createProvider(fakeResource().handlers, { auth: AUTH, registry: false, logger });
+    const prefixed = createProvider(fakeResource().handlers, { auth: AUTH, registry: false, logger });
+    prefixed.get("/boom", () => {
+      throw new Error("a route added to the provider failed");
+    });
+    const outer = express();
+    outer.use("/redis", prefixed);
+    outer.use(atRoot);
+    outer.get("/version", (_req, res) => void res.json({ version: "1.2.3" }));
+    outer.use((_req: express.Request, res: express.Response) => void res.status(404).json({ from: "parent 404" }));
+    outer.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).json({ from: "parent errors", message: error.message }));
+    const server = outer.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const http = request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      await http.get("/version").set("Authorization", GOOD_AUTH).expect(200, { version: "1.2.3" });
+      await http.get("/nothing-here").set("Authorization", GOOD_AUTH).expect(404, { from: "parent 404" });
+      await http.get("/redis/nothing-here").set("Authorization", GOOD_AUTH).expect(404, { from: "parent 404" });
+      await http.get("/redis/boom").set("Authorization", GOOD_AUTH).expect(500, { from: "parent errors", message: "a route added to the provider failed" });
+      await http.post("/redis/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=c1").expect(201);
+      await http.get("/resources/plans").set("Authorization", GOOD_AUTH).expect(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await Promise.all([atRoot.close(), prefixed.close()]);
+    }
+  });
+
+  it("as the server itself, answers its own 404 after the routes added to it, and its own error answer", async () => {
+    const provider = createProvider(fakeResource().handlers, { auth: AUTH, registry: false, logger: (await import("pino")).pino({ level: "silent" }) });
+    provider.get("/added", (_req, res) => void res.json({ added: true }));
+    provider.get("/boom", () => {
+      throw new Error("a route added to the provider failed");
+    });
+    const server = await serve(provider);
+    try {
+      const http = request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      await http.get("/added").set("Authorization", GOOD_AUTH).expect(200, { added: true });
+      await http.get("/nothing-here").set("Authorization", GOOD_AUTH).expect(404, "This provider has no route for GET /nothing-here.");
+      const failed = await http.get("/boom").set("Authorization", GOOD_AUTH).expect(500);
+      expect(failed.text).not.toContain("a route added to the provider failed");
     } finally {
       await new Promise((resolve) => server.close(resolve));
       await provider.close();

@@ -10,6 +10,7 @@ import { stringify } from "yaml";
 import { applySeed } from "../../src/platform/seed.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 import { run, startLongRunning } from "../template/processes.js";
+import { eventually } from "../support/eventually.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
 import { PASSWORD, USER } from "../http/helpers.js";
 
@@ -46,6 +47,24 @@ describe("provider-kit platform (the command)", () => {
     const finished = await run(process.execPath, [...CLI, "--memory", "--port", "0"], { cwd: ROOT, timeoutMs: 60_000 });
     expect(finished.code).toBe(2);
     expect(finished.stderr).toMatch(/set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD/);
+  });
+
+  it("stops, freeing its port, when the process that started it is killed without passing a signal on", async () => {
+    // What npm or a shell killed outright leaves: the platform re-parented, and nobody to stop it.
+    const command = [process.execPath, ...CLI, "--memory", "--port", "0"].map((word) => `'${word}'`).join(" ");
+    const parent = startLongRunning("sh", ["-c", `${command} & wait`], {
+      cwd: ROOT,
+      env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password },
+    });
+    try {
+      const url = await parent.waitForUrl(/listening on/, 60_000);
+      expect((await fetch(`${url}/healthcheck`)).status).toBe(200);
+      parent.signal("SIGKILL");
+      await eventually(() => !parent.groupAlive(), 20_000, "the platform gone");
+      await expect(fetch(`${url}/healthcheck`)).rejects.toThrow();
+    } finally {
+      await parent.stop();
+    }
   });
 
   it("refuses a seed file that is not as expected, naming the place", async () => {

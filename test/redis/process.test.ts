@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { DataDirLockedError, lockDataDir } from "../../src/redis/process.js";
 import { killServersUnder, tempDir } from "../../examples/redis/test/support.js";
@@ -39,4 +40,42 @@ describe("the data-directory lock", () => {
     expect(await readFile(join(dir, "provider.lock"), "utf8")).toBe(`${process.pid}\n`);
     await lock.release();
   });
+
+  it("is taken over when it names this process's own pid but this process does not hold it (PID 1 restarted)", async () => {
+    const dir = await dataDir();
+    await writeFile(join(dir, "provider.lock"), `${process.pid}\n`);
+    const lock = await lockDataDir(dir);
+    await expect(lockDataDir(dir)).rejects.toBeInstanceOf(DataDirLockedError);
+    await lock.release();
+  });
+
+  it("goes to exactly one of several processes taking over a dead holder's lock at once", async () => {
+    const dir = await dataDir();
+    const gone = spawn("true");
+    await once(gone, "exit");
+    for (let round = 0; round < 3; round++) {
+      await writeFile(join(dir, "provider.lock"), `${gone.pid}\n`);
+      const racers = Array.from({ length: 6 }, () =>
+        spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "lock-racer.ts"), dir], { stdio: ["pipe", "pipe", "inherit"] }),
+      );
+      const said = racers.map((racer) => lines(racer.stdout));
+      await Promise.all(said.map((next) => next()));
+      for (const racer of racers) racer.stdin.write("go\n");
+      const outcomes = await Promise.all(said.map((next) => next()));
+      expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
+      expect(outcomes.filter((outcome) => outcome === "lost")).toHaveLength(5);
+      for (const racer of racers) racer.stdin.end();
+      await Promise.all(racers.map((racer) => (racer.exitCode === null ? once(racer, "exit") : undefined)));
+    }
+  });
 });
+
+/** Reads a child's output a line at a time: each call answers the next line. */
+function lines(stream: NodeJS.ReadableStream): () => Promise<string> {
+  const reader = createInterface({ input: stream })[Symbol.asyncIterator]();
+  return async () => {
+    const { value, done } = await reader.next();
+    if (done) throw new Error("the process ended without saying won or lost");
+    return value as string;
+  };
+}

@@ -68,6 +68,10 @@ export interface LongRunning {
   waitForUrl(pattern: RegExp, timeoutMs: number): Promise<string>;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
+  /** A signal to the process started alone (npm, a shell), not to what it started. */
+  signal(signal: NodeJS.Signals): void;
+  /** true while any process of its group (npm, the shell, tsx, node) is left. */
+  groupAlive(): boolean;
   /** SIGTERM to its whole process group (npm, the shell, tsx, node), then wait for it to end. */
   stop(): Promise<void>;
 }
@@ -115,6 +119,15 @@ export function startLongRunning(command: string, args: string[], options: Spawn
       return url;
     },
     output: all,
+    signal: (signal) => child.kill(signal),
+    groupAlive() {
+      try {
+        process.kill(-child.pid!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     async stop() {
       signalGroup("SIGTERM");
       const forced = setTimeout(() => signalGroup("SIGKILL"), 30_000);

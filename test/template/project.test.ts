@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
 import { Api } from "../platform/helpers.js";
 import { run, startLongRunning, type Finished } from "./processes.js";
+import { eventually } from "../support/eventually.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");
@@ -45,8 +46,7 @@ let project: string;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), "provider-kit-project-"));
-  // The built CLI, from the current sources.
-  expectSuccess(await run("npm", ["run", "build"], { cwd: root }));
+  // The built CLI, from the current sources: test/global-setup.ts built it before any file ran.
   project = path.join(work, "orders-db");
   expectSuccess(await run("node", [cli, "init", project], { cwd: work }));
   expectSuccess(await run("npm", ["install"], { cwd: project }));
@@ -108,6 +108,18 @@ describe("a project made by provider-kit init", () => {
     // SIGTERM stops it cleanly, and the password never reaches its log.
     expect(server.output()).toMatch(/"msg":"stopping"/);
     expect(server.output()).not.toContain(password);
+  }, SLOW);
+
+  it("leaves no process behind when npm alone gets SIGTERM (what a supervisor that signals npm does)", async () => {
+    const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
+    try {
+      await server.waitForLine(/"msg":"provider listening"/, 60_000);
+      server.signal("SIGTERM");
+      await eventually(() => !server.groupAlive(), 20_000, "npm start and everything it started gone");
+      expect(server.output()).toMatch(/"msg":"stopping"/);
+    } finally {
+      await server.stop();
+    }
   }, SLOW);
 
   it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {

@@ -88,6 +88,19 @@ describe("the ACL journal", () => {
     expect(await readFile(aclFile, "utf8")).toContain("cache.app.web");
   });
 
+  it("makes an instance's lost users again on demand, so a status check right after a restart finds them", async () => {
+    const after = await journal();
+    await after.setUser("cache", "cache.health", "health-password", ["+ping"]);
+    await after.setUser("other", "other.health", "other-password", ["+ping"]);
+    await crashShared();
+    await eventually(() => clients[0]!.isReady, 20_000, "the journal's connection back");
+    // The connection back starts a replay of its own too: whichever runs, restoreLost resolves after it.
+    await after.restoreLost("cache");
+    expect(await accepts("cache.health", "health-password")).toBe(true);
+    expect(await after.restoreLost("cache")).toBe(false); // made again on this process: nothing lost
+    expect(await after.restoreLost("never-bound")).toBe(false);
+  });
+
   it("removes from the journal only what a save on the same server process covered", async () => {
     const made = await journal();
     await made.setUser("cache", "cache.app.web", "a-password", RULES);

@@ -49,3 +49,9 @@ async function stop(signal: NodeJS.Signals): Promise<void> {
 }
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+// npm starts this through a shell: a supervisor that signals npm alone ends the shell, not this
+// process, which would keep its port. Once re-parented, it stops as on SIGTERM.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop("SIGTERM");
+}, 1_000).unref();
