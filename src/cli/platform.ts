@@ -21,6 +21,8 @@ interface PlatformFlags {
   memory?: boolean;
   seed?: string;
   allowRun?: boolean;
+  openSignup?: boolean;
+  allowedHost: string[];
   pool: Pool[];
   platform: string[];
   quota?: number;
@@ -52,6 +54,13 @@ function addPool(value: string, pools: Pool[]): Pool[] {
   }
 }
 
+function addHost(value: string, hosts: string[]): string[] {
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/i.test(value)) {
+    throw new InvalidArgumentError("give a host name or address as a browser sends it, without a port (e.g. dev.example.test or [fd00::1]).");
+  }
+  return [...hosts, value];
+}
+
 function addPlatform(value: string, platforms: string[]): string[] {
   if (!/^[a-z][a-z0-9._-]{0,39}$/.test(value)) throw new InvalidArgumentError("give a platform name: lower-case letters, digits, dots, dashes.");
   return [...platforms, value];
@@ -67,7 +76,9 @@ export function registerPlatform(program: Command): void {
     .option("--redis-url <url>", "keep state in this Redis instead of an embedded one (redis://[user:password@]host:port)")
     .option("--memory", "keep state in memory: everything is lost when the platform stops")
     .option("--seed <file.yaml>", "users, teams, services, apps, instances and bindings to create at start-up (skipped when they exist)")
-    .option("--allow-run", "serve POST /apps/<app>/run even when listening beyond loopback (it runs commands on this machine)")
+    .option("--allow-run", "serve POST /apps/<app>/run: the members of an app's teams run commands on this machine as your OS user")
+    .option("--open-signup", "let anyone who reaches the port sign up (POST /users); by default only the admin creates users")
+    .option("--allowed-host <name>", "a host name to answer for beyond the listen address, localhost, 127.0.0.1 and [::1] (repeat it)", addHost, [])
     .option("--pool <name[=team,...]>", "a pool apps may run in, for every team or only those listed (repeat it; the first is the default; default: local)", addPool, [])
     .option("--platform <name>", "a platform apps may use (repeat it; default: go, java, node, php, python, ruby, static)", addPlatform, [])
     .option("--quota <apps>", "how many apps each user may own (-1: unlimited)", parseQuota)
@@ -76,6 +87,9 @@ export function registerPlatform(program: Command): void {
       const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "provider-kit.usage" });
       const email = process.env.PLATFORM_ADMIN_EMAIL;
       const password = process.env.PLATFORM_ADMIN_PASSWORD;
+      // Read once: nothing started later (run's commands, redis-server) inherits them.
+      delete process.env.PLATFORM_ADMIN_EMAIL;
+      delete process.env.PLATFORM_ADMIN_PASSWORD;
       if (!email || !password) {
         usage("set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD (6 to 50 characters): the admin user the platform creates on first start.");
       }
@@ -100,6 +114,8 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
       state,
       seedFile: flags.seed,
       allowRun: flags.allowRun,
+      openSignup: flags.openSignup,
+      allowedHosts: flags.allowedHost,
       config: {
         ...(flags.pool.length > 0 ? { pools: flags.pool } : {}),
         ...(flags.platform.length > 0 ? { platforms: flags.platform } : {}),

@@ -27,8 +27,12 @@ export interface PlatformOptions {
   /** Where state lives: in memory, in this Redis, or (default) an embedded redis-server under `dataDir`. */
   state: { kind: "memory" } | { kind: "redis"; url: string } | { kind: "embedded"; dataDir: string; redisServer?: string };
   seedFile?: string;
-  /** Serve `run` even when listening beyond loopback. */
+  /** Serve `run` (it runs commands on this machine as this process's OS user), to the app's team members. */
   allowRun?: boolean;
+  /** Let anyone sign up; by default only the admin creates users. */
+  openSignup?: boolean;
+  /** Host names to answer for beyond the listen address, localhost, 127.0.0.1 and [::1]. */
+  allowedHosts?: string[];
   version: string;
   providerCalls?: ProviderCallOptions;
   /** Pools, platforms, default quota, API variant; absent parts: DEFAULT_CONFIG's. */
@@ -43,12 +47,6 @@ export interface RunningPlatform {
   url: string;
   context: Context;
   close(): Promise<void>;
-}
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.test(host);
 }
 
 interface OpenStore {
@@ -129,12 +127,16 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       "request",
       createPlatformApp(context, {
         version: options.version,
-        runAllowed: options.allowRun === true || isLoopback(options.host),
+        runAllowed: options.allowRun === true,
+        openSignup: options.openSignup === true,
+        hosts: { listenHost: options.host, port: (server.address() as AddressInfo).port, allowedHosts: options.allowedHosts ?? [] },
         report: options.report ?? (() => {}),
       }),
     );
     const { port } = server.address() as AddressInfo;
-    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    // Listening on every interface, the platform is reached (and answers) as loopback here.
+    const local = options.host === "0.0.0.0" ? "127.0.0.1" : options.host === "::" ? "::1" : options.host;
+    const host = local.includes(":") ? `[${local}]` : local;
     const stop = opened.stop;
     let closing: Promise<void> | undefined;
     return {

@@ -5,7 +5,7 @@ import { ADMIN, Api, STORES, startTestPlatform, type TestPlatform } from "./help
 describe.each(STORES)("users and teams (%s store)", (kind) => {
   let t: TestPlatform;
   beforeAll(async () => {
-    t = await startTestPlatform(kind);
+    t = await startTestPlatform(kind, { openSignup: true });
   });
   afterAll(() => t.stop());
 

@@ -16,7 +16,8 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<TestBrowser> {
+/** `extraArgs`: more Chromium flags, e.g. `--host-resolver-rules` to point a test host name at loopback. */
+export async function launchBrowser(extraArgs: string[] = []): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_BIN.`);
   const profile = await mkdtemp(join(tmpdir(), "console-chromium-"));
   const browser = await puppeteer.launch({
@@ -30,6 +31,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       "--disable-sync",
       "--no-first-run",
       `--user-data-dir=${profile}`,
+      ...extraArgs,
     ],
   });
   return {

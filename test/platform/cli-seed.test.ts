@@ -181,26 +181,3 @@ describe("seeding on a real Redis", () => {
     }
   });
 });
-
-describe("run beyond loopback", () => {
-  it("is refused with 403 unless --allow-run", async () => {
-    const exposed = await startTestPlatform("memory", { host: "0.0.0.0" });
-    try {
-      await exposed.admin.ok(exposed.admin.post("/apps", { json: { name: "exposed", platform: "node" } }));
-      const refused = await exposed.admin.post("/apps/exposed/run", { text: "echo hi" });
-      expect(refused.status).toBe(403);
-      expect(refused.text).toMatch(/--allow-run/);
-    } finally {
-      await exposed.stop();
-    }
-    const allowed = await startTestPlatform("memory", { host: "0.0.0.0", allowRun: true });
-    try {
-      await allowed.admin.ok(allowed.admin.post("/apps", { json: { name: "exposed", platform: "node" } }));
-      expect((await allowed.admin.ok(allowed.admin.post("/apps/exposed/run", { text: "echo hi" }))).text).toBe("hi\n");
-      // Anyone else is still asked to log in first.
-      expect((await allowed.anonymous.post("/apps/exposed/run", { text: "echo hi" })).status).toBe(401);
-    } finally {
-      await allowed.stop();
-    }
-  });
-});

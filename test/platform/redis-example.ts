@@ -60,7 +60,8 @@ export interface PlatformProcess {
 export async function startPlatformProcess(dataDir: string, port = 0): Promise<PlatformProcess> {
   const process = startLongRunning(
     globalThis.process.execPath,
-    ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir],
+    // --allow-run: the suites run commands through the app's environment.
+    ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir, "--allow-run"],
     { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
   );
   try {

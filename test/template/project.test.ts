@@ -124,7 +124,7 @@ describe("a project made by provider-kit init", () => {
 
   it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
     const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
-    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0"], {
+    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0", "--allow-run"], {
       cwd: project,
       env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
     });

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { appFor } from "./apps.js";
 import { appLog, LOG_LINES, type Actor, type Context } from "./context.js";
-import { badRequest } from "./errors.js";
+import { badRequest, forbidden } from "./errors.js";
 import { processEnv } from "./env.js";
 import type { Unit } from "./model.js";
 
@@ -24,6 +24,10 @@ export interface RunResult {
 export async function runCommand(context: Context, actor: Actor, name: string, command: string, once: boolean): Promise<RunResult> {
   if (command.trim() === "") throw badRequest("Send the command to run as the plain-text body.");
   const app = await appFor(context, actor, name);
+  // run hands out this machine's OS user: not even the admin gets it for an app of teams it is not in.
+  if (!app.teams.some((team) => actor.teams.includes(team))) {
+    throw forbidden(`Only members of the app's teams (${app.teams.join(", ")}) may run commands on "${name}": ask to be added to one.`);
+  }
   if (app.units.length === 0) throw badRequest(`The app "${name}" has no units to run the command on: add one with PUT /apps/${name}/units.`);
   const env = processEnv(app);
   const units = once ? app.units.slice(0, 1) : app.units;

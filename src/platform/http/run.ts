@@ -1,7 +1,7 @@
 /**
  * `POST /apps/<a>/run?once=<bool>`: the plain-text body runs with the app's environment.
- * Refused when the platform listens beyond loopback, unless it was started with --allow-run:
- * it runs commands on this machine.
+ * Off unless the platform was started with --allow-run: it runs commands on this machine, as the
+ * platform's OS user. Then only the members of the app's teams may run.
  */
 import { forbidden, badRequest } from "../domain/errors.js";
 import { runCommand } from "../domain/run.js";
@@ -10,7 +10,10 @@ import { nameParam, query, sendText, text, type Route } from "./handler.js";
 export function runRoute(allowed: boolean): Route {
   return async ({ req, res, context, actor }) => {
     if (!allowed) {
-      throw forbidden("run is off: this platform listens beyond loopback and runs commands on its own machine. Start it with --allow-run to serve run anyway.");
+      throw forbidden(
+        "run is off: it runs commands on the platform's machine as the platform's OS user. " +
+          "Start the platform with --allow-run to let the members of an app's teams run commands for it.",
+      );
     }
     const once = query(req, "once") ?? "false";
     if (once !== "true" && once !== "false") throw badRequest('once must be "true" or "false".');

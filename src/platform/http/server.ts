@@ -14,6 +14,7 @@ import { deployCreate, deployList, deployShow } from "./deploys.js";
 import { errorAnswer, notFound } from "./errors.js";
 import { handle, type Route } from "./handler.js";
 import { healerList, healerRun } from "./healers.js";
+import { hostGuard, type HostGuardOptions } from "./host-guard.js";
 import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemove, instanceRevoke, instanceShow, instanceStatusShow, instanceUnbind } from "./instances.js";
 import { healthcheck, info } from "./meta.js";
 import { platformList } from "./platforms.js";
@@ -29,8 +30,12 @@ import { apiKeyRegenerate, apiKeyShow, keyAdd, keyList, keyRemove, logIn, logOut
 
 export interface ServerOptions {
   version: string;
-  /** Serve `run` (off when listening beyond loopback without --allow-run). */
+  /** Serve `run` (--allow-run), to the members of the app's teams. */
   runAllowed: boolean;
+  /** Anyone may sign up (--open-signup); otherwise only the admin creates users. */
+  openSignup: boolean;
+  /** The host names answered for, and the origins whose pages may change state. */
+  hosts: HostGuardOptions;
   /** Where failures of the platform itself are reported (the terminal). */
   report: (error: unknown) => void;
   /** Largest accepted request body. Default 1 MiB. */
@@ -62,7 +67,7 @@ function routes(options: ServerOptions): RouteEntry[] {
     r("get", "/healthcheck", healthcheck, "none", false),
     r("get", "/info", info(options.version), "none", false),
 
-    r("post", "/users", signUp, "fields", false),
+    r("post", "/users", signUp(options.openSignup), "fields", false),
     r("delete", "/users", userRemove),
     r("post", "/users/:email/tokens", logIn, "fields", false),
     r("post", "/users/:email/password", passwordReset, "none", false),
@@ -170,6 +175,7 @@ export function createPlatformApp(context: Context, options: ServerOptions): Exp
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
+  app.use(hostGuard(options.hosts));
   for (const entry of mountedRoutes(options)) {
     // Auth first: a stranger's body is never read.
     app[entry.method](entry.path, ...(entry.auth ? [auth] : []), ...parsers[entry.body], handle(context, entry.route));

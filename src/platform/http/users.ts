@@ -1,7 +1,10 @@
 /** `/users`: sign up, log in and out, who am I, password, removal, keys and the API key. */
 import { z } from "zod";
 import { addKey, apiKeyOf, changePassword, listKeys, regenerateApiKey, removeKey, removeUser, resetPassword } from "../domain/account.js";
-import { actorOf, createUser, login, logout } from "../domain/users.js";
+import type { Request } from "express";
+import type { Context } from "../domain/context.js";
+import { forbidden } from "../domain/errors.js";
+import { actorOf, createUser, credentialOf, login, logout } from "../domain/users.js";
 import { body, nameParam, query, sendEmpty, sendJson, type Route } from "./handler.js";
 import { bearerToken } from "./auth.js";
 
@@ -12,11 +15,26 @@ const KEY = z.object({ key: z.string(), name: z.string().max(100).optional() });
 /** The spec removes a key by its content; today's client by its name. */
 const KEY_REF = z.object({ key: z.string().optional(), name: z.string().max(100).optional() });
 
-export const signUp: Route = async ({ req, res, context }) => {
-  const { email, password } = body(req, SIGN_UP);
-  await createUser(context, email, password);
-  sendEmpty(res, 200);
-};
+/** Open to anyone with --open-signup; otherwise the admin creates users, with its token. */
+export function signUp(open: boolean): Route {
+  return async ({ req, res, context }) => {
+    if (!open && !(await sentByAdmin(context, req))) {
+      throw forbidden(
+        "Sign-up is closed on this platform: ask its admin to create your user (POST /users with the admin's token, " +
+          "or the console's Users form), or start the platform with --open-signup.",
+      );
+    }
+    const { email, password } = body(req, SIGN_UP);
+    await createUser(context, email, password);
+    sendEmpty(res, 200);
+  };
+}
+
+async function sentByAdmin(context: Context, req: Request): Promise<boolean> {
+  const token = bearerToken(req);
+  const credential = token === undefined ? undefined : await credentialOf(context, token);
+  return credential !== undefined && "user" in credential && (await actorOf(context, credential.user.email)).admin;
+}
 
 export const logIn: Route = async ({ req, res, context }) => {
   const { password } = body(req, LOGIN);

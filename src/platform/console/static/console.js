@@ -86,6 +86,7 @@ const pages = {
   apps: { refresh: refreshApps, page: 1 },
   calls: { refresh: refreshCalls, cursors: [], filter: {} },
   log: { refresh: refreshLog },
+  users: { refresh: refreshUsers },
 };
 
 function show(name, focus) {
@@ -474,9 +475,30 @@ $("log-filter").addEventListener("submit", (event) => {
   refresh(true);
 });
 
+// Users (the admin's) -------------------------------------------------------------------------
+
+async function refreshUsers() {
+  const teams = (await ok("GET", "/teams")).json() ?? [];
+  const members = await Promise.all(teams.map(async ({ name }) => (await ok("GET", `/teams/${encodeURIComponent(name)}`)).json().users ?? []));
+  $("users-rows").replaceChildren(
+    ...teams.map(({ name }, index) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, members[index].join(", ")))),
+  );
+}
+
+$("user-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const email = $("user-email").value.trim();
+  const password = $("user-password").value;
+  act(`Create user ${email}`, async () => {
+    await ok("POST", "/users", { json: { email, password } });
+    $("user-form").reset();
+  });
+});
+
 // Log in and out ----------------------------------------------------------------------------
 
-function signedIn(email) {
+function signedIn(email, admin) {
+  $("nav-users").hidden = !admin;
   $("login").hidden = true;
   $("nav").hidden = false;
   $("who").hidden = false;
@@ -499,11 +521,12 @@ $("login-form").addEventListener("submit", async (event) => {
   const email = $("login-email").value.trim();
   const answer = await api("POST", `/users/${encodeURIComponent(email)}/tokens`, { json: { password: $("login-password").value } });
   if (answer.status !== 200) return say(`Log in failed: ${answer.text.trim()}`, true);
-  token = answer.json().token;
+  const { token: given, is_admin: admin } = answer.json();
+  token = given;
   sessionStorage.setItem("token", token);
   $("login-password").value = "";
   say("");
-  signedIn(email);
+  signedIn(email, admin === true);
 });
 
 $("logout").addEventListener("click", async () => {
@@ -516,7 +539,10 @@ window.addEventListener("hashchange", () => token && show(location.hash.slice(1)
 async function start() {
   if (!token) return logOut();
   const answer = await api("GET", "/users/info").catch(() => undefined);
-  if (answer?.status === 200) signedIn(answer.json().Email);
+  if (answer?.status === 200) {
+    const { Email, Teams } = answer.json();
+    signedIn(Email, (Teams ?? []).includes("admin"));
+  }
 }
 
 setInterval(() => {

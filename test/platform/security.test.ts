@@ -1,0 +1,153 @@
+/**
+ * What the local platform trusts, attacked over real HTTP: host names it does not answer for
+ * (DNS rebinding), state changes from other origins' pages, sign-up, who may `run`, and where the
+ * admin's credentials go.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLongRunning } from "../template/processes.js";
+import { Api, startTestPlatform, type TestPlatform } from "./helpers.js";
+
+interface RawAnswer {
+  status: number;
+  text: string;
+}
+
+/** A request with headers fetch would not let us set (Host). */
+function raw(url: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path, headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const portOf = (url: string) => new URL(url).port;
+
+describe("the host names the platform answers for", () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform("memory", { allowedHosts: ["dev.example.test"], openSignup: true });
+  });
+  afterAll(() => t.stop());
+
+  it("answers its own names with its port, and names given with --allowed-host", async () => {
+    const port = portOf(t.url);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, `dev.example.test:${port}`]) {
+      expect((await raw(t.url, "GET", "/info", { Host: host })).status, host).toBe(200);
+    }
+  });
+
+  it("refuses any other name, or its own names with another port, before reading anything (DNS rebinding)", async () => {
+    const port = portOf(t.url);
+    for (const host of [`attacker.test:${port}`, `127.0.0.1.attacker.test:${port}`, `0.0.0.0:${port}`, `localhost:${Number(port) + 1}`, "localhost", "attacker.test"]) {
+      const answer = await raw(t.url, "POST", "/users", { Host: host, "Content-Type": "application/json" }, JSON.stringify({ email: "rebound@example.com", password: "secret-1" }));
+      expect(answer.status, host).toBe(403);
+      expect(answer.text).toMatch(/does not answer for the host name .*--allowed-host/);
+    }
+    expect((await new Api(t.url).post("/users/rebound@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+  });
+
+  it("refuses a state change from another origin's page, and takes its own origin's or none", async () => {
+    const signUp = (email: string, headers: Record<string, string>) =>
+      t.anonymous.post("/users", { json: { email, password: "secret-1" }, headers });
+    for (const origin of ["http://attacker.test", `http://127.0.0.1:${Number(portOf(t.url)) + 1}`, "null", `https://127.0.0.1:${portOf(t.url)}`]) {
+      const answer = await signUp("cross@example.com", { Origin: origin });
+      expect(answer.status, origin).toBe(403);
+      expect(answer.text).toMatch(/only the platform's own pages may change its state/);
+    }
+    expect((await t.anonymous.post("/users/cross@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await signUp("own@example.com", { Origin: t.url })).status).toBe(200);
+    expect((await signUp("no-origin@example.com", {})).status).toBe(200);
+    // Reading needs a token another origin's page does not have; the Origin alone refuses nothing.
+    expect((await t.admin.send("GET", "/info", { headers: { Origin: "http://attacker.test" } })).status).toBe(200);
+  });
+});
+
+describe("sign-up", () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform("memory");
+  });
+  afterAll(() => t.stop());
+
+  it("is closed by default: a stranger is refused, saying who creates users", async () => {
+    const answer = await t.anonymous.post("/users", { json: { email: "stranger@example.com", password: "secret-1" } });
+    expect(answer.status).toBe(403);
+    expect(answer.text).toMatch(/Sign-up is closed .* ask its admin .*--open-signup/);
+    expect((await t.anonymous.post("/users/stranger@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+  });
+
+  it("lets the admin create users, and no one else", async () => {
+    await t.admin.ok(t.admin.post("/users", { json: { email: "dev@example.com", password: "secret-1" } }));
+    const dev = await t.anonymous.login("dev@example.com", "secret-1");
+    const byUser = await dev.post("/users", { json: { email: "friend@example.com", password: "secret-1" } });
+    expect(byUser.status).toBe(403);
+  });
+});
+
+describe("run", () => {
+  it("is off unless the platform was started with --allow-run", async () => {
+    const t = await startTestPlatform("memory", { allowRun: undefined });
+    try {
+      await t.admin.ok(t.admin.post("/apps", { json: { name: "web", platform: "node" } }));
+      await t.admin.ok(t.admin.put("/apps/web/units", { text: "1" }));
+      const refused = await t.admin.post("/apps/web/run", { text: "id -un" });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toMatch(/run is off.*--allow-run/);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("with --allow-run, serves only the members of the app's teams, the admin included", async () => {
+    const t = await startTestPlatform("memory", { allowRun: true });
+    try {
+      const dev = await t.admin.user("dev@example.com");
+      await dev.ok(dev.post("/teams", { json: { name: "devs" } }));
+      await dev.ok(dev.post("/apps", { json: { name: "web", platform: "node", teamOwner: "devs" } }));
+      await dev.ok(dev.put("/apps/web/units", { text: "1" }));
+      expect((await dev.ok(dev.post("/apps/web/run?once=true", { text: "echo member" }))).text).toBe("member\n");
+
+      const refused = await t.admin.post("/apps/web/run", { text: "echo admin" });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toMatch(/Only members of the app's teams \(devs\)/);
+      const outsider = await t.admin.user("outsider@example.com");
+      expect([403, 404]).toContain((await outsider.post("/apps/web/run", { text: "echo outsider" })).status);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe("the admin's credentials", () => {
+  it("leave the platform's environment once read: the redis-server it starts never gets them", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "platform-env-"));
+    // REDIS_SERVER names the binary the platform starts: a script that notes its environment first.
+    const seen = join(dir, "environment-seen");
+    const wrapper = join(dir, "redis-server");
+    await writeFile(wrapper, `#!/bin/sh\nenv > "${seen}"\nexec redis-server "$@"\n`, { mode: 0o755 });
+    const platform = startLongRunning(process.execPath, ["--import", "tsx", "src/cli/main.ts", "platform", "--port", "0", "--data-dir", join(dir, "data")], {
+      cwd: resolve(import.meta.dirname, "../.."),
+      env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-secret-in-env", REDIS_SERVER: wrapper },
+    });
+    try {
+      await platform.waitForUrl(/listening on/, 60_000);
+      const environment = await readFile(seen, "utf8");
+      expect(environment).toMatch(/^PATH=/m);
+      expect(environment).not.toContain("admin-secret-in-env");
+      expect(environment).not.toContain("PLATFORM_ADMIN_");
+    } finally {
+      await platform.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
