@@ -8,8 +8,9 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
 import { startLongRunning } from "../template/processes.js";
-import { Api, startTestPlatform, type TestPlatform } from "./helpers.js";
+import { Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 interface RawAnswer {
   status: number;
@@ -125,6 +126,103 @@ describe("run", () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe("run's bounds", () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform("memory", { allowRun: true, config: { run: { timeoutMs: 1_500, outputBytes: 64 * 1024, perUser: 1 } } });
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "web", platform: "node" } }));
+  });
+  afterAll(() => t.stop());
+
+  const run = (command: string) => t.admin.post("/apps/web/run?once=true", { text: command });
+  /** The process group a command's first output line names (the shell's `$$`). */
+  const groupOf = (output: string) => Number(output.split("\n")[0]);
+  const groupGone = (group: number) =>
+    eventually(() => {
+      try {
+        process.kill(-group, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 10_000, `process group ${group} gone`);
+
+  it("stops a command that ignores SIGTERM at the time limit, with all its processes", async () => {
+    const answer = await run('echo $$; trap "" TERM; sleep 80');
+    expect(answer.status).toBe(400);
+    expect(answer.text).toMatch(/was stopped: it ran past 1.5 s/);
+    await groupGone(groupOf(answer.text));
+  });
+
+  it("stops reading, and stops the command, at the output cap", async () => {
+    const answer = await run('echo $$; cat /dev/zero | tr "\\0" A');
+    expect(answer.status).toBe(400);
+    expect(answer.text.length).toBeLessThan(64 * 1024 + 200);
+    await groupGone(groupOf(answer.text));
+  });
+
+  it("answers when the shell exits, and stops what it left in the background", async () => {
+    const answer = await run("echo $$; sleep 1000 & echo started");
+    expect(answer.status).toBe(200);
+    expect(answer.text).toMatch(/^\d+\nstarted\n$/);
+    await groupGone(groupOf(answer.text));
+  });
+
+  it("runs at most the configured number of commands of one user at once", async () => {
+    const first = run("sleep 1; echo first");
+    await eventually(async () => (await run("echo second")).status === 429, 10_000, "the second run refused while the first runs");
+    const refused = await run("echo again");
+    expect(refused.text).toMatch(/You already have 1 commands running \(at most 1 at once\)/);
+    expect((await first).text).toBe("first\n");
+    expect((await run("echo after")).text).toBe("after\n");
+  });
+});
+
+describe("a provider's bind answer", () => {
+  let t: TestPlatform;
+  let provider: TestProvider;
+  let answer: Record<string, string> = {};
+  beforeAll(async () => {
+    t = await startTestPlatform("memory", { allowRun: true });
+    provider = await startTestProvider({ bindApp: () => answer });
+    await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "web", platform: "node" } }));
+  });
+  afterAll(async () => {
+    await t.stop();
+    await provider.stop();
+  });
+
+  const many = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`VAR_${i}`, "x"]));
+  it.each([
+    ["PATH", { PATH: "/tmp/evil" }, /"PATH" is read by the loader or the shell/],
+    ["LD_PRELOAD", { LD_PRELOAD: "/tmp/evil.so" }, /"LD_PRELOAD" is read by the loader or the shell/],
+    ["BASH_ENV", { REDIS_URL: "redis://x", BASH_ENV: "/tmp/evil.sh" }, /"BASH_ENV" is read by the loader or the shell/],
+    ["a TSURU_ name", { TSURU_APPNAME: "other" }, /"TSURU_APPNAME" is one of the TSURU_\* variables/],
+    ["a bad name", { "MY-VAR": "x" }, /"MY-VAR" is not a variable name/],
+    ["a NUL byte", { SECRET: "a\u0000b" }, /the value of "SECRET" holds a NUL byte/],
+    ["a value over 64 KiB", { BIG: "x".repeat(128 * 1024 + 1) }, /the value of "BIG" is longer than 64 KiB/],
+    ["10,000 variables", many, /it exports 10000 variables, more than 100/],
+  ])("is refused when it sets %s, naming it, and nothing stays bound", async (_what, exported, message) => {
+    answer = exported;
+    const bind = await t.admin.put("/services/instances/kv1/web");
+    expect(bind.status).toBe(500);
+    expect(bind.text).toMatch(/^Failed to bind the instance "kv1" to the app "web": its answer cannot be used/);
+    expect(bind.text).toMatch(message);
+    expect((await t.admin.get("/services/instances?app=web")).json()).toEqual([{ service: "kv", instances: [] }]);
+    expect(provider.handlers().at(-1)).toBe("unbindApp"); // undone at the provider
+    // run still works for the app, with the platform's own PATH.
+    expect((await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: 'echo "$PATH" | grep -c /tmp/evil || true' }))).text).toBe("0\n");
+  });
+
+  it("refuses a user's variable by the same rules", async () => {
+    const set = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "LD_PRELOAD", value: "/tmp/evil.so" }] } });
+    expect(set.status).toBe(400);
+    expect(set.text).toMatch(/Cannot set the variable: "LD_PRELOAD" is read by the loader or the shell/);
   });
 });
 

@@ -10,6 +10,7 @@ import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-clien
 import { bindResultProblem } from "../../provider-client/shapes.js";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
+import { boundVariablesProblem } from "./env.js";
 import { badRequest, conflict, failed, preconditionFailed } from "./errors.js";
 import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js";
 import type { App, Instance, Service, Unit } from "./model.js";
@@ -81,6 +82,8 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
       const problem = bindResultProblem(result.answer!.body, true);
       if (problem) throw failure(`its answer cannot be used (${problem})`);
       const envs = (JSON.parse(result.answer!.body) ?? {}) as Record<string, string>;
+      const refused = boundVariablesProblem(envs);
+      if (refused) throw failure(`its answer cannot be used (${refused})`);
 
       const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
       await context.store.put("apps", appName, withEnv);

@@ -21,6 +21,14 @@ export interface PlatformConfig {
   /** Apps a user may own unless their own quota says otherwise; -1: unlimited. */
   defaultQuota: number;
   apiVariant: ApiVariant;
+  /** `run`'s bounds: how long a command may take, how much output is kept, how many runs one user has at once. */
+  run: RunLimits;
+}
+
+export interface RunLimits {
+  timeoutMs: number;
+  outputBytes: number;
+  perUser: number;
 }
 
 export const DEFAULT_CONFIG: PlatformConfig = {
@@ -28,6 +36,7 @@ export const DEFAULT_CONFIG: PlatformConfig = {
   platforms: ["go", "java", "node", "php", "python", "ruby", "static"],
   defaultQuota: -1,
   apiVariant: 1,
+  run: { timeoutMs: 60_000, outputBytes: 1 << 20, perUser: 4 },
 };
 
 const POOL_NAME = /^[a-z][a-z0-9-]{0,39}$/;

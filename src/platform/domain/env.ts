@@ -49,13 +49,47 @@ export function processEnv(app: App): Record<string, string> {
   return Object.fromEntries(appEnv(app).map((variable) => [variable.name, variable.value]));
 }
 
-function checkName(name: string): void {
-  if (!ENV_NAME.test(name)) throw badRequest(`Invalid environment variable name "${name.slice(0, 60)}": use letters, digits and _, not starting with a digit.`);
-  if (name.startsWith("TSURU_")) throw badRequest(`Cannot set "${name}": TSURU_* variables are set by the platform.`);
+/** Read by the dynamic loader or the shell before the app's own code runs (with `LD_*`). */
+const LOADER_AND_SHELL = new Set(["PATH", "HOME", "BASH_ENV", "ENV", "IFS"]);
+const MAX_NAME_CHARS = 100;
+const MAX_VALUE_BYTES = 64 * 1024;
+/** Variables one provider answer may set. */
+const MAX_BOUND_VARIABLES = 100;
+
+/**
+ * What is wrong with a variable a user sets or a provider's bind answer exports, or undefined:
+ * the same rules for both, since both reach the app's processes (and `run`).
+ */
+export function variableProblem(name: string, value?: string): string | undefined {
+  const shown = JSON.stringify(name.slice(0, 60));
+  if (!ENV_NAME.test(name) || name.length > MAX_NAME_CHARS) {
+    return `${shown} is not a variable name (letters, digits and _, not starting with a digit, at most ${MAX_NAME_CHARS} characters)`;
+  }
+  if (name.startsWith("TSURU_")) return `${shown} is one of the TSURU_* variables the platform sets`;
+  if (name.startsWith("LD_") || LOADER_AND_SHELL.has(name)) return `${shown} is read by the loader or the shell before the app's code runs`;
+  if (value?.includes("\0")) return `the value of ${shown} holds a NUL byte`;
+  if (value !== undefined && Buffer.byteLength(value) > MAX_VALUE_BYTES) return `the value of ${shown} is longer than ${MAX_VALUE_BYTES / 1024} KiB`;
+  return undefined;
+}
+
+/** What is wrong with the variables of a provider's bind answer, or undefined. */
+export function boundVariablesProblem(variables: Record<string, string>): string | undefined {
+  const names = Object.keys(variables);
+  if (names.length > MAX_BOUND_VARIABLES) return `it exports ${names.length} variables, more than ${MAX_BOUND_VARIABLES}`;
+  for (const name of names) {
+    const problem = variableProblem(name, variables[name]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function check(name: string, value?: string): void {
+  const problem = variableProblem(name, value);
+  if (problem) throw badRequest(`Cannot set the variable: ${problem}.`);
 }
 
 export async function setEnv(context: Context, actor: Actor, name: string, variables: EnvVar[]): Promise<void> {
-  for (const variable of variables) checkName(variable.name);
+  for (const variable of variables) check(variable.name, variable.value);
   await exclusive(context, [appLock(name)], async () => {
     const app = await appFor(context, actor, name);
     const names = new Set(variables.map((variable) => variable.name));
@@ -66,7 +100,7 @@ export async function setEnv(context: Context, actor: Actor, name: string, varia
 }
 
 export async function unsetEnv(context: Context, actor: Actor, name: string, names: string[]): Promise<void> {
-  for (const variable of names) checkName(variable);
+  for (const variable of names) check(variable);
   await exclusive(context, [appLock(name)], async () => {
     const app = await appFor(context, actor, name);
     app.env = app.env.filter((variable) => !names.includes(variable.name));

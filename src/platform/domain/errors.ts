@@ -18,5 +18,6 @@ export const forbidden = (message: string) => new PlatformError(message, 403);
 export const notFound = (message: string) => new PlatformError(message, 404);
 export const conflict = (message: string) => new PlatformError(message, 409);
 export const preconditionFailed = (message: string) => new PlatformError(message, 412);
+export const tooManyRequests = (message: string) => new PlatformError(message, 429);
 /** The spec's 500s (invalid YAML, duplicate service) and provider failures passed on to the user. */
 export const failed = (message: string) => new PlatformError(message, 500);

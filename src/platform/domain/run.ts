@@ -1,25 +1,32 @@
 /**
- * `run`: the command runs as a local process, `sh -c <command>`, with exactly the environment
+ * `run`: the command runs as a local process, `/bin/sh -c <command>`, with exactly the environment
  * the app's units would get, once or once per unit. Beyond the app's variables it keeps only
  * PATH (to find the programs) and HOME. Output goes to the answer and the app's log, one
- * entry per line with its unit.
+ * entry per line with its unit. Each run is a process group of its own: at the time limit, at
+ * the output cap, or once the shell exits, the whole group is stopped, background children too.
  */
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { appFor } from "./apps.js";
+import type { RunLimits } from "./config.js";
 import { appLog, LOG_LINES, type Actor, type Context } from "./context.js";
-import { badRequest, forbidden } from "./errors.js";
+import { badRequest, forbidden, tooManyRequests } from "./errors.js";
 import { processEnv } from "./env.js";
 import type { Unit } from "./model.js";
 
-const MAX_OUTPUT = 1 << 20;
-const RUN_TIMEOUT_MS = 60_000;
+/** How long a group stopped with SIGTERM has before SIGKILL. */
+const TERM_GRACE_MS = 2_000;
+/** How long, once the shell exited, its output pipes may take to close. */
+const DRAIN_MS = 1_000;
 
 export interface RunResult {
   output: string;
-  /** Exit code per unit, in order; null when the command was stopped (timeout). */
+  /** Exit code per unit, in order; null when the command was stopped (time limit or output cap). */
   exitCodes: Array<number | null>;
 }
+
+/** Runs in flight per user, per platform. */
+const running = new WeakMap<Context, Map<string, number>>();
 
 export async function runCommand(context: Context, actor: Actor, name: string, command: string, once: boolean): Promise<RunResult> {
   if (command.trim() === "") throw badRequest("Send the command to run as the plain-text body.");
@@ -29,36 +36,85 @@ export async function runCommand(context: Context, actor: Actor, name: string, c
     throw forbidden(`Only members of the app's teams (${app.teams.join(", ")}) may run commands on "${name}": ask to be added to one.`);
   }
   if (app.units.length === 0) throw badRequest(`The app "${name}" has no units to run the command on: add one with PUT /apps/${name}/units.`);
-  const env = processEnv(app);
-  const units = once ? app.units.slice(0, 1) : app.units;
-  let output = "";
-  const exitCodes: Array<number | null> = [];
-  for (const unit of units) {
-    const result = await runOnUnit(command, env, unit);
-    output += result.output;
-    exitCodes.push(result.code);
-    const lines = result.output.trimEnd().split("\n");
-    // One entry per line of output, as a unit's process writes them; the log keeps the newest anyway.
-    for (const line of lines.slice(-LOG_LINES)) await appLog(context, app.name, line || "(no output)", "app-run", unit.name);
+  const limits = context.config.run;
+  const counts = running.get(context) ?? new Map<string, number>();
+  running.set(context, counts);
+  const mine = counts.get(actor.email) ?? 0;
+  if (mine >= limits.perUser) {
+    throw tooManyRequests(`You already have ${mine} commands running (at most ${limits.perUser} at once): wait for one to finish.`);
   }
-  return { output, exitCodes };
+  counts.set(actor.email, mine + 1);
+  try {
+    const env = processEnv(app);
+    const units = once ? app.units.slice(0, 1) : app.units;
+    let output = "";
+    const exitCodes: Array<number | null> = [];
+    for (const unit of units) {
+      const result = await runOnUnit(command, env, unit, limits);
+      output += result.output;
+      exitCodes.push(result.code);
+      const lines = result.output.trimEnd().split("\n");
+      // One entry per line of output, as a unit's process writes them; the log keeps the newest anyway.
+      for (const line of lines.slice(-LOG_LINES)) await appLog(context, app.name, line || "(no output)", "app-run", unit.name);
+    }
+    return { output, exitCodes };
+  } finally {
+    const left = (counts.get(actor.email) ?? 1) - 1;
+    if (left > 0) counts.set(actor.email, left);
+    else counts.delete(actor.email);
+  }
 }
 
-function runOnUnit(command: string, env: Record<string, string>, unit: Unit): Promise<{ output: string; code: number | null }> {
+function runOnUnit(command: string, env: Record<string, string>, unit: Unit, limits: RunLimits): Promise<{ output: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", command], {
+    const child = spawn("/bin/sh", ["-c", command], {
       cwd: tmpdir(),
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), ...env, TSURU_UNIT: unit.name },
+      // The platform's PATH and HOME win over anything recorded for the app.
+      env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), TSURU_UNIT: unit.name },
       stdio: ["ignore", "pipe", "pipe"],
-      timeout: RUN_TIMEOUT_MS,
+      detached: true, // its own process group, so the whole group can be stopped
     });
+    const signalGroup = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group is gone already.
+      }
+    };
     let output = "";
+    let stopped = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      signalGroup("SIGTERM");
+      killTimer = setTimeout(() => signalGroup("SIGKILL"), TERM_GRACE_MS);
+    };
+    const deadline = setTimeout(stop, limits.timeoutMs);
     const collect = (chunk: Buffer) => {
-      if (output.length < MAX_OUTPUT) output += chunk.toString("utf8");
+      if (output.length >= limits.outputBytes) return;
+      output += chunk.toString("utf8");
+      if (output.length >= limits.outputBytes) stop();
     };
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ output: output.slice(0, MAX_OUTPUT), code }));
+    child.on("error", (error) => {
+      clearTimeout(deadline);
+      reject(error);
+    });
+    // The shell's exit ends the run: what it left in the background goes with its group, and the
+    // answer waits only for the output already written (a process that left the group is cut off).
+    let exitCode: number | null = null;
+    child.on("exit", (code) => {
+      exitCode = code;
+      clearTimeout(deadline);
+      clearTimeout(killTimer);
+      signalGroup("SIGKILL");
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, DRAIN_MS).unref();
+    });
+    child.on("close", () => resolve({ output: output.slice(0, limits.outputBytes), code: stopped ? null : exitCode }));
   });
 }

@@ -22,7 +22,8 @@ export function runRoute(allowed: boolean): Route {
     const failedAt = result.exitCodes.findIndex((code) => code !== 0);
     if (failedAt === -1) return sendText(res, 200, result.output);
     const code = result.exitCodes[failedAt];
-    const why = code === null ? "was stopped after 60 s" : `exited with code ${code}`;
+    const { timeoutMs, outputBytes } = context.config.run;
+    const why = code === null ? `was stopped: it ran past ${timeoutMs / 1000} s or wrote more than ${outputBytes} bytes` : `exited with code ${code}`;
     sendText(res, 400, `${result.output}${result.output.endsWith("\n") || result.output === "" ? "" : "\n"}The command ${why}.`);
   };
 }
