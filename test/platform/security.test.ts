@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
+import { startRedisServer } from "../support/redis-server.js";
 import { startLongRunning } from "../template/processes.js";
 import { Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
@@ -246,6 +247,101 @@ describe("the admin's credentials", () => {
     } finally {
       await platform.stop();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("names used again, and credentials changed", () => {
+  let t: TestPlatform;
+  let provider: TestProvider;
+  const said: string[] = [];
+  beforeAll(async () => {
+    t = await startTestPlatform("memory", { allowRun: true, say: (line) => said.push(line) });
+    provider = await startTestProvider();
+    await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+  });
+  afterAll(async () => {
+    await t.stop();
+    await provider.stop();
+  });
+
+  it("gives a team made again under a removed team's name none of its grants", async () => {
+    await t.admin.ok(t.admin.post("/teams", { json: { name: "helpers" } }));
+    await t.admin.ok(t.admin.put("/services/instances/permission/kv1/helpers"));
+    await t.admin.ok(t.admin.put("/services/kv/helpers"));
+    await t.admin.ok(t.admin.delete("/teams/helpers"));
+
+    const mallory = await t.admin.user("mallory@example.com");
+    await mallory.ok(mallory.post("/teams", { json: { name: "helpers" } }));
+    await mallory.ok(mallory.post("/apps", { json: { name: "evil", platform: "node" } }));
+    expect([403, 404]).toContain((await mallory.put("/services/instances/kv1/evil")).status);
+    expect([403, 404]).toContain((await mallory.get("/services/kv")).status);
+    expect(provider.handlers()).not.toContain("bindApp");
+  });
+
+  it("refuses to remove the admin team", async () => {
+    const answer = await t.admin.delete("/teams/admin");
+    expect(answer.status).toBe(403);
+    expect(answer.text).toMatch(/"admin" cannot be removed/);
+  });
+
+  it("leaves nothing of a removed app to the next app of its name: log, deploys, app tokens", async () => {
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "shop", platform: "node" } }));
+    await t.admin.ok(t.admin.post("/apps/shop/run?once=true", { text: "echo secret-output" }));
+    await t.admin.ok(t.admin.post("/apps/shop/deploy", { json: { image: "shop:v1" } }));
+    const token = (await t.admin.ok(t.admin.post("/tokens", { json: { client: "shop" } }))).json<{ Token: string }>().Token;
+    const asApp = new Api(t.url, token);
+    await asApp.ok(asApp.get("/apps/shop"));
+    // An app token opens its own app's routes only, not a bind route that names the app.
+    expect((await asApp.put("/services/instances/kv1/shop")).status).toBe(401);
+
+    await t.admin.ok(t.admin.delete("/apps/shop"));
+    await t.admin.ok(t.admin.post("/apps", { json: { name: "shop", platform: "node" } }));
+    expect((await t.admin.ok(t.admin.get("/apps/shop/log?lines=1000"))).text).not.toContain("secret-output");
+    expect((await t.admin.ok(t.admin.get("/deploys?app=shop"))).text).not.toContain("shop:v1");
+    expect((await asApp.get("/apps/shop")).status).toBe(401);
+  });
+
+  it("ends every login of a user whose password is changed or reset", async () => {
+    await t.admin.user("dana@example.com", "first-password");
+    const first = await t.anonymous.login("dana@example.com", "first-password");
+    const second = await t.anonymous.login("dana@example.com", "first-password");
+    await first.ok(first.put("/users/password", { json: { old: "first-password", new: "second-password" } }));
+    expect((await first.get("/users/info")).status).toBe(401);
+    expect((await second.get("/users/info")).status).toBe(401);
+
+    const third = await t.anonymous.login("dana@example.com", "second-password");
+    await t.anonymous.ok(t.anonymous.post("/users/dana@example.com/password"));
+    const resetToken = /token=([0-9a-f]+)/.exec(said.findLast((line) => line.includes("dana@example.com")) ?? "")?.[1];
+    await t.anonymous.ok(t.anonymous.post(`/users/dana@example.com/password?token=${resetToken}`));
+    expect((await third.get("/users/info")).status).toBe(401);
+  });
+});
+
+describe("PLATFORM_ADMIN_EMAIL naming an account someone registered first", () => {
+  it("takes the account over with the given password, ends its logins, and says so", async () => {
+    const redis = await startRedisServer();
+    const state = { kind: "redis" as const, url: redis.url };
+    try {
+      const first = await startTestPlatform("memory", { state, openSignup: true });
+      await first.anonymous.ok(first.anonymous.post("/users", { json: { email: "boss@example.com", password: "squatter-password" } }));
+      const squatter = await first.anonymous.login("boss@example.com", "squatter-password");
+      await first.stop();
+
+      const said: string[] = [];
+      const second = await startTestPlatform("memory", { state, admin: { email: "boss@example.com", password: "boss-password" }, say: (line) => said.push(line) });
+      try {
+        expect(said.join("\n")).toMatch(/PLATFORM_ADMIN_EMAIL names the existing user boss@example.com, who was not an admin: the account was taken over/);
+        expect((await new Api(second.url, squatter.token).get("/users/info")).status).toBe(401);
+        expect((await second.anonymous.post("/users/boss@example.com/tokens", { json: { password: "squatter-password" } })).status).toBe(401);
+        const boss = await second.anonymous.post("/users/boss@example.com/tokens", { json: { password: "boss-password" } });
+        expect(boss.json()).toMatchObject({ is_admin: true });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await redis.stop();
     }
   });
 });

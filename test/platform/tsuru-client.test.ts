@@ -137,7 +137,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect(set.error).toBeUndefined();
     expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text)).toContainEqual({ name: "MODE", value: "a b=c", public: true });
     const refused = readStream(await client("POST", "/1.0/apps/web/env", { "Envs.0.Name": "TSURU_X", "Envs.0.Value": "1", NoRestart: "false", Private: "false" }));
-    expect(refused.error).toBe('Cannot set "TSURU_X": TSURU_* variables are set by the platform.');
+    expect(refused.error).toBe('Cannot set the variable: "TSURU_X" is one of the TSURU_* variables the platform sets.');
   });
 
   it("service-instance-unbind: DELETE on the same path streams; a provider failure arrives as the stream's Error", async () => {

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { Actor, Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound } from "./errors.js";
 import type { User } from "./model.js";
-import { checkPassword, passwordFields, passwordMatches, sha256 } from "./users.js";
+import { checkPassword, passwordFields, passwordMatches, revokeLogins, sha256 } from "./users.js";
 
 const RESET_LIFETIME_MS = 24 * 3600_000;
 const MAX_KEY = 16 * 1024;
@@ -36,6 +36,7 @@ export async function resetPassword(context: Context, email: string, token: stri
   await context.store.delete("resets", stored.hash);
   const password = randomBytes(9).toString("base64url");
   await context.store.put("users", email, { ...user, ...(await passwordFields(password)) });
+  await revokeLogins(context, email);
   context.say(`password reset for ${email}: the new password is ${password}`);
 }
 
@@ -46,7 +47,9 @@ export async function changePassword(context: Context, actor: Actor, old: string
   const user = await findUser(context, actor.email);
   if (!(await passwordMatches(user, old))) throw forbidden("The given password didn't match the user's current password.");
   await context.store.put("users", user.email, { ...user, ...(await passwordFields(wanted)) });
+  await revokeLogins(context, user.email);
 }
+
 
 /** `DELETE /users`: the user leaves their teams and can no longer log in. No team is left empty. */
 export async function removeUser(context: Context, actor: Actor): Promise<void> {
@@ -57,7 +60,7 @@ export async function removeUser(context: Context, actor: Actor): Promise<void> 
     throw forbidden(`This user is the last member of the team "${orphaned.name}": remove the team or add another member first.`);
   }
   for (const team of teams) await context.store.put("teams", team.name, { ...team, users: team.users.filter((email) => email !== user.email) });
-  for (const token of await context.store.all("tokens")) if (token.email === user.email) await context.store.delete("tokens", token.hash);
+  await revokeLogins(context, user.email);
   if (user.apiKey) await context.store.delete("apiKeys", sha256(user.apiKey));
   await context.store.delete("users", user.email);
 }

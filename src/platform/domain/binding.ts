@@ -167,6 +167,13 @@ export async function removeApp(context: Context, actor: Actor, name: string): P
     }
     await appFor(context, actor, name);
     await context.store.delete("apps", name);
+    // A later app of the same name starts with nothing of this one's: no log, deploys or tokens.
+    await context.store.clear("log", name);
+    const [deploys, tokens] = await Promise.all([context.store.all("deploys"), context.store.all("appTokens")]);
+    await Promise.all([
+      ...deploys.filter((deploy) => deploy.app === name).map((deploy) => context.store.delete("deploys", deploy.id)),
+      ...tokens.filter((token) => token.app === name).map((token) => context.store.delete("appTokens", token.hash)),
+    ]);
   });
 }
 

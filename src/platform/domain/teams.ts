@@ -1,5 +1,5 @@
 /** Teams and their members, with the real platform's rules (platform-notes.md, Users and teams). */
-import { sharesTeam, type Actor, type Context } from "./context.js";
+import { ADMIN_TEAM, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound } from "./errors.js";
 import { TEAM_NAME, type Team } from "./model.js";
 
@@ -25,6 +25,8 @@ export async function createTeam(context: Context, actor: Actor, name: string): 
 }
 
 export async function removeTeam(context: Context, actor: Actor, name: string): Promise<void> {
+  // Whoever created "admin" again would act on everything.
+  if (name === ADMIN_TEAM) throw forbidden(`The team "${ADMIN_TEAM}" cannot be removed: its members are the platform's admins.`);
   await getTeam(context, actor, name);
   const [apps, services, instances] = await Promise.all([
     context.store.all("apps"),
@@ -39,6 +41,13 @@ export async function removeTeam(context: Context, actor: Actor, name: string): 
   if (owned.length > 0) {
     throw forbidden(`This team cannot be removed because it owns ${owned.join(", ")}: remove them or change their owner first.`);
   }
+  // A team of the same name created later must not inherit this one's access.
+  const withoutTeam = <T extends { teams: string[] }>(item: T): T => ({ ...item, teams: item.teams.filter((team) => team !== name) });
+  await Promise.all([
+    ...apps.filter((app) => app.teams.includes(name)).map((app) => context.store.put("apps", app.name, withoutTeam(app))),
+    ...services.filter((service) => service.teams.includes(name)).map((service) => context.store.put("services", service.name, withoutTeam(service))),
+    ...instances.filter((instance) => instance.teams.includes(name)).map((instance) => context.store.put("instances", instance.name, withoutTeam(instance))),
+  ]);
   await context.store.delete("teams", name);
 }
 

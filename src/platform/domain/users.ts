@@ -76,10 +76,30 @@ export async function actorOf(context: Context, email: string): Promise<Actor> {
   return { email, teams: teams.sort(), admin: teams.includes(ADMIN_TEAM) };
 }
 
-/** Creates the admin user and the `admin` team on first start; later starts leave them as they are. */
+/** Ends every login of the user: a new password shuts out whoever had the old one. The API key stays (POST /users/api-key replaces it). */
+export async function revokeLogins(context: Context, email: string): Promise<void> {
+  const tokens = (await context.store.all("tokens")).filter((token) => token.email === email);
+  await Promise.all(tokens.map((token) => context.store.delete("tokens", token.hash)));
+}
+
+/**
+ * Creates the admin user and the `admin` team on first start; later starts leave them as they
+ * are. An account of that email that someone else registered first (it is not in `admin`) is
+ * taken over: the given password replaces its owner's, and its logins and API key stop working.
+ */
 export async function ensureAdmin(context: Context, email: string, password: string): Promise<void> {
-  if (!(await context.store.get("users", email))) await createUser(context, email, password);
+  const existing = await context.store.get("users", email);
   const team = await context.store.get("teams", ADMIN_TEAM);
+  if (!existing) await createUser(context, email, password);
+  else if (!team?.users.includes(email)) {
+    await context.store.put("users", email, { ...existing, ...(await passwordFields(password)), apiKey: undefined });
+    if (existing.apiKey) await context.store.delete("apiKeys", sha256(existing.apiKey));
+    await revokeLogins(context, email);
+    context.say(
+      `PLATFORM_ADMIN_EMAIL names the existing user ${email}, who was not an admin: the account was taken over ` +
+        "with PLATFORM_ADMIN_PASSWORD, and its logins and API key no longer work.",
+    );
+  }
   if (!team) await context.store.put("teams", ADMIN_TEAM, { name: ADMIN_TEAM, users: [email] });
   else if (!team.users.includes(email)) await context.store.put("teams", ADMIN_TEAM, { ...team, users: [...team.users, email] });
 }

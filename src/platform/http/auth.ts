@@ -1,7 +1,8 @@
 /**
  * `Authorization: bearer <credential>`: the platform takes the last word of the header, so a bare
  * token works too. A login token or an API key acts as its user; an app token (variant 2) acts
- * only on its own app's `/apps/<app>/...` routes. Missing or unknown: 401 with the challenge.
+ * only on its own app's `/apps/<app>/...` routes (not on a bind route naming the app). Missing or
+ * unknown: 401 with the challenge.
  */
 import type { Request, RequestHandler } from "express";
 import { appActor } from "../domain/app-tokens.js";
@@ -15,13 +16,20 @@ export function bearerToken(req: Request): string | undefined {
   return token ? token : undefined;
 }
 
+/** `/apps/<app>` and below (under any version prefix): the only routes an app token opens. */
+const APP_ROUTE = /^(?:\/\d+\.\d+)?\/apps\/([^/]+)(?:\/|$)/;
+
+function ownAppRoute(req: Request, app: string): boolean {
+  return req.params.app === app && APP_ROUTE.exec(req.path)?.[1] === app;
+}
+
 export function authentication(context: Context): RequestHandler {
   return async (req, res, next) => {
     try {
       const token = bearerToken(req);
       const credential = token === undefined ? undefined : await credentialOf(context, token);
       if (credential && "user" in credential) res.locals.actor = await actorOf(context, credential.user.email);
-      else if (credential && credential.app === req.params.app) res.locals.actor = await appActor(context, credential.app);
+      else if (credential && "app" in credential && ownAppRoute(req, credential.app)) res.locals.actor = await appActor(context, credential.app);
       else {
         res.setHeader("WWW-Authenticate", 'Bearer realm="tsuru" scope="tsuru"');
         sendText(res, 401, "You must provide a valid Authorization header");

@@ -46,6 +46,10 @@ export class MemoryStore implements Store {
     return copy((this.lists.get(`${list}:${name}`) ?? []) as Array<Lists[L]>);
   }
 
+  async clear(list: keyof Lists, name: string) {
+    this.lists.delete(`${list}:${name}`);
+  }
+
   async next(counter: string) {
     const value = (this.counters.get(counter) ?? 0) + 1;
     this.counters.set(counter, value);

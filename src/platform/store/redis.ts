@@ -45,6 +45,10 @@ export class RedisStore implements Store {
     return values.map((value) => JSON.parse(value) as Lists[L]);
   }
 
+  async clear(list: keyof Lists, name: string) {
+    await this.client.del(this.key(list, name));
+  }
+
   async next(counter: string) {
     return this.client.incr(this.key("counter", counter));
   }

@@ -37,6 +37,8 @@ export interface Store {
   append<L extends keyof Lists>(list: L, name: string, item: Lists[L], max: number): Promise<void>;
   /** Oldest first. */
   items<L extends keyof Lists>(list: L, name: string): Promise<Array<Lists[L]>>;
+  /** Empties the list named `name`. */
+  clear(list: keyof Lists, name: string): Promise<void>;
   /** 1, 2, 3... per counter, surviving restarts. */
   next(counter: string): Promise<number>;
   /** Throws when the state cannot be reached (the full health check). */
