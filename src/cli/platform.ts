@@ -122,9 +122,9 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
         ...(flags.quota !== undefined ? { defaultQuota: flags.quota } : {}),
         apiVariant: flags.apiVariant,
       },
-      say: (line) => process.stdout.write(`${line}\n`),
+      say: (line) => process.stdout.write(`${printable(line)}\n`),
       version: ownPackage().pkg.version,
-      providerCalls: { print: (line) => process.stdout.write(`${line}\n`) },
+      providerCalls: { print: (line) => process.stdout.write(`${printable(line)}\n`) },
       report: (error) => process.stderr.write(`platform error: ${(error as Error)?.stack ?? String(error)}\n`),
     });
   } catch (error) {
@@ -149,6 +149,14 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
   // Started through npm or a shell that is killed without passing a signal on, the platform
   // would keep running, re-parented, and hold its port: it stops with its parent.
   onParentExit(stop);
+}
+
+/**
+ * A line as it may reach the terminal: control characters (a provider's answer, an address
+ * someone typed) are shown escaped, so nobody can move the cursor or forge lines there.
+ */
+function printable(line: string): string {
+  return line.replace(/[\p{Cc}\u2028\u2029]/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function redacted(url: string): string {

@@ -118,4 +118,20 @@ describe("a web page against the platform, in real Chromium", () => {
       await closed.stop();
     }
   });
+
+  it("shows the services page for an address naming no page, even one on Object's prototype", async () => {
+    const page = await browser.browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(`${t.url}/`);
+    await page.type("#login-email", ADMIN.email);
+    await page.type("#login-password", ADMIN.password);
+    await page.click("#login-form button[type=submit]");
+    await page.waitForSelector("#nav:not([hidden])");
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      await page.evaluate((hash) => (location.hash = hash), name);
+      await page.waitForFunction(() => !(document.querySelector("#page-services") as HTMLElement).hidden, { timeout: 10_000, polling: 50 });
+    }
+    expect(errors).toEqual([]);
+  });
 });

@@ -345,3 +345,37 @@ describe("PLATFORM_ADMIN_EMAIL naming an account someone registered first", () =
     }
   });
 });
+
+describe("what reaches the operator's terminal", () => {
+  it("refuses control characters in an e-mail address", async () => {
+    const t = await startTestPlatform("memory", { openSignup: true });
+    try {
+      for (const email of ["a\u001b[2J@example.com", "a\u0000b@example.com", "x@exa\u0007mple.com"]) {
+        expect((await t.anonymous.post("/users", { json: { email, password: "secret-1" } })).status, JSON.stringify(email)).toBe(400);
+      }
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("shows a provider's control characters escaped, never raw", async () => {
+    const provider = await startTestProvider({ bindApp: () => ({ "\u001b[2J\u001b[31mFAKE": "x" }) });
+    const platform = startLongRunning(process.execPath, ["--import", "tsx", "src/cli/main.ts", "platform", "--port", "0", "--memory"], {
+      cwd: resolve(import.meta.dirname, "../.."),
+      env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
+    });
+    try {
+      const admin = await new Api(await platform.waitForUrl(/listening on/, 60_000)).login("admin@example.com", "admin-password");
+      await admin.ok(admin.post("/services", { text: manifest("kv", provider.running.url) }));
+      await admin.ok(admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+      await admin.ok(admin.post("/apps", { json: { name: "web", platform: "node" } }));
+      expect((await admin.put("/services/instances/kv1/web")).status).toBe(500); // not a variable name
+      await eventually(() => platform.output().includes("bind-app"), 10_000, "the bind call printed");
+      expect(platform.output()).not.toContain("\u001b");
+      expect(platform.output()).toContain("\\u001b[2J");
+    } finally {
+      await platform.stop();
+      await provider.stop();
+    }
+  });
+});

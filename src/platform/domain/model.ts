@@ -4,7 +4,8 @@
  */
 import type { Encoding, Variant } from "../../provider-client/types.js";
 
-export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** No white space and no control characters: an address is printed on the operator's terminal. */
+export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
 export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 export const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;

@@ -90,7 +90,7 @@ const pages = {
 };
 
 function show(name, focus) {
-  current = pages[name] ? name : "services";
+  current = Object.hasOwn(pages, name) ? name : "services";
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${current}`;
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.getAttribute("href") === `#${current}`) link.setAttribute("aria-current", "page");
