@@ -379,3 +379,44 @@ describe("what reaches the operator's terminal", () => {
     }
   });
 });
+
+describe("what one team sees of another's", () => {
+  let t: TestPlatform;
+  let provider: TestProvider;
+  beforeAll(async () => {
+    t = await startTestPlatform("memory");
+    provider = await startTestProvider();
+    const endpoint = provider.running.url.replace("http://", "http://embedded:url-secret@");
+    await t.admin.ok(t.admin.post("/services", { text: manifest("kv", endpoint, { doc: "internal notes" }) }));
+  });
+  afterAll(async () => {
+    await t.stop();
+    await provider.stop();
+  });
+
+  it("shows a service's provider without the credentials in its endpoint, and its doc only to its users", async () => {
+    const outsider = await t.admin.user("outsider@example.com");
+    expect((await outsider.get("/services/kv/doc")).status).toBe(403);
+    const shown = (await t.admin.ok(t.admin.get("/services/kv/provider"))).json<{ endpoint: string }>();
+    expect(shown.endpoint).toBe(`${provider.running.url}/`);
+    expect(JSON.stringify(shown)).not.toContain("url-secret");
+  });
+
+  it("lists only the provider calls about its own instances and apps", async () => {
+    const [alice, bob] = [await t.admin.user("alice@example.com"), await t.admin.user("bob@example.com")];
+    for (const [user, team] of [[alice, "team-a"], [bob, "team-b"]] as const) {
+      await user.ok(user.post("/teams", { json: { name: team } }));
+      await t.admin.ok(t.admin.put(`/services/kv/${team}`));
+    }
+    await alice.ok(alice.post("/services/instances", { json: { name: "alice-kv", service_name: "kv" } }));
+    await alice.ok(alice.post("/apps", { json: { name: "alice-app", platform: "node" } }));
+    await alice.ok(alice.put("/services/instances/alice-kv/alice-app"));
+    await bob.ok(bob.post("/services/instances", { json: { name: "bob-kv", service_name: "kv" } }));
+
+    const seenBy = async (api: Api) => (await api.ok(api.get("/provider-calls"))).json<Array<{ instance?: string }>>().map((call) => call.instance);
+    expect(await seenBy(bob)).toEqual(expect.arrayContaining(["bob-kv"]));
+    expect(await seenBy(bob)).not.toContain("alice-kv");
+    expect(await seenBy(alice)).not.toContain("bob-kv");
+    expect(await seenBy(t.admin)).toEqual(expect.arrayContaining(["alice-kv", "bob-kv"]));
+  });
+});

@@ -67,17 +67,54 @@ export async function listServices(context: Context, actor: Actor, app?: string)
     }));
 }
 
-/** The calls made to the providers of the services the actor may use (admins: all). */
+/**
+ * The calls the actor may see: all for admins and for the teams owning the call's service;
+ * otherwise those of services it may use, about instances and apps of its teams only, since a
+ * call carries another team's addresses, apps and users.
+ */
 export async function providerCallsFor(context: Context, actor: Actor, filter: CallFilter): Promise<ProviderCall[]> {
-  const usable = new Set((await context.store.all("services")).filter((service) => mayUse(actor, service)).map((service) => service.name));
-  return (await context.providers.list(filter)).filter((call) => actor.admin || usable.has(call.service));
+  const [calls, services, instances, apps] = await Promise.all([
+    context.providers.list(filter),
+    context.store.all("services"),
+    context.store.all("instances"),
+    context.store.all("apps"),
+  ]);
+  if (actor.admin) return calls;
+  const teamsOf = (items: Array<{ name: string; teams: string[] }>) => new Map(items.map((item) => [item.name, item.teams]));
+  const [instanceTeams, appTeams] = [teamsOf(instances), teamsOf(apps)];
+  const owned = new Set(services.filter((service) => sharesTeam(actor, service.ownerTeams)).map((service) => service.name));
+  const usable = new Set(services.filter((service) => mayUse(actor, service)).map((service) => service.name));
+  const mine = (teams: string[] | undefined) => teams !== undefined && sharesTeam(actor, teams);
+  return calls.filter(
+    (call) =>
+      owned.has(call.service) ||
+      (usable.has(call.service) &&
+        (call.instance === undefined || mine(instanceTeams.get(call.instance))) &&
+        (call.app === undefined || mine(appTeams.get(call.app)))),
+  );
 }
 
 /** How the platform talks to the service's provider (beyond the spec, for the console); never its credentials. */
 export async function providerOf(context: Context, actor: Actor, name: string) {
   const service = await findService(context, name);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
-  return { service: service.name, endpoint: service.endpoint, variant: service.variant, encoding: service.encoding, teams: service.teams };
+  return { service: service.name, endpoint: withoutCredentials(service.endpoint), variant: service.variant, encoding: service.encoding, teams: service.teams };
+}
+
+/** The endpoint as users may see it: a `user:password@` in the URL is the provider's secret. */
+function withoutCredentials(endpoint: string): string {
+  const url = URL.canParse(endpoint) ? new URL(endpoint) : undefined;
+  if (!url || (url.username === "" && url.password === "")) return endpoint;
+  url.username = "";
+  url.password = "";
+  return url.toString();
+}
+
+/** The service's doc, for the users who may use the service (as `GET /services/<s>`). */
+export async function serviceDoc(context: Context, actor: Actor, name: string): Promise<string> {
+  const service = await findService(context, name);
+  if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
+  return service.doc;
 }
 
 export async function serviceInstances(context: Context, actor: Actor, name: string) {

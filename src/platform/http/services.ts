@@ -1,5 +1,5 @@
 /** `/services`: the catalog, registered from raw YAML manifests. */
-import { findService, grantService, listServices, providerOf, removeService, revokeService, serviceInstances, setDoc, createService, updateService } from "../domain/services.js";
+import { createService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, setDoc, updateService } from "../domain/services.js";
 import { nameParam, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
 export const serviceList: Route = async ({ res, context, actor }) => {
@@ -29,9 +29,8 @@ export const providerShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, await providerOf(context, actor, nameParam(req, "service", "service")));
 };
 
-export const docShow: Route = async ({ req, res, context }) => {
-  const service = await findService(context, nameParam(req, "service", "service"));
-  sendText(res, 200, service.doc);
+export const docShow: Route = async ({ req, res, context, actor }) => {
+  sendText(res, 200, await serviceDoc(context, actor, nameParam(req, "service", "service")));
 };
 
 export const docUpdate: Route = async ({ req, res, context, actor }) => {
