@@ -42,7 +42,7 @@ describe.each(STORES)("users and teams (%s store)", (kind) => {
     expect(malformed.text).toBe("The request body is not valid JSON.");
 
     const login = (email: string, json: unknown) => t.anonymous.post(`/users/${email}/tokens`, { json });
-    expect((await login("nobody@example.com", { password: "secret-1" })).status).toBe(404);
+    expect((await login("nobody@example.com", { password: "secret-1" })).status).toBe(401);
     expect((await login(ADMIN.email, { password: "" })).status).toBe(400);
     expect((await login(ADMIN.email, { password: null })).status).toBe(400);
     expect((await login(ADMIN.email, { password: "wrong-password" })).status).toBe(401);

@@ -75,7 +75,7 @@ describe("a web page against the platform, in real Chromium", () => {
     await page.goto(`http://${ATTACKER}:${port}/attack`);
     const seen = await page.evaluate(() => (window as unknown as { attack: Promise<Record<string, number>> }).attack);
     expect(seen).toEqual({ signUp: 403, login: 403, createApp: 403, run: 403, read: 403 });
-    expect((await t.anonymous.post("/users/evil@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await t.anonymous.post("/users/evil@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(401);
     expect((await t.admin.get("/apps/evil")).status).toBe(404);
   });
 
@@ -95,7 +95,7 @@ describe("a web page against the platform, in real Chromium", () => {
     const page = await browser.browser.newPage();
     await page.goto(`http://127.0.0.1:${port}/`);
     expect(await page.evaluate(() => (window as unknown as { attack: Promise<string> }).attack)).toBe("sent");
-    expect((await t.anonymous.post("/users/cross-site@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await t.anonymous.post("/users/cross-site@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(401);
   });
 
   it("lets the admin create a user from the console's Users page while sign-up is closed", async () => {

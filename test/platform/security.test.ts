@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
 import { startRedisServer } from "../support/redis-server.js";
 import { startLongRunning } from "../template/processes.js";
-import { Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
+import { ADMIN, Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 interface RawAnswer {
   status: number;
@@ -55,7 +55,7 @@ describe("the host names the platform answers for", () => {
       expect(answer.status, host).toBe(403);
       expect(answer.text).toMatch(/does not answer for the host name .*--allowed-host/);
     }
-    expect((await new Api(t.url).post("/users/rebound@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await new Api(t.url).post("/users/rebound@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(401);
   });
 
   it("refuses a state change from another origin's page, and takes its own origin's or none", async () => {
@@ -66,7 +66,7 @@ describe("the host names the platform answers for", () => {
       expect(answer.status, origin).toBe(403);
       expect(answer.text).toMatch(/only the platform's own pages may change its state/);
     }
-    expect((await t.anonymous.post("/users/cross@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await t.anonymous.post("/users/cross@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(401);
     expect((await signUp("own@example.com", { Origin: t.url })).status).toBe(200);
     expect((await signUp("no-origin@example.com", {})).status).toBe(200);
     // Reading needs a token another origin's page does not have; the Origin alone refuses nothing.
@@ -85,7 +85,7 @@ describe("sign-up", () => {
     const answer = await t.anonymous.post("/users", { json: { email: "stranger@example.com", password: "secret-1" } });
     expect(answer.status).toBe(403);
     expect(answer.text).toMatch(/Sign-up is closed .* ask its admin .*--open-signup/);
-    expect((await t.anonymous.post("/users/stranger@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(404);
+    expect((await t.anonymous.post("/users/stranger@example.com/tokens", { json: { password: "secret-1" } })).status).toBe(401);
   });
 
   it("lets the admin create users, and no one else", async () => {
@@ -418,5 +418,36 @@ describe("what one team sees of another's", () => {
     expect(await seenBy(bob)).not.toContain("alice-kv");
     expect(await seenBy(alice)).not.toContain("bob-kv");
     expect(await seenBy(t.admin)).toEqual(expect.arrayContaining(["alice-kv", "bob-kv"]));
+  });
+});
+
+describe("logging in", () => {
+  it("answers an unknown user exactly as a wrong password", async () => {
+    const t = await startTestPlatform("memory");
+    try {
+      const unknown = await t.anonymous.post("/users/nobody@example.com/tokens", { json: { password: "secret-1" } });
+      const wrong = await t.anonymous.post(`/users/${ADMIN.email}/tokens`, { json: { password: "not-the-password" } });
+      expect([unknown.status, unknown.text]).toEqual([wrong.status, wrong.text]);
+      expect(wrong.status).toBe(401);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("makes a guesser wait after a few wrong passwords for one account", async () => {
+    const t = await startTestPlatform("memory");
+    try {
+      const statuses: number[] = [];
+      let refused: string | undefined;
+      for (let attempt = 0; attempt < 12 && refused === undefined; attempt++) {
+        const answer = await t.anonymous.post(`/users/${ADMIN.email}/tokens`, { json: { password: `guess-${attempt}` } });
+        statuses.push(answer.status);
+        if (answer.status === 429) refused = answer.text;
+      }
+      expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+      expect(refused).toMatch(/^Too many failed logins: try again in \d+ s\./);
+    } finally {
+      await t.stop();
+    }
   });
 });

@@ -5,6 +5,7 @@
 import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
 import type { Store } from "../store/store.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./config.js";
+import { LoginThrottle } from "./login-throttle.js";
 import type { LogEntry } from "./model.js";
 import type { Providers } from "./provider-calls.js";
 
@@ -15,6 +16,8 @@ export interface Context {
   config: PlatformConfig;
   /** The platform's own terminal: reset tokens (there is no mail) and what healers did. */
   say: (line: string) => void;
+  /** Failed logins per account, and per address (more: users on one machine share 127.0.0.1). */
+  logins: { accounts: LoginThrottle; addresses: LoginThrottle };
 }
 
 /** The user a request acts for, with the teams that decide what they may do. */
@@ -30,7 +33,7 @@ const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
 export const LOG_LINES = 1000;
 
 export function createContext(store: Store, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
-  return { store, locks: new KeyedMutex(), providers, config, say };
+  return { store, locks: new KeyedMutex(), providers, config, say, logins: { accounts: new LoginThrottle(5), addresses: new LoginThrottle(20) } };
 }
 
 /** Runs `work` alone among the operations on these records (keys taken in sorted order: no deadlock). */

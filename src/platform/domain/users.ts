@@ -5,7 +5,7 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import { ADMIN_TEAM, type Actor, type Context } from "./context.js";
-import { badRequest, conflict, notFound, unauthorized } from "./errors.js";
+import { badRequest, conflict, unauthorized } from "./errors.js";
 import { EMAIL, PASSWORD_LENGTH, type User } from "./model.js";
 
 const hashPassword = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;
@@ -39,12 +39,24 @@ export async function passwordMatches(user: User, password: string): Promise<boo
   return timingSafeEqual(given, Buffer.from(user.passwordHash, "hex"));
 }
 
+/** Stands in for an unknown user, so that a login for one takes as long as a wrong password. */
+const NOBODY: User = { email: "", salt: "00", passwordHash: "00".repeat(32) };
+
 /** `{token}`; the token is random hex and expires after 7 days, as the platform's. */
-export async function login(context: Context, email: string, password: string): Promise<string> {
+export async function login(context: Context, email: string, password: string, address: string): Promise<string> {
   if (password === "") throw badRequest("You must provide a password to login.");
+  const { accounts, addresses } = context.logins;
+  accounts.check(email);
+  addresses.check(address);
   const user = await context.store.get("users", email);
-  if (!user) throw notFound("User not found.");
-  if (!(await passwordMatches(user, password))) throw unauthorized("Authentication failed, wrong password.");
+  // An unknown user costs the same hash and gets the same answer as a wrong password.
+  const matches = await passwordMatches(user ?? NOBODY, password);
+  if (!user || !matches) {
+    accounts.failed(email);
+    addresses.failed(address);
+    throw unauthorized("Authentication failed: wrong e-mail or password.");
+  }
+  accounts.succeeded(email); // not the address: a guesser's own login must not reset it
   const token = randomBytes(32).toString("hex");
   await context.store.put("tokens", sha256(token), { hash: sha256(token), email, expiresAt: Date.now() + TOKEN_LIFETIME_MS });
   return token;

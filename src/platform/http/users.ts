@@ -39,7 +39,7 @@ async function sentByAdmin(context: Context, req: Request): Promise<boolean> {
 export const logIn: Route = async ({ req, res, context }) => {
   const { password } = body(req, LOGIN);
   const email = nameParam(req, "email", "email");
-  const token = await login(context, email, password ?? "");
+  const token = await login(context, email, password ?? "", req.socket.remoteAddress ?? "unknown");
   sendJson(res, 200, { token, is_admin: (await actorOf(context, email)).admin });
 };
 
