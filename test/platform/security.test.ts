@@ -451,3 +451,23 @@ describe("logging in", () => {
     }
   });
 });
+
+describe("password reset requests", () => {
+  it("keep one outstanding per user and refuse another within a minute, printing nothing more", async () => {
+    const said: string[] = [];
+    const t = await startTestPlatform("memory", { say: (line) => said.push(line) });
+    try {
+      await t.admin.user("erin@example.com");
+      await t.anonymous.ok(t.anonymous.post("/users/erin@example.com/password"));
+      for (let i = 0; i < 3; i++) {
+        const again = await t.anonymous.post("/users/erin@example.com/password");
+        expect(again.status).toBe(429);
+        expect(again.text).toMatch(/asked for less than a minute ago/);
+      }
+      expect(said.filter((line) => line.startsWith("password reset for erin@example.com"))).toHaveLength(1);
+      expect((await t.platform.context.store.all("resets")).filter((reset) => reset.email === "erin@example.com")).toHaveLength(1);
+    } finally {
+      await t.stop();
+    }
+  });
+});

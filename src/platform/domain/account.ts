@@ -4,11 +4,13 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Actor, Context } from "./context.js";
-import { badRequest, conflict, forbidden, notFound } from "./errors.js";
+import { badRequest, conflict, forbidden, notFound, tooManyRequests } from "./errors.js";
 import type { User } from "./model.js";
 import { checkPassword, passwordFields, passwordMatches, revokeLogins, sha256 } from "./users.js";
 
 const RESET_LIFETIME_MS = 24 * 3600_000;
+/** How often one user may ask for a reset. */
+const RESET_INTERVAL_MS = 60_000;
 const MAX_KEY = 16 * 1024;
 
 async function findUser(context: Context, email: string): Promise<User> {
@@ -24,6 +26,14 @@ async function findUser(context: Context, email: string): Promise<User> {
 export async function resetPassword(context: Context, email: string, token: string | undefined): Promise<void> {
   const user = await findUser(context, email);
   if (token === undefined || token === "") {
+    // One outstanding reset per user, a new one at most every minute: anonymous callers cannot
+    // fill the store or the operator's terminal.
+    const outstanding = (await context.store.all("resets")).filter((reset) => reset.email === email);
+    const newest = Math.max(0, ...outstanding.map((reset) => reset.expiresAt - RESET_LIFETIME_MS));
+    if (Date.now() - newest < RESET_INTERVAL_MS) {
+      throw tooManyRequests(`A password reset for ${email} was asked for less than a minute ago: use the token printed then, or ask again later.`);
+    }
+    await Promise.all(outstanding.map((reset) => context.store.delete("resets", reset.hash)));
     const fresh = randomBytes(20).toString("hex");
     await context.store.put("resets", sha256(fresh), { hash: sha256(fresh), email, expiresAt: Date.now() + RESET_LIFETIME_MS });
     context.say(`password reset for ${email}: POST /users/${email}/password?token=${fresh} sets a new password (valid 24 hours)`);
@@ -61,7 +71,7 @@ export async function removeUser(context: Context, actor: Actor): Promise<void> 
   }
   for (const team of teams) await context.store.put("teams", team.name, { ...team, users: team.users.filter((email) => email !== user.email) });
   await revokeLogins(context, user.email);
-  if (user.apiKey) await context.store.delete("apiKeys", sha256(user.apiKey));
+  if (user.apiKeyHash) await context.store.delete("apiKeys", user.apiKeyHash);
   await context.store.delete("users", user.email);
 }
 
@@ -93,18 +103,20 @@ export async function listKeys(context: Context, actor: Actor): Promise<Record<s
   return Object.fromEntries((user.keys ?? []).map((key) => [key.name, key.content]));
 }
 
-/** `{token, users}`; a user's first look creates the key. */
+/** `{token, users}`; a user's first look creates the key. The key is kept only as a hash: shown when made (here on the first look), never again. */
+const SHOWN_ONCE = "(shown once, when it was made: POST /users/api-key makes a new one)";
+
 export async function apiKeyOf(context: Context, actor: Actor): Promise<{ token: string; users: string }> {
   const user = await findUser(context, actor.email);
-  return { token: user.apiKey ?? (await regenerateApiKey(context, actor)), users: user.email };
+  return { token: user.apiKeyHash ? SHOWN_ONCE : await regenerateApiKey(context, actor), users: user.email };
 }
 
 /** A new API key; the old one stops working. */
 export async function regenerateApiKey(context: Context, actor: Actor): Promise<string> {
   const user = await findUser(context, actor.email);
   const key = randomBytes(32).toString("hex");
-  if (user.apiKey) await context.store.delete("apiKeys", sha256(user.apiKey));
+  if (user.apiKeyHash) await context.store.delete("apiKeys", user.apiKeyHash);
   await context.store.put("apiKeys", sha256(key), { hash: sha256(key), email: user.email });
-  await context.store.put("users", user.email, { ...user, apiKey: key });
+  await context.store.put("users", user.email, { ...user, apiKeyHash: sha256(key) });
   return key;
 }

@@ -22,8 +22,8 @@ export interface User {
   quota?: number;
   /** Public keys (`POST /users/keys`). */
   keys?: PublicKey[];
-  /** Shown by `GET /users/api-key`, so kept as it is; `apiKeys` maps its hash back to the user. */
-  apiKey?: string;
+  /** The SHA-256 of the API key (shown once, when made); `apiKeys` maps it back to the user. */
+  apiKeyHash?: string;
 }
 
 export interface PublicKey {

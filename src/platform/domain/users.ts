@@ -104,8 +104,8 @@ export async function ensureAdmin(context: Context, email: string, password: str
   const team = await context.store.get("teams", ADMIN_TEAM);
   if (!existing) await createUser(context, email, password);
   else if (!team?.users.includes(email)) {
-    await context.store.put("users", email, { ...existing, ...(await passwordFields(password)), apiKey: undefined });
-    if (existing.apiKey) await context.store.delete("apiKeys", sha256(existing.apiKey));
+    await context.store.put("users", email, { ...existing, ...(await passwordFields(password)), apiKeyHash: undefined });
+    if (existing.apiKeyHash) await context.store.delete("apiKeys", existing.apiKeyHash);
     await revokeLogins(context, email);
     context.say(
       `PLATFORM_ADMIN_EMAIL names the existing user ${email}, who was not an admin: the account was taken over ` +
