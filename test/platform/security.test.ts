@@ -4,10 +4,13 @@
  * admin's credentials go.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
+import { once } from "node:events";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { eventually } from "../support/eventually.js";
 import { startRedisServer } from "../support/redis-server.js";
 import { startLongRunning } from "../template/processes.js";
@@ -468,6 +471,59 @@ describe("password reset requests", () => {
       expect((await t.platform.context.store.all("resets")).filter((reset) => reset.email === "erin@example.com")).toHaveLength(1);
     } finally {
       await t.stop();
+    }
+  });
+});
+
+describe("a provider that echoes what it was sent", () => {
+  it("never gets the service's credentials repeated: not in messages, the timeline or the health check", async () => {
+    const password = "echoed-provider-password";
+    const basic = Buffer.from(`echo-user:${password}`).toString("base64");
+    let probes = 0;
+    const echo = createServer((req, res) => {
+      if (req.url === "/healthcheck") probes++;
+      res.writeHead(req.url === "/resources/plans" ? 500 : 400, { "Content-Type": "text/plain" });
+      res.end(`I got: ${JSON.stringify(req.headers)} ${password}`);
+    });
+    echo.listen(0, "127.0.0.1");
+    await once(echo, "listening");
+    const t = await startTestPlatform("memory");
+    try {
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+      await t.admin.ok(t.admin.post("/services", { text: stringify({ id: "echo", username: "echo-user", password, endpoint: { production: url } }) }));
+      const created = await t.admin.post("/services/instances", { json: { name: "e1", service_name: "echo" } });
+      const health = await t.admin.get("/healthcheck/?check=all");
+      const calls = await t.admin.get("/provider-calls?service=echo");
+      for (const text of [created.text, health.text, calls.text]) {
+        expect(text).not.toContain(password);
+        expect(text).not.toContain(basic);
+      }
+      expect(created.text).toContain("<redacted>");
+      // Polled, the health check asks the provider at most once every few seconds.
+      await t.admin.get("/healthcheck/?check=all");
+      expect(probes).toBe(1);
+    } finally {
+      await t.stop();
+      echo.close();
+    }
+  });
+
+  it("counts a provider whose optional plans route answers 405 as healthy", async () => {
+    const minimal = createServer((_req, res) => {
+      res.writeHead(_req.url === "/resources/plans" ? 405 : 404);
+      res.end();
+    });
+    minimal.listen(0, "127.0.0.1");
+    await once(minimal, "listening");
+    const t = await startTestPlatform("memory");
+    try {
+      await t.admin.ok(t.admin.post("/services", { text: manifest("minimal", `http://127.0.0.1:${(minimal.address() as AddressInfo).port}`) }));
+      const health = await t.admin.get("/healthcheck/?check=all");
+      expect(health.text).toMatch(/^Provider minimal: WORKING/m);
+      expect(health.status).toBe(200);
+    } finally {
+      await t.stop();
+      minimal.close();
     }
   });
 });

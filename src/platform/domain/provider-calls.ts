@@ -44,8 +44,11 @@ export class Providers {
     return providerCalls({ variant: service.variant, event: { user }, modernFields: service.variant === "current" });
   }
 
-  /** Sends one call; never throws for HTTP or network failures (the caller words them). */
-  async send(target: CallTarget, call: Call): Promise<CallResult> {
+  /**
+   * Sends one call; never throws for HTTP or network failures (the caller words them). A health
+   * probe (`record: false`) stays out of the timeline and off the terminal.
+   */
+  async send(target: CallTarget, call: Call, { record: recorded = true } = {}): Promise<CallResult> {
     const { service } = target;
     const client = new PlatformClient({
       url: service.endpoint,
@@ -58,7 +61,8 @@ export class Providers {
       timeoutMs: this.options.timeoutMs ?? 5 * 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs,
     });
-    const result = await client.send(call);
+    const result = withoutCredentials(await client.send(call), service);
+    if (!recorded) return result;
     const { exchange } = result;
     const record: ProviderCall = {
       id: await this.store.next("provider-calls"),
@@ -92,6 +96,30 @@ export class Providers {
         (filter.app === undefined || call.app === filter.app),
     );
   }
+}
+
+const REDACTED = "<redacted>";
+
+/**
+ * The result with the credentials the platform sent replaced wherever the provider's answer (or
+ * the failure) repeats them: a provider that echoes its request must not put them in a message,
+ * the timeline, the health check or the terminal.
+ */
+function withoutCredentials(result: CallResult, service: Service): CallResult {
+  const secrets = [Buffer.from(`${service.username}:${service.password}`).toString("base64"), Buffer.from(service.password).toString("base64"), service.password]
+    .filter((secret) => secret.length >= 4);
+  const redact = (text: string) => secrets.reduce((clean, secret) => clean.replaceAll(secret, REDACTED), text);
+  const { exchange, answer, error } = result;
+  return {
+    ...result,
+    exchange: {
+      ...exchange,
+      ...(exchange.response ? { response: { ...exchange.response, body: redact(exchange.response.body) } } : {}),
+      ...(exchange.error !== undefined ? { error: redact(exchange.error) } : {}),
+    },
+    ...(answer ? { answer: { ...answer, body: redact(answer.body) } } : {}),
+    ...(error !== undefined ? { error: redact(error) } : {}),
+  };
 }
 
 /** `12:00:01 redis POST /resources/cache/bind-app -> 201 (12 ms) {"REDIS_URL":<string>}` */

@@ -6,7 +6,7 @@
  */
 import type { Request, RequestHandler } from "express";
 import { appActor } from "../domain/app-tokens.js";
-import type { Context } from "../domain/context.js";
+import type { Actor, Context } from "../domain/context.js";
 import { actorOf, credentialOf } from "../domain/users.js";
 import { sendText } from "./handler.js";
 
@@ -14,6 +14,13 @@ export function bearerToken(req: Request): string | undefined {
   const words = (req.headers.authorization ?? "").trim().split(/\s+/);
   const token = words[words.length - 1];
   return token ? token : undefined;
+}
+
+/** The user a bearer token speaks for, on a route open to anyone; undefined for anyone else. */
+export async function optionalActor(context: Context, req: Request): Promise<Actor | undefined> {
+  const token = bearerToken(req);
+  const credential = token === undefined ? undefined : await credentialOf(context, token);
+  return credential !== undefined && "user" in credential ? actorOf(context, credential.user.email) : undefined;
 }
 
 /** `/apps/<app>` and below (under any version prefix): the only routes an app token opens. */

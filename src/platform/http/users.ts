@@ -4,9 +4,9 @@ import { addKey, apiKeyOf, changePassword, listKeys, regenerateApiKey, removeKey
 import type { Request } from "express";
 import type { Context } from "../domain/context.js";
 import { forbidden } from "../domain/errors.js";
-import { actorOf, createUser, credentialOf, login, logout } from "../domain/users.js";
+import { actorOf, createUser, login, logout } from "../domain/users.js";
 import { body, nameParam, query, sendEmpty, sendJson, type Route } from "./handler.js";
-import { bearerToken } from "./auth.js";
+import { bearerToken, optionalActor } from "./auth.js";
 
 const SIGN_UP = z.object({ email: z.string(), password: z.string() });
 const LOGIN = z.object({ password: z.string().nullish() });
@@ -31,9 +31,7 @@ export function signUp(open: boolean): Route {
 }
 
 async function sentByAdmin(context: Context, req: Request): Promise<boolean> {
-  const token = bearerToken(req);
-  const credential = token === undefined ? undefined : await credentialOf(context, token);
-  return credential !== undefined && "user" in credential && (await actorOf(context, credential.user.email)).admin;
+  return (await optionalActor(context, req))?.admin === true;
 }
 
 export const logIn: Route = async ({ req, res, context }) => {
