@@ -13,6 +13,7 @@ import { startOnFreePort, superviseRedisServer, type SupervisedRedisServer, type
 import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
 import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
+import { undoInterruptedBinds } from "./domain/binding.js";
 import { ensureAdmin } from "./domain/users.js";
 import { createPlatformApp } from "./http/server.js";
 import { applySeed } from "./seed.js";
@@ -122,6 +123,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       options.say,
     );
     await ensureAdmin(context, options.admin.email, options.admin.password);
+    await undoInterruptedBinds(context);
     if (options.seedFile) await applySeed(context, options.admin.email, options.seedFile);
     server.on(
       "request",

@@ -14,6 +14,7 @@ import { stringify } from "yaml";
 import { eventually } from "../support/eventually.js";
 import { startRedisServer } from "../support/redis-server.js";
 import { startLongRunning } from "../template/processes.js";
+import { removeDir, startPlatformProcess } from "./redis-example.js";
 import { ADMIN, Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 interface RawAnswer {
@@ -524,6 +525,48 @@ describe("a provider that echoes what it was sent", () => {
     } finally {
       await t.stop();
       minimal.close();
+    }
+  });
+});
+
+describe("a platform killed in the middle of a bind", () => {
+  it("undoes the bind when it starts again: the provider unbinds, no record keeps it", async () => {
+    let entered!: () => void;
+    const inBind = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const provider = await startTestProvider({
+      bindApp: async () => {
+        entered();
+        await released;
+        return { KV_URL: "kv://late" };
+      },
+    });
+    const dataDir = await mkdtemp(join(tmpdir(), "platform-killed-"));
+    let platform = await startPlatformProcess(dataDir);
+    try {
+      const admin = platform.api;
+      await admin.ok(admin.post("/services", { text: manifest("kv", provider.running.url) }));
+      await admin.ok(admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+      await admin.ok(admin.post("/apps", { json: { name: "web", platform: "node" } }));
+      void admin.put("/services/instances/kv1/web").catch(() => {});
+      await inBind;
+      platform.process.signal("SIGKILL");
+      await eventually(() => !platform.process.groupAlive(), 20_000, "the killed platform and its redis-server gone");
+      release();
+
+      await platform.stop();
+      platform = await startPlatformProcess(dataDir);
+      expect(platform.process.output()).toMatch(/the bind of the instance kv1 to the app web was cut off when the platform stopped: undone/);
+      await eventually(() => provider.handlers().includes("unbindApp"), 20_000, "the provider told to unbind");
+      expect((await platform.api.get("/services/instances?app=web")).json()).toEqual([{ service: "kv", instances: [] }]);
+      const env = (await platform.api.get("/apps/web/env")).json<Array<{ name: string }>>().map((variable) => variable.name);
+      expect(env).not.toContain("KV_URL");
+      await platform.api.ok(platform.api.put("/services/instances/kv1/web")); // bindable again
+    } finally {
+      await platform.stop();
+      await provider.stop();
+      await removeDir(dataDir);
     }
   });
 });

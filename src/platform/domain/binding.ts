@@ -68,7 +68,7 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
     const failure = (problem: string) => failed(`Failed to bind the instance "${instanceName}" to the app "${appName}": ${problem}`);
 
     return withUndo(async (done) => {
-      const withApp: Instance = { ...instance, apps: [...instance.apps, appName] };
+      const withApp: Instance = { ...instance, apps: [...instance.apps, appName], pendingBinds: [...(instance.pendingBinds ?? []), appName] };
       await context.store.put("instances", instanceName, withApp);
       done(() => context.store.put("instances", instanceName, instance));
 
@@ -89,10 +89,13 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
       await context.store.put("apps", appName, withEnv);
       done(() => context.store.put("apps", appName, app));
 
-      if (service.variant === "A") {
-        const hosts = await bindUnits(context, { service, calls, target, spec }, app.units);
-        await context.store.put("instances", instanceName, { ...withApp, boundUnits: { ...withApp.boundUnits, [appName]: hosts } });
-      }
+      const hosts = service.variant === "A" ? await bindUnits(context, { service, calls, target, spec }, app.units) : undefined;
+      const pendingBinds = withApp.pendingBinds!.filter((name) => name !== appName);
+      await context.store.put("instances", instanceName, {
+        ...withApp,
+        ...(hosts ? { boundUnits: { ...withApp.boundUnits, [appName]: hosts } } : {}),
+        pendingBinds,
+      });
       await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${Object.keys(envs).join(", ") || "no variables"}); restarting app`);
       return envs;
     });
@@ -157,6 +160,39 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
     }
     await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);
   });
+}
+
+/**
+ * At start-up: binds the platform was making when it died (kill -9) are undone, as a failed bind
+ * is: the provider is told to unbind (what it answers is only logged), and neither record keeps
+ * the binding.
+ */
+export async function undoInterruptedBinds(context: Context): Promise<void> {
+  for (const instance of await context.store.all("instances")) {
+    for (const appName of instance.pendingBinds ?? []) {
+      await exclusive(context, [appLock(appName), instanceLock(instance.name)], async () => {
+        const current = await findInstance(context, instance.name);
+        const app = await context.store.get("apps", appName);
+        if (app) {
+          const binding = await bindingOf(context, { email: "platform", teams: [], admin: true }, current, app);
+          const { calls, target, spec } = binding;
+          await undoing(async () => {
+            await unbindUnits(context, binding, current.boundUnits[appName] ?? []);
+            await context.providers.send(target, calls.unbindApp(current.name, spec));
+          }).catch(() => {});
+          await context.store.put("apps", appName, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== current.name) });
+        }
+        const { [appName]: _gone, ...boundUnits } = current.boundUnits;
+        await context.store.put("instances", current.name, {
+          ...current,
+          apps: current.apps.filter((name) => name !== appName),
+          boundUnits,
+          pendingBinds: (current.pendingBinds ?? []).filter((name) => name !== appName),
+        });
+        context.say(`the bind of the instance ${current.name} to the app ${appName} was cut off when the platform stopped: undone`);
+      });
+    }
+  }
 }
 
 /** Removes the app, unbinding its instances first (with the provider calls that implies). */

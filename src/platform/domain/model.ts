@@ -89,6 +89,8 @@ export interface Instance {
   apps: string[];
   /** Per app, the unit addresses the provider was told about (Variant A unit binds). */
   boundUnits: Record<string, string[]>;
+  /** Apps whose bind has begun and not finished: undone at start-up if the platform died meanwhile. */
+  pendingBinds?: string[];
   /** The provider's last answer to a status call, as the status healer stored it. */
   status?: string;
 }
