@@ -4,8 +4,9 @@
  * the process that started it is gone (a supervisor or npm killed without passing the signal on).
  */
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const LOCK_FILE = "provider.lock";
 
@@ -46,12 +47,19 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
+/** Tries at taking a lock whose holder is dead, while others try too. */
+const MAX_ATTEMPTS = 100;
+
 /** Directories this process holds: a lock file naming our own pid is ours only if listed here. */
 const heldHere = new Set<string>();
 
 /** The pid a lock file names, or undefined when it names none (an older, half-written lock). */
 async function holderOf(lockFile: string): Promise<number | undefined> {
-  const holder = Number.parseInt(await readFile(lockFile, "utf8").catch(() => ""), 10);
+  return pidIn(await readFile(lockFile, "utf8").catch(() => ""));
+}
+
+function pidIn(content: string): number | undefined {
+  const holder = Number.parseInt(content, 10);
   return Number.isInteger(holder) && holder > 0 ? holder : undefined;
 }
 
@@ -73,21 +81,31 @@ async function createLock(lockFile: string): Promise<boolean> {
   }
 }
 
+/** A takeover left by a process that died inside it (a few milliseconds' window) is cleared after this. */
+const TAKEOVER_STALE_MS = 5_000;
+
 /**
- * Removes the lock file of `stale` (a dead holder). It is first moved aside, which only one
- * process can do; if what was moved is a newer lock (another starter took over first), it is put
- * back, so two starters never both win.
+ * Removes the lock file if it still names `stale` (a dead holder). Only one process at a time
+ * does this, holding the `.takeover` directory; and since nobody else removes a lock file, one
+ * read under it still holds when the file is removed: two starters never both win.
  */
 async function removeStaleLock(lockFile: string, stale: number | undefined): Promise<void> {
-  const aside = `${lockFile}.stale.${process.pid}.${randomBytes(4).toString("hex")}`;
+  const takeover = `${lockFile}.takeover`;
   try {
-    await rename(lockFile, aside);
+    await mkdir(takeover);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const since = await stat(takeover).then((info) => Date.now() - info.mtimeMs, () => 0);
+    if (since > TAKEOVER_STALE_MS) await rm(takeover, { recursive: true, force: true });
+    else await sleep(20);
+    return; // the caller looks at the lock again
   }
-  if ((await holderOf(aside)) !== stale) await link(aside, lockFile).catch(() => {});
-  await rm(aside, { force: true });
+  try {
+    const content = await readFile(lockFile, "utf8").catch(() => undefined);
+    if (content !== undefined && pidIn(content) === stale) await rm(lockFile, { force: true });
+  } finally {
+    await rm(takeover, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -103,7 +121,7 @@ export async function lockDataDir(dir: string, owner: DataDirOwner = PROVIDER): 
   for (let attempt = 0; !(await createLock(lockFile)); attempt++) {
     const holder = await holderOf(lockFile);
     const held = holder === process.pid ? heldHere.has(absolute) : holder !== undefined && isAlive(holder);
-    if (held || attempt >= 3) throw new DataDirLockedError(absolute, holder ?? 0, lockFile, owner);
+    if (held || attempt >= MAX_ATTEMPTS) throw new DataDirLockedError(absolute, holder ?? 0, lockFile, owner);
     await removeStaleLock(lockFile, holder);
   }
   heldHere.add(absolute);

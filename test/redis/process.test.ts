@@ -53,7 +53,7 @@ describe("the data-directory lock", () => {
     const dir = await dataDir();
     const gone = spawn("true");
     await once(gone, "exit");
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 10; round++) {
       await writeFile(join(dir, "provider.lock"), `${gone.pid}\n`);
       const racers = Array.from({ length: 6 }, () =>
         spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "lock-racer.ts"), dir], { stdio: ["pipe", "pipe", "inherit"] }),
