@@ -1,5 +1,5 @@
 /**
- * The README's table of the spec's routes cannot drift: it lists exactly the routes of the spec
+ * The local platform doc's table of the spec's routes (docs/tools/platform.md) cannot drift: it lists exactly the routes of the spec
  * (management-api.md, transcribed below in its order), each marked served or served with a
  * documented difference, and each really answers on a running platform (never the "no route" 404).
  */
@@ -93,9 +93,9 @@ interface Row {
 }
 
 async function readmeRows(): Promise<Row[]> {
-  const readme = await readFile(resolve(import.meta.dirname, "../../README.md"), "utf8");
+  const readme = await readFile(resolve(import.meta.dirname, "../../docs/tools/platform.md"), "utf8");
   const section = /<!-- spec-routes -->([\s\S]*?)<!-- \/spec-routes -->/.exec(readme)?.[1];
-  if (!section) throw new Error("README.md has no <!-- spec-routes --> section");
+  if (!section) throw new Error("docs/tools/platform.md has no <!-- spec-routes --> section");
   return section
     .split("\n")
     .filter((line) => line.startsWith("| `"))
@@ -105,7 +105,7 @@ async function readmeRows(): Promise<Row[]> {
     });
 }
 
-describe("the README's table of the spec's routes", () => {
+describe("the platform doc's table of the spec's routes", () => {
   let t: TestPlatform;
   beforeAll(async () => {
     t = await startTestPlatform("memory");

@@ -1,5 +1,5 @@
 /**
- * The README's table of exports is the whole public API of `provider-kit`, no more and no
+ * The docs' table of exports (docs/reference/exports.md) is the whole public API of `provider-kit`, no more and no
  * less: compared with what src/index.ts exports (values and types, read by the TypeScript
  * compiler), so neither can change without the other.
  */
@@ -29,11 +29,11 @@ function exportsOfIndex(): Map<string, "value" | "type"> {
   );
 }
 
-/** The identifiers in code spans of the README's Exports table, by column. */
+/** The identifiers in code spans of the exports table, by column. */
 async function readmeExports(): Promise<{ values: string[]; types: string[] }> {
-  const readme = await readFile(path.join(root, "README.md"), "utf8");
-  const section = /^### Exports\n([\s\S]*?)(?=^#|^<!--)/m.exec(readme)?.[1];
-  if (section === undefined) throw new Error('README.md has no "### Exports" section.');
+  const doc = await readFile(path.join(root, "docs/reference/exports.md"), "utf8");
+  const section = /^\| part \|.*\n(?:\|.*\n?)*/m.exec(doc)?.[0];
+  if (section === undefined) throw new Error('docs/reference/exports.md has no table starting with "| part |".');
   const identifiers = (cell = "") => [...cell.matchAll(/`([A-Za-z_$][\w$]*)`/g)].map((match) => match[1]!);
   const rows = section
     .split("\n")
@@ -47,7 +47,7 @@ it("lists every export of provider-kit, each once, in its column, and nothing el
   const actual = exportsOfIndex();
   const listed = await readmeExports();
   const names = (kind: "value" | "type") => [...actual].filter(([, k]) => k === kind).map(([name]) => name).sort();
-  const hint = "README.md's Exports table must match src/index.ts: add or remove the names that differ";
+  const hint = "docs/reference/exports.md's table must match src/index.ts: add or remove the names that differ";
   expect(listed.values.toSorted(), hint).toEqual(names("value"));
   expect(listed.types.toSorted(), hint).toEqual(names("type"));
   expect(new Set([...listed.values, ...listed.types]).size, "a name listed twice").toBe(listed.values.length + listed.types.length);
