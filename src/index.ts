@@ -1,13 +1,16 @@
 /** provider-kit: build Tsuru provider services. */
 export { createProvider, type Provider } from "./provider.js";
+export { ConfigurationError, DEFAULTS, type AuthOptions, type ProviderOptions } from "./options.js";
 export {
-  ALL_VARIANTS,
-  ConfigurationError,
-  DEFAULTS,
-  type AuthOptions,
-  type ProviderOptions,
+  ENCODINGS,
+  INSTANCE_NAME_PATTERN,
+  NAME_MAX_LENGTH,
+  NAME_PATTERN,
+  RESERVED_INSTANCE_NAMES,
+  VARIANTS,
+  type Encoding,
   type Variant,
-} from "./options.js";
+} from "./contract.js";
 export * from "./types.js";
 export * from "./errors.js";
 export * from "./schemas.js";

@@ -6,10 +6,7 @@
 import { pino, type Logger } from "pino";
 import type { HealthCheck } from "./http/healthcheck.js";
 import type { RegistryOptions } from "./lifecycle/registry.js";
-
-/** Which generation of the platform's calls to serve: see the routes table in the README. */
-export type Variant = "A" | "B" | "current";
-export const ALL_VARIANTS: readonly Variant[] = ["A", "B", "current"];
+import { VARIANTS, type Variant } from "./contract.js";
 
 /**
  * HTTP Basic credentials the platform must present.
@@ -127,11 +124,11 @@ function resolveHealthChecks(checks: ProviderOptions["healthChecks"]): ResolvedO
 }
 
 function resolveVariants(variants: Variant[] | undefined): ReadonlySet<Variant> {
-  if (variants === undefined) return new Set(ALL_VARIANTS);
-  const unknown = variants.filter((variant) => !ALL_VARIANTS.includes(variant));
+  if (variants === undefined) return new Set(VARIANTS);
+  const unknown = variants.filter((variant) => !VARIANTS.includes(variant));
   if (unknown.length > 0 || variants.length === 0) {
     throw new ConfigurationError(
-      `createProvider: variants must be a non-empty list of ${ALL_VARIANTS.map((v) => `"${v}"`).join(", ")}; ` +
+      `createProvider: variants must be a non-empty list of ${VARIANTS.map((v) => `"${v}"`).join(", ")}; ` +
         `got ${JSON.stringify(variants)}.`,
     );
   }

@@ -33,7 +33,8 @@ import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
 import { createMetrics, probeStore, type ProviderMetrics } from "./metrics.js";
-import { ALL_VARIANTS, ConfigurationError, resolveOptions, type ProviderOptions, type Variant } from "./options.js";
+import { VARIANTS, type Variant } from "./contract.js";
+import { ConfigurationError, resolveOptions, type ProviderOptions } from "./options.js";
 import type { ProviderHandlers } from "./types.js";
 
 interface Route {
@@ -53,7 +54,7 @@ function route<Req, Res>(method: Route["method"], path: string, endpoint: Endpoi
  * overlap; `plans` is a reserved instance name).
  */
 const ROUTES: readonly Route[] = [
-  route("get", "/resources/:instance/status", status, ALL_VARIANTS),
+  route("get", "/resources/:instance/status", status, VARIANTS),
   route("post", "/resources/:instance/bind-app", bindApp, ["A", "current"]),
   route("delete", "/resources/:instance/bind-app", unbindApp, ["A", "current"]),
   route("post", "/resources/:instance/bind", bindUnit, ["A", "current"]),
@@ -61,10 +62,10 @@ const ROUTES: readonly Route[] = [
   route("put", "/resources/:instance/binds/jobs/:job", bindJob, ["current"]),
   route("delete", "/resources/:instance/binds/jobs/:job", unbindJob, ["current"]),
   route("get", "/resources/plans", plans, ["A", "current"]),
-  route("post", "/resources", create, ALL_VARIANTS),
-  route("get", "/resources/:instance", info, ALL_VARIANTS),
+  route("post", "/resources", create, VARIANTS),
+  route("get", "/resources/:instance", info, VARIANTS),
   route("put", "/resources/:instance", update, ["current"]),
-  route("delete", "/resources/:instance", destroy, ALL_VARIANTS),
+  route("delete", "/resources/:instance", destroy, VARIANTS),
   route("post", "/resources/:instance", bindHostname, ["B"]),
   route("delete", "/resources/:instance/hostname/:host", unbindHostname, ["B"]),
 ];

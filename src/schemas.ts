@@ -14,19 +14,14 @@ import type {
   DestroyRequest,
   InstanceRequest,
   Parameters,
-  Placement,
   UnbindAppRequest,
   UnbindJobRequest,
   UpdateRequest,
 } from "./types.js";
-
-/** Instance, app and job names: a letter, then letters, digits, `-` and `_`. */
-export const NAME_PATTERN = /^[A-Za-z][-a-zA-Z0-9_]*$/;
-export const NAME_MAX_LENGTH = 63;
-/** `create` with this name would shadow `GET /resources/plans`. */
-export const RESERVED_INSTANCE_NAMES: ReadonlySet<string> = new Set(["plans"]);
+import { INSTANCE_NAME_PATTERN, NAME_MAX_LENGTH, NAME_PATTERN, RESERVED_INSTANCE_NAMES, type Placement } from "./contract.js";
 
 const NAME_RULE = `must start with a letter and hold only letters, digits, "-" and "_", at most ${NAME_MAX_LENGTH} characters.`;
+const INSTANCE_NAME_RULE = `must start with a letter, then hold at least one more letter, digit, "-" or "_", at most ${NAME_MAX_LENGTH} characters.`;
 
 function text(what = "text") {
   return z.string({
@@ -35,6 +30,7 @@ function text(what = "text") {
 }
 
 const name = () => text().regex(NAME_PATTERN, NAME_RULE).max(NAME_MAX_LENGTH, NAME_RULE);
+const instanceName = () => text().regex(INSTANCE_NAME_PATTERN, INSTANCE_NAME_RULE).max(NAME_MAX_LENGTH, INSTANCE_NAME_RULE);
 
 /** Hosts the platform sends in bodies (`app-host`, `unit-host`): opaque, but one printable token. */
 const host = () =>
@@ -98,14 +94,14 @@ const instanceFields = {
 
 export const createSchema = z
   .object({
-    name: name().refine((value) => !RESERVED_INSTANCE_NAMES.has(value), "must not be \"plans\": that name is reserved (it would shadow GET /resources/plans); choose another."),
+    name: instanceName().refine((value) => !RESERVED_INSTANCE_NAMES.has(value), "must not be \"plans\": that name is reserved (it would shadow GET /resources/plans); choose another."),
     ...instanceFields,
   })
   .transform(({ name, ...rest }) => ({ instance: name, ...rest })) satisfies z.ZodType<CreateRequest>;
 
-export const updateSchema = z.object({ instance: name(), ...instanceFields }) satisfies z.ZodType<UpdateRequest>;
+export const updateSchema = z.object({ instance: instanceName(), ...instanceFields }) satisfies z.ZodType<UpdateRequest>;
 
-export const instanceSchema = z.object({ instance: name() }) satisfies z.ZodType<InstanceRequest>;
+export const instanceSchema = z.object({ instance: instanceName() }) satisfies z.ZodType<InstanceRequest>;
 export const destroySchema: z.ZodType<DestroyRequest> = instanceSchema;
 
 /** `app-host` is the first of `app-hosts`; older platforms send only `app-host`. */
@@ -115,7 +111,7 @@ function hosts(appHost: string | undefined, appHosts: string[]): { appHost?: str
 
 export const bindAppSchema = z
   .object({
-    instance: name(),
+    instance: instanceName(),
     appName: name().optional(),
     appHost: host().optional(),
     appHosts: list(host()),
@@ -134,7 +130,7 @@ export const bindAppSchema = z
 
 export const unbindAppSchema = z
   .object({
-    instance: name(),
+    instance: instanceName(),
     appName: name().optional(),
     appHost: host().optional(),
     appHosts: list(host()),
@@ -149,7 +145,7 @@ export const unbindAppSchema = z
 
 /** Variant B bind: `POST /resources/:name` with `hostname`; the app is known by that host alone. */
 export const bindHostnameSchema = z
-  .object({ instance: name(), hostname: host(), parameters: parameters(), ...placementFields })
+  .object({ instance: instanceName(), hostname: host(), parameters: parameters(), ...placementFields })
   .transform((input) => ({
     instance: input.instance,
     appHost: input.hostname,
@@ -161,7 +157,7 @@ export const bindHostnameSchema = z
 
 /** Variant B unbind: `DELETE /resources/:name/hostname/:host`. */
 export const unbindHostnameSchema = z
-  .object({ instance: name(), host: pathHost(), ...placementFields })
+  .object({ instance: instanceName(), host: pathHost(), ...placementFields })
   .transform((input) => ({
     instance: input.instance,
     appHost: input.host,
@@ -170,7 +166,7 @@ export const unbindHostnameSchema = z
   })) satisfies z.ZodType<UnbindAppRequest>;
 
 export const bindUnitSchema = z.object({
-  instance: name(),
+  instance: instanceName(),
   appName: name().optional(),
   appHost: host().optional(),
   unitHost: host(),
@@ -180,7 +176,7 @@ export const unbindUnitSchema = bindUnitSchema;
 
 /** The job comes from the path (`/binds/jobs/:job`); a `job-name` in the body is ignored. */
 export const bindJobSchema = z
-  .object({ instance: name(), job: name(), parameters: parameters(), ...placementFields })
+  .object({ instance: instanceName(), job: name(), parameters: parameters(), ...placementFields })
   .transform((input) => ({
     instance: input.instance,
     jobName: input.job,
@@ -189,7 +185,7 @@ export const bindJobSchema = z
   })) satisfies z.ZodType<BindJobRequest>;
 
 export const unbindJobSchema = z
-  .object({ instance: name(), job: name(), ...placementFields })
+  .object({ instance: instanceName(), job: name(), ...placementFields })
   .transform((input) => ({
     instance: input.instance,
     jobName: input.job,

@@ -21,14 +21,9 @@ export interface InfoItem {
   value: string;
 }
 
-/** Pool and cluster the platform says the app or job runs on (multi-cluster services). */
-export interface Placement {
-  poolName?: string;
-  poolProvisioner?: string;
-  clusterName?: string;
-  clusterProvisioner?: string;
-  clusterAddresses: string[];
-}
+import type { Placement } from "./contract.js";
+
+export type { Placement } from "./contract.js";
 
 // ---------------------------------------------------------------------------
 // Requests: one typed, validated object per call. `instance` is always the instance name.

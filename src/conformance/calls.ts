@@ -5,7 +5,7 @@
 import type { Call } from "../provider-client/client.js";
 import { providerCalls, type AppSpec, type InstanceSpec, type JobSpec } from "../provider-client/calls.js";
 import type { ParameterTree } from "../provider-client/payloads.js";
-import type { Placement } from "../provider-client/types.js";
+import type { Placement } from "../contract.js";
 import type { Variant } from "./types.js";
 
 /** An app as the platform names it in bind calls. */
@@ -52,10 +52,11 @@ export function runNames(instance: string, missing: string): RunNames {
 const PARAMETERS: ParameterTree = { size: "2", tls: { enabled: "true" } };
 const TAGS = ["pkc", "conformance"];
 const PLACEMENT: Placement = {
-  pool: "pkc-pool",
-  cluster: "pkc-cluster",
-  provisioner: "kubernetes",
-  addresses: ["https://10.0.0.1:6443", "https://10.0.0.2:6443"],
+  poolName: "pkc-pool",
+  poolProvisioner: "kubernetes",
+  clusterName: "pkc-cluster",
+  clusterProvisioner: "kubernetes",
+  clusterAddresses: ["https://10.0.0.1:6443", "https://10.0.0.2:6443"],
 };
 const KIT_USER = "pkc-user@example.com";
 

@@ -21,9 +21,8 @@ import {
   type ProgressEvent,
   type Variant,
 } from "./types.js";
+import { INSTANCE_NAME_PATTERN } from "../contract.js";
 
-/** Instance names the platform accepts (docs/contract.md, Transport). */
-const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
 export const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 
@@ -162,8 +161,8 @@ function validate(options: ConformanceOptions): void {
   for (const group of options.groups ?? []) {
     if (!CHECK_GROUPS.includes(group)) fail(`Unknown check group "${group}": use some of ${CHECK_GROUPS.join(", ")}.`);
   }
-  if (options.instance !== undefined && !INSTANCE_NAME.test(options.instance)) {
-    fail(`Instance name "${options.instance}" is not one the platform would send: it must match ${INSTANCE_NAME.source}.`);
+  if (options.instance !== undefined && !INSTANCE_NAME_PATTERN.test(options.instance)) {
+    fail(`Instance name "${options.instance}" is not one the platform would send: it must match ${INSTANCE_NAME_PATTERN.source}.`);
   }
   for (const [name, value] of Object.entries({
     provisionTimeoutMs: options.provisionTimeoutMs,

@@ -3,12 +3,11 @@
  * Nothing here depends on provider-kit's server code: the kit only speaks HTTP.
  */
 
-import type { Encoding, Exchange, Variant } from "../provider-client/types.js";
+import type { Encoding, Variant } from "../contract.js";
+import type { Exchange } from "../provider-client/types.js";
 
-export type { Encoding, Exchange, Variant } from "../provider-client/types.js";
-export const VARIANTS: readonly Variant[] = ["A", "B", "current"];
-
-export const ENCODINGS: readonly Encoding[] = ["form", "json"];
+export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../contract.js";
+export type { Exchange } from "../provider-client/types.js";
 
 /** A MUST check that does not hold fails the run; a SHOULD check only warns. */
 export type Level = "MUST" | "SHOULD";

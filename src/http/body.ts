@@ -10,7 +10,8 @@
 import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
-import { formFields, jsonFields, type Encoding, type Fields } from "./fields.js";
+import type { Encoding } from "../contract.js";
+import { formFields, jsonFields, type Fields } from "./fields.js";
 import { formReader } from "./form.js";
 import type { Step } from "./router.js";
 import { scopeOf } from "./scope.js";

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { HEADERS } from "../contract.js";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
@@ -31,12 +32,12 @@ export interface EndpointDeps {
 }
 
 /** Multi-cluster services: the platform names the app's pool and cluster in headers too. */
-const PLACEMENT_HEADERS: ReadonlyArray<readonly [header: string, field: string]> = [
-  ["x-tsuru-pool-name", "poolName"],
-  ["x-tsuru-pool-provisioner", "poolProvisioner"],
-  ["x-tsuru-cluster-name", "clusterName"],
-  ["x-tsuru-cluster-provisioner", "clusterProvisioner"],
-];
+const PLACEMENT_HEADERS = (["poolName", "poolProvisioner", "clusterName", "clusterProvisioner"] as const).map(
+  (field) => [HEADERS[field].toLowerCase(), field] as const,
+);
+const CLUSTER_ADDRESSES_HEADER = HEADERS.clusterAddresses.toLowerCase();
+const USER_HEADER = HEADERS.user.toLowerCase();
+const EVENT_ID_HEADER = HEADERS.eventId.toLowerCase();
 
 function inputOf(req: IncomingMessage, scope: RequestScope): Record<string, unknown> {
   const input: Record<string, unknown> = Object.assign({}, scope.fields, scope.params);
@@ -45,8 +46,8 @@ function inputOf(req: IncomingMessage, scope: RequestScope): Record<string, unkn
     if (input[field] === undefined && typeof value === "string") input[field] = value;
   }
   // Repeated header, one per address; Node keeps the raw list in rawHeaders only.
-  if (input.clusterAddresses === undefined && req.headers["x-tsuru-cluster-addresses"] !== undefined) {
-    input.clusterAddresses = headerValues(req, "x-tsuru-cluster-addresses");
+  if (input.clusterAddresses === undefined && req.headers[CLUSTER_ADDRESSES_HEADER] !== undefined) {
+    input.clusterAddresses = headerValues(req, CLUSTER_ADDRESSES_HEADER);
   }
   return input;
 }
@@ -65,8 +66,8 @@ function textOrUndefined(value: unknown): string | undefined {
 
 /** The platform user and event id: headers on newer platforms, body fields on older ones. */
 function identifyCaller(req: IncomingMessage, scope: RequestScope): void {
-  scope.user = textOrUndefined(req.headers["x-tsuru-user"]) ?? textOrUndefined(scope.fields.user);
-  scope.eventId = textOrUndefined(req.headers["x-tsuru-eventid"]) ?? textOrUndefined(scope.fields.eventId);
+  scope.user = textOrUndefined(req.headers[USER_HEADER]) ?? textOrUndefined(scope.fields.user);
+  scope.eventId = textOrUndefined(req.headers[EVENT_ID_HEADER]) ?? textOrUndefined(scope.fields.eventId);
 }
 
 /**

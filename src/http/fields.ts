@@ -6,60 +6,20 @@
  */
 import { BadRequestError } from "../errors.js";
 import type { Parameters } from "../types.js";
-
-export type Encoding = "form" | "json";
+import { FIELDS, PARAMETERS_FIELD, type Encoding, type FieldKind } from "../contract.js";
 
 /** The canonical body: camelCase keys (`appName`, `eventId`, `poolName`), values not yet validated. */
 export type Fields = Record<string, unknown>;
 
-/**
- * Every field the platform sends: canonical name, its names on the wire, and whether it is a
- * list (repeated keys). App and job pool/cluster fields share canonical names: they fill the
- * same `placement`.
- */
-type Kind = "text" | "list";
-const FIELD_TABLE: ReadonlyArray<readonly [canonical: string, form: readonly string[], json: readonly string[], kind: Kind]> = [
-  ["name", ["name"], ["name"], "text"],
-  ["plan", ["plan"], ["plan"], "text"],
-  ["team", ["team"], ["team"], "text"],
-  ["description", ["description"], ["description"], "text"],
-  ["tags", ["tags"], ["tags"], "list"],
-  ["user", ["user"], ["user"], "text"],
-  ["eventId", ["eventid"], ["eventID", "eventId", "eventid"], "text"],
-  ["appName", ["app-name"], ["appName"], "text"],
-  ["appHost", ["app-host"], ["appHost"], "text"],
-  ["appHosts", ["app-hosts"], ["appHosts"], "list"],
-  ["appInternalHosts", ["app-internal-hosts"], ["appInternalHosts"], "list"],
-  ["unitHost", ["unit-host"], ["unitHost"], "text"],
-  ["jobName", ["job-name"], ["jobName"], "text"],
-  ["hostname", ["hostname"], ["hostname"], "text"],
-  ["poolName", ["app-pool-name", "job-pool-name"], ["appPoolName", "jobPoolName"], "text"],
-  ["poolProvisioner", ["app-pool-provisioner", "job-pool-provisioner"], ["appPoolProvisioner", "jobPoolProvisioner"], "text"],
-  ["clusterName", ["app-cluster-name", "job-cluster-name"], ["appClusterName", "jobClusterName"], "text"],
-  [
-    "clusterProvisioner",
-    ["app-cluster-provisioner", "job-cluster-provisioner"],
-    ["appClusterProvisioner", "jobClusterProvisioner"],
-    "text",
-  ],
-  [
-    "clusterAddresses",
-    ["app-cluster-addresses", "job-cluster-addresses"],
-    ["appClusterAddresses", "jobClusterAddresses"],
-    "list",
-  ],
-];
-
-const PARAMETERS_PREFIX = "parameters.";
+const PARAMETERS_PREFIX = `${PARAMETERS_FIELD}.`;
 
 interface Field {
   canonical: string;
-  kind: Kind;
+  kind: FieldKind;
 }
 
 function indexBy(encoding: Encoding): ReadonlyMap<string, Field> {
-  const column = encoding === "form" ? 1 : 2;
-  return new Map(FIELD_TABLE.flatMap((row) => row[column].map((wire) => [wire, { canonical: row[0], kind: row[3] }] as const)));
+  return new Map(FIELDS.flatMap(({ canonical, kind, ...names }) => names[encoding].map((wire) => [wire, { canonical, kind }] as const)));
 }
 const CANONICAL: Record<Encoding, ReadonlyMap<string, Field>> = { form: indexBy("form"), json: indexBy("json") };
 
@@ -79,9 +39,8 @@ function setField(fields: Fields, field: Field, value: unknown): void {
 
 /** How the caller spelled a canonical field, for error messages the operator can act on. */
 export function wireName(canonical: string, encoding: Encoding): string {
-  const row = FIELD_TABLE.find(([name]) => name === canonical);
-  if (row === undefined) return canonical;
-  return (encoding === "form" ? row[1] : row[2]).join(" / ");
+  const field = FIELDS.find((candidate) => candidate.canonical === canonical);
+  return field === undefined ? canonical : field[encoding].join(" / ");
 }
 
 /** Keys that would reach Object.prototype when nesting parameters. */

@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
-import type { Encoding, Fields } from "./fields.js";
+import type { Encoding } from "../contract.js";
+import type { Fields } from "./fields.js";
 
 export interface RequestScope {
   readonly requestId: string;

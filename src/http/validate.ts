@@ -4,7 +4,8 @@
  */
 import type { z } from "zod";
 import { BadRequestError } from "../errors.js";
-import { wireName, type Encoding } from "./fields.js";
+import type { Encoding } from "../contract.js";
+import { wireName } from "./fields.js";
 
 const PATH_SEGMENTS: Record<string, string> = {
   instance: "The instance name in the path",

@@ -5,7 +5,8 @@
  */
 import type { Call } from "./client.js";
 import type { ParameterTree } from "./payloads.js";
-import type { EventContext, Placement, Variant } from "./types.js";
+import type { Placement, Variant } from "../contract.js";
+import type { EventContext } from "./types.js";
 
 export interface InstanceSpec {
   name: string;
@@ -47,15 +48,23 @@ export function providerCalls({ variant, event, modernFields }: CallStyle) {
   const modern = variant !== "B";
   const at = (instance: string) => `/resources/${encodeURIComponent(instance)}`;
   const appFields = (app: AppSpec) => ({ "app-name": app.name, "app-hosts": app.hosts });
-  const placementFields = (prefix: "app" | "job", placement: Placement) => ({
-    [`${prefix}-pool-name`]: placement.pool,
-    ...(prefix === "app" ? { "app-pool-provisioner": placement.provisioner } : {}),
-    [`${prefix}-cluster-name`]: placement.cluster,
-    ...(prefix === "app"
-      ? { "app-cluster-provisioner": placement.provisioner, "app-cluster-addresses": placement.addresses }
-      : {}),
-  });
   type Fields = Record<string, string | string[]>;
+  /** The fields that are set: the platform leaves out what it does not know. */
+  const present = (fields: Record<string, string | string[] | undefined>): Fields =>
+    Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined));
+  // Jobs carry only their pool and cluster names.
+  const placementFields = (prefix: "app" | "job", placement: Placement): Fields =>
+    present(
+      prefix === "app"
+        ? {
+            "app-pool-name": placement.poolName,
+            "app-pool-provisioner": placement.poolProvisioner,
+            "app-cluster-name": placement.clusterName,
+            "app-cluster-provisioner": placement.clusterProvisioner,
+            "app-cluster-addresses": placement.clusterAddresses,
+          }
+        : { "job-pool-name": placement.poolName, "job-cluster-name": placement.clusterName },
+    );
   const tags = (instance: InstanceSpec): Fields => (modernFields && instance.tags?.length ? { tags: instance.tags } : {});
   const description = (instance: InstanceSpec): Fields =>
     modernFields && instance.description ? { description: instance.description } : {};

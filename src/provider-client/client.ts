@@ -14,7 +14,8 @@ import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
 import { jsonType } from "./shapes.js";
-import type { Encoding, EventContext, Exchange, Placement } from "./types.js";
+import { HEADERS, type Encoding, type Placement } from "../contract.js";
+import type { EventContext, Exchange } from "./types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -146,15 +147,13 @@ export class PlatformClient {
       headers.Authorization = basicAuth(this.options.username, password);
     }
     if (event) {
-      headers["X-Tsuru-User"] = event.user;
-      headers["X-Tsuru-Eventid"] = event.id;
+      headers[HEADERS.user] = event.user;
+      headers[HEADERS.eventId] = event.id;
     }
     if (call.placement) {
-      headers["X-Tsuru-Pool-Name"] = call.placement.pool;
-      headers["X-Tsuru-Pool-Provisioner"] = call.placement.provisioner;
-      headers["X-Tsuru-Cluster-Name"] = call.placement.cluster;
-      headers["X-Tsuru-Cluster-Provisioner"] = call.placement.provisioner;
-      if (call.placement.addresses.length > 0) headers["X-Tsuru-Cluster-Addresses"] = call.placement.addresses;
+      const { clusterAddresses, ...named } = call.placement;
+      for (const [field, value] of Object.entries(named)) if (value !== undefined) headers[HEADERS[field as keyof typeof named]] = value;
+      if (clusterAddresses.length > 0) headers[HEADERS.clusterAddresses] = clusterAddresses;
     }
     return headers;
   }

@@ -3,7 +3,7 @@
  * form field names; `encodePayload` turns it into the form body (repeated keys, flattened
  * `parameters.*`) or into the camelCase JSON object platform 1.30+ sends.
  */
-import type { Encoding } from "../conformance/types.js";
+import { jsonName, PARAMETERS_FIELD, type Encoding } from "../contract.js";
 
 export type ParameterTree = { [key: string]: string | ParameterTree };
 
@@ -20,9 +20,6 @@ export interface Payload {
 export const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
 export const JSON_CONTENT_TYPE = "application/json";
 
-/** JSON names that are not the plain camelCase of the form name (from the platform's payloads). */
-const JSON_NAMES: Record<string, string> = { eventid: "eventID" };
-
 export function encodePayload(payload: Payload, encoding: Encoding): { contentType: string; body: string } {
   if (encoding === "json" && !payload.formOnly) {
     return { contentType: JSON_CONTENT_TYPE, body: JSON.stringify(toJson(payload)) };
@@ -35,7 +32,7 @@ function toForm(payload: Payload): string {
   for (const [key, value] of Object.entries({ ...payload.fields, ...payload.formOnlyFields })) {
     for (const item of typeof value === "string" ? [value] : value) form.append(key, item);
   }
-  for (const [key, value] of flatten(payload.parameters ?? {}, "parameters")) form.append(key, value);
+  for (const [key, value] of flatten(payload.parameters ?? {}, PARAMETERS_FIELD)) form.append(key, value);
   return form.toString();
 }
 
@@ -48,10 +45,6 @@ function flatten(tree: ParameterTree, prefix: string): Array<[string, string]> {
 function toJson(payload: Payload): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(payload.fields)) body[jsonName(key)] = value;
-  if (payload.parameters) body.parameters = payload.parameters;
+  if (payload.parameters) body[PARAMETERS_FIELD] = payload.parameters;
   return body;
-}
-
-function jsonName(formName: string): string {
-  return JSON_NAMES[formName] ?? formName.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }

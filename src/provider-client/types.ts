@@ -2,12 +2,6 @@
  * Types of the platform-side provider client, shared by the conformance kit and the local platform.
  */
 
-/** `A` and `B` are the spec's variants; `current` is Variant A plus the calls today's platform makes. */
-export type Variant = "A" | "B" | "current";
-
-/** How request bodies are sent: form encoded (default) or the platform 1.30+ camelCase JSON. */
-export type Encoding = "form" | "json";
-
 /** One request sent to a provider and what came back, with secrets already redacted. */
 export interface Exchange {
   method: string;
@@ -23,15 +17,6 @@ export interface Exchange {
     body: string;
   };
   error?: string;
-}
-
-/** Where the app (or job) of a bind call runs: sent as fields and X-Tsuru-* headers. */
-export interface Placement {
-  pool: string;
-  cluster: string;
-  provisioner: string;
-  /** Addresses of the cluster's API servers. */
-  addresses: string[];
 }
 
 /** Who asked for a mutating call, and the platform event it belongs to. */

@@ -40,7 +40,7 @@ function slug(heading: string): string {
 function anchorsOf(file: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
-  for (const [, heading] of prose(readFileSync(file, "utf8")).matchAll(/^#{1,6} (.+)$/gm)) {
+  for (const [, heading = ""] of prose(readFileSync(file, "utf8")).matchAll(/^#{1,6} (.+)$/gm)) {
     const base = slug(heading);
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
@@ -52,7 +52,7 @@ function anchorsOf(file: string): Set<string> {
 describe("links in the docs", () => {
   it.each(DOCS.map((file) => [path.relative(root, file), file]))("%s: every relative link and anchor resolves", (_name, file) => {
     const broken: string[] = [];
-    for (const [, target] of prose(readFileSync(file, "utf8")).matchAll(/\]\(([^)\s]+)\)/g)) {
+    for (const [, target = ""] of prose(readFileSync(file, "utf8")).matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^[a-z]+:/i.test(target)) continue; // http:, https:, mailto:
       const [filePart, anchor] = target.split("#") as [string, string | undefined];
       const linked = filePart === "" ? file : path.resolve(path.dirname(file), filePart);

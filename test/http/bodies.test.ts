@@ -246,16 +246,16 @@ describe("bad input", () => {
     await expect400(running, () => running.http.post("/resources").set("Authorization", GOOD_AUTH).type("json").send("{not json"), /not valid JSON/);
   });
 
-  it("instance names: letters first, then letters, digits, - and _, at most 63 characters", async () => {
+  it("instance names: a letter, then at least one more letter, digit, - or _, at most 63 characters (the platform's rule)", async () => {
     const fake = seeded();
     const running = await start(fake.handlers);
-    for (const good of ["a", "Redis-1_b", `a${"b".repeat(62)}`]) {
+    for (const good of ["ab", "Redis-1_b", `a${"b".repeat(62)}`]) {
       await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=${good}`).expect(201);
     }
     const empty = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=");
     expect(empty.status).toBe(400);
     expect(empty.text).toBe('Field "name" is required.');
-    for (const bad of ["1abc", "-a", "a.b", "..", "a/b", "a%00b", "a%0Ab", "caf%C3%A9", `a${"b".repeat(63)}`]) {
+    for (const bad of ["a", "1abc", "-a", "a.b", "..", "a/b", "a%00b", "a%0Ab", "caf%C3%A9", `a${"b".repeat(63)}`]) {
       const res = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send(`name=${bad}`);
       expect(res.status, bad).toBe(400);
       expect(res.text).toMatch(/^Field "name" must start with a letter/);

@@ -220,13 +220,13 @@ describe("optional handlers and empty results", () => {
     const running = await start(required);
     const calls = [
       running.http.get("/resources/plans"),
-      running.http.put("/resources/x"),
-      running.http.post("/resources/x/bind").type(FORM).send("unit-host=10.0.0.1"),
-      running.http.delete("/resources/x/bind").type(FORM).send("unit-host=10.0.0.1"),
-      running.http.put("/resources/x/binds/jobs/j1"),
-      running.http.delete("/resources/x/binds/jobs/j1"),
-      running.http.get("/resources/x/status"),
-      running.http.get("/resources/x"),
+      running.http.put("/resources/x1"),
+      running.http.post("/resources/x1/bind").type(FORM).send("unit-host=10.0.0.1"),
+      running.http.delete("/resources/x1/bind").type(FORM).send("unit-host=10.0.0.1"),
+      running.http.put("/resources/x1/binds/jobs/j1"),
+      running.http.delete("/resources/x1/binds/jobs/j1"),
+      running.http.get("/resources/x1/status"),
+      running.http.get("/resources/x1"),
     ];
     for (const call of calls) {
       const res = await call.set("Authorization", GOOD_AUTH);

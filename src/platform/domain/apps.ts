@@ -37,7 +37,7 @@ export function appSpec(app: App): AppSpec {
     name: app.name,
     hosts: [addressOf(app)],
     internalHosts: [`${app.name}.${app.pool}.local`],
-    placement: { pool: app.pool, cluster: "local", provisioner: "local", addresses: [] },
+    placement: { poolName: app.pool, poolProvisioner: "local", clusterName: "local", clusterProvisioner: "local", clusterAddresses: [] },
   };
 }
 

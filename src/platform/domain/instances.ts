@@ -4,10 +4,11 @@
  */
 import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
-import { INSTANCE_NAME, type Instance } from "./model.js";
+import { type Instance } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import { undoing } from "./operation.js";
 import { findService, mayUse } from "./services.js";
+import { INSTANCE_NAME_PATTERN } from "../../contract.js";
 
 export const instanceLock = (name: string) => `instance:${name}`;
 
@@ -29,7 +30,7 @@ export interface NewInstance {
 }
 
 export async function createInstance(context: Context, actor: Actor, wanted: NewInstance): Promise<Instance> {
-  if (!INSTANCE_NAME.test(wanted.name)) {
+  if (!INSTANCE_NAME_PATTERN.test(wanted.name)) {
     throw badRequest("Invalid service instance name: start with a letter, then letters, digits, dashes or underscores (at least 2 characters).");
   }
   const service = await findService(context, wanted.service);

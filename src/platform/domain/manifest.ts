@@ -5,7 +5,7 @@
  * Other keys are ignored, as the platform ignores them.
  */
 import { parse } from "yaml";
-import type { Encoding, Variant } from "../../provider-client/types.js";
+import { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../../contract.js";
 import { badRequest, failed } from "./errors.js";
 import { SERVICE_NAME } from "./model.js";
 
@@ -18,8 +18,6 @@ export interface Manifest {
   encoding: Encoding;
 }
 
-const VARIANTS: readonly Variant[] = ["A", "B", "current"];
-const ENCODINGS: readonly Encoding[] = ["form", "json"];
 
 export function parseManifest(text: string): Manifest {
   let document: unknown;

@@ -2,13 +2,12 @@
  * The records the platform keeps, and the name rules of the real platform (platform-notes.md).
  * Plain JSON: the same shapes live in memory and in Redis.
  */
-import type { Encoding, Variant } from "../../provider-client/types.js";
+import type { Encoding, Variant } from "../../contract.js";
 
 /** No white space and no control characters: an address is printed on the operator's terminal. */
 export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
 export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-export const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
 export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 export const ENV_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 export const PASSWORD_LENGTH = { min: 6, max: 50 };

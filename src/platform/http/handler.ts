@@ -7,7 +7,8 @@ import { z } from "zod";
 import type { Actor, Context } from "../domain/context.js";
 import { badRequest } from "../domain/errors.js";
 import { withinOperation } from "../domain/operation.js";
-import { APP_NAME, EMAIL, INSTANCE_NAME, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
+import { APP_NAME, EMAIL, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
+import { INSTANCE_NAME_PATTERN } from "../../contract.js";
 
 export { sendEmpty, sendJson, sendText } from "../../http/answer.js";
 
@@ -35,7 +36,7 @@ export function handle(context: Context, route: Route): RequestHandler {
 
 const NAMES = {
   app: [APP_NAME, "app name"],
-  instance: [INSTANCE_NAME, "service instance name"],
+  instance: [INSTANCE_NAME_PATTERN, "service instance name"],
   service: [SERVICE_NAME, "service name"],
   team: [TEAM_NAME, "team name"],
   email: [EMAIL, "email"],

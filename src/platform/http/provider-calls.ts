@@ -4,9 +4,10 @@
  * those with an id below `before`, for paging back; `X-Total-Count` says how many match in all.
  */
 import { badRequest } from "../domain/errors.js";
-import { APP_NAME, INSTANCE_NAME, SERVICE_NAME } from "../domain/model.js";
+import { APP_NAME, SERVICE_NAME } from "../domain/model.js";
 import { providerCallsFor } from "../domain/services.js";
 import { query, sendJson, type Route } from "./handler.js";
+import { INSTANCE_NAME_PATTERN } from "../../contract.js";
 
 const MAX_PAGE = 1000;
 
@@ -18,7 +19,7 @@ function whole(req: Parameters<Route>[0]["req"], name: string, max: number): num
   return value;
 }
 
-const FILTERS = { service: SERVICE_NAME, instance: INSTANCE_NAME, app: APP_NAME } as const;
+const FILTERS = { service: SERVICE_NAME, instance: INSTANCE_NAME_PATTERN, app: APP_NAME } as const;
 
 export const providerCallList: Route = async ({ req, res, context, actor }) => {
   const filter: Partial<Record<keyof typeof FILTERS, string>> = {};

@@ -1,0 +1,99 @@
+/**
+ * The provider contract's wire facts, written once: the platform generations, the body
+ * encodings, the name rules, the fields the platform sends with their names in each encoding,
+ * and its headers. The server side (src/http, src/schemas.ts), the provider client
+ * (src/provider-client), the conformance kit and the local platform all read them from here.
+ * docs/contract.md says the same in words.
+ */
+
+/** `A` and `B` are the spec's variants; `current` is Variant A plus the calls today's platform makes. */
+export type Variant = "A" | "B" | "current";
+export const VARIANTS: readonly Variant[] = ["A", "B", "current"];
+
+/** How request bodies come: form encoded (every platform) or camelCase JSON (platform 1.30+, `encoding: json`). */
+export type Encoding = "form" | "json";
+export const ENCODINGS: readonly Encoding[] = ["form", "json"];
+
+/** Instance names as the platform accepts them: a letter, then at least one letter, digit, `-` or `_`. */
+export const INSTANCE_NAME_PATTERN = /^[A-Za-z][-a-zA-Z0-9_]+$/;
+/** App and job names in a provider's paths and bodies: a letter, then letters, digits, `-` and `_`. */
+export const NAME_PATTERN = /^[A-Za-z][-a-zA-Z0-9_]*$/;
+export const NAME_MAX_LENGTH = 63;
+/** A `create` with this name would shadow `GET /resources/plans`. */
+export const RESERVED_INSTANCE_NAMES: ReadonlySet<string> = new Set(["plans"]);
+
+/** Pool and cluster the platform says the app or job runs on (multi-cluster services). */
+export interface Placement {
+  poolName?: string;
+  poolProvisioner?: string;
+  clusterName?: string;
+  clusterProvisioner?: string;
+  clusterAddresses: string[];
+}
+
+/** A field the platform sends: one value, or a list (repeated form keys, a JSON array). */
+export type FieldKind = "text" | "list";
+
+export interface WireField {
+  /** The name requests carry it under once decoded (`appName`, `eventId`, `poolName`). */
+  canonical: string;
+  /** Its names in a form body; app and job placement fields share a canonical name. */
+  form: readonly string[];
+  /** Its names in a JSON body, in the order of `form` (the platform sends these); any extra is accepted too. */
+  json: readonly string[];
+  kind: FieldKind;
+}
+
+const field = (canonical: string, form: readonly string[], json: readonly string[], kind: FieldKind = "text"): WireField => ({
+  canonical,
+  form,
+  json,
+  kind,
+});
+
+/** Every field the platform sends in a body, `parameters.*` aside. */
+export const FIELDS: readonly WireField[] = [
+  field("name", ["name"], ["name"]),
+  field("plan", ["plan"], ["plan"]),
+  field("team", ["team"], ["team"]),
+  field("description", ["description"], ["description"]),
+  field("tags", ["tags"], ["tags"], "list"),
+  field("user", ["user"], ["user"]),
+  field("eventId", ["eventid"], ["eventID", "eventId", "eventid"]),
+  field("appName", ["app-name"], ["appName"]),
+  field("appHost", ["app-host"], ["appHost"]),
+  field("appHosts", ["app-hosts"], ["appHosts"], "list"),
+  field("appInternalHosts", ["app-internal-hosts"], ["appInternalHosts"], "list"),
+  field("unitHost", ["unit-host"], ["unitHost"]),
+  field("jobName", ["job-name"], ["jobName"]),
+  field("hostname", ["hostname"], ["hostname"]),
+  field("poolName", ["app-pool-name", "job-pool-name"], ["appPoolName", "jobPoolName"]),
+  field("poolProvisioner", ["app-pool-provisioner", "job-pool-provisioner"], ["appPoolProvisioner", "jobPoolProvisioner"]),
+  field("clusterName", ["app-cluster-name", "job-cluster-name"], ["appClusterName", "jobClusterName"]),
+  field("clusterProvisioner", ["app-cluster-provisioner", "job-cluster-provisioner"], ["appClusterProvisioner", "jobClusterProvisioner"]),
+  field("clusterAddresses", ["app-cluster-addresses", "job-cluster-addresses"], ["appClusterAddresses", "jobClusterAddresses"], "list"),
+];
+
+/** Nested parameters: `parameters.tls.enabled=true` in a form, `parameters: {tls: {enabled: …}}` in JSON. */
+export const PARAMETERS_FIELD = "parameters";
+
+/** The JSON name the platform sends for a form field; throws for a name the contract does not have. */
+export function jsonName(formName: string): string {
+  for (const { form, json } of FIELDS) {
+    const index = form.indexOf(formName);
+    if (index >= 0) return json[index]!;
+  }
+  throw new Error(`"${formName}" is not a field of the provider contract: add it to FIELDS in src/contract.ts.`);
+}
+
+/** Headers the platform adds: who asked and the event (on changes), and where the app runs. */
+export const HEADERS = {
+  user: "X-Tsuru-User",
+  eventId: "X-Tsuru-Eventid",
+  poolName: "X-Tsuru-Pool-Name",
+  poolProvisioner: "X-Tsuru-Pool-Provisioner",
+  clusterName: "X-Tsuru-Cluster-Name",
+  clusterProvisioner: "X-Tsuru-Cluster-Provisioner",
+  /** Repeated, one header per address. */
+  clusterAddresses: "X-Tsuru-Cluster-Addresses",
+} as const;
