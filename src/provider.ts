@@ -179,13 +179,13 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
   const guarded = routeTable(routes);
 
-  // The same steps in the same order both ways in: through Express here, straight from node:http
+  // The same middleware in the same order both ways in: through Express here, straight from node:http
   // in `directListener`. One Express layer for the whole surface: Express's router matches and
   // dispatches per layer. No provider route: on to the routes the user added, then `notFound`.
   const scoped: RequestHandler = (req, res, next) => {
     if (openScope(req, res, req.path)) next();
   };
-  app.use(pipeline(scoped, open.step, ...(auth === undefined ? [] : [auth.check]), body, guarded.step));
+  app.use(pipeline(scoped, open.middleware, ...(auth === undefined ? [] : [auth.check]), body, guarded.middleware));
   const provider = answeringWhatIsLeft(app);
   const requestListener = directListener({ openScope, open, guarded, admits: auth?.admits, body, express: provider });
 

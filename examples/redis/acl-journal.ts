@@ -1,8 +1,8 @@
 /**
  * The shared server's ACL users, kept durable by a journal in the registry instead of by an
  * `ACL SAVE` per change. A save blocks the server while Redis describes every user changed since
- * the last one (about 0.5 ms each) and writes them all (about 2 µs each): a bind that waited for
- * its own save, inside the instance lock, could never share one and got slower as users grew.
+ * the last one and writes them all: a bind that waited for its own save, inside the instance
+ * lock, could never share one and got slower as users grew.
  *
  * A change (a user set or deleted) is made on the shared server, then recorded in the journal, a
  * stream in the registry (whose writes are as durable as a binding's), and the call answers. The
@@ -55,11 +55,8 @@ export interface AclJournalOptions {
 
 /**
  * A save starts once this many changes wait, interval or not. ACL SAVE blocks every tenant of
- * the shared server while it runs: Redis describes each user changed since the last save (about
- * 0.5 ms each with the shared plan's rules, Redis 7.0, `npm run bench:redis`), then writes every
- * user (about 2 µs each: 20 ms at 10 000 users). So a save of at most 500 changes stalls the
- * server for at most about a quarter of a second plus the write, and in a stream of binds one
- * in 500 waits for it.
+ * the shared server while it describes each changed user: the cap bounds that stall, and how
+ * often a stream of binds meets one (docs/benchmarks.md has the measured cost).
  */
 const SAVE_AFTER_CHANGES = 500;
 /** How long a replay waits for an instance's lock; a retry follows if it is not free by then. */

@@ -13,7 +13,7 @@ import { BadRequestError, ProviderError } from "../errors.js";
 import type { Encoding } from "../contract.js";
 import { formFields, jsonFields, type Fields } from "./fields.js";
 import { formReader } from "./form.js";
-import type { Step } from "./router.js";
+import type { Middleware } from "./router.js";
 import { scopeOf } from "./scope.js";
 
 const FORM = "application/x-www-form-urlencoded";
@@ -95,7 +95,7 @@ export interface BodyLimits {
   formFields: number;
 }
 
-export function bodyParsing(limits: BodyLimits): Step {
+export function bodyParsing(limits: BodyLimits): Middleware {
   const readers = new Map<string, Reader>([
     [
       FORM,

@@ -1,18 +1,18 @@
 /**
  * The provider's own routes straight from `node:http`, with Express out of the request path
  * (`provider.listen()`, `provider.requestListener`). Express costs more per call than everything
- * the provider does (see docs/benchmarks.md), and the provider's steps need none of it.
+ * the provider does (see docs/benchmarks.md), and the provider's middleware needs none of it.
  *
  * A request is served here only when nothing in it needs Express: its path is one Express reads
  * without `url.parse`, it matches one of the provider's routes, and (behind auth) it carries the
  * canonical header of accepted credentials. Everything else goes to the Express app untouched:
  * the user's own routes, 404s, 401s and every other spelling of Basic auth. Both ways run the
- * same steps in the same order (scope, open routes, auth, body, guarded routes), so they give
+ * same middleware in the same order (scope, open routes, auth, body, guarded routes), so they give
  * the same answers byte for byte; test/http runs against both.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { errorAnswer } from "./errors.js";
-import type { RouteTable, Step } from "./router.js";
+import type { RouteTable, Middleware } from "./router.js";
 import type { OpenScope } from "./scope.js";
 
 export interface DirectParts {
@@ -23,7 +23,7 @@ export interface DirectParts {
   guarded: RouteTable;
   /** True when the request's credentials are admitted without Express; undefined: auth is off. */
   admits: ((req: IncomingMessage) => boolean) | undefined;
-  body: Step;
+  body: Middleware;
   /** The Express app, for everything else. */
   express: RequestListener;
 }
@@ -43,7 +43,7 @@ function dropConnection(req: IncomingMessage): void {
   req.socket.destroy();
 }
 
-/** Answers a failed step as the Express app's error answer does. */
+/** Answers a failed middleware as the Express app's error answer does. */
 export function failed(error: unknown, req: IncomingMessage, res: ServerResponse): void {
   errorAnswer(error, req, res, () => dropConnection(req));
 }

@@ -48,7 +48,7 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /**
  * Deepest nesting of `parameters` (`parameters.a.b.c` is 3 levels), in both encodings: real
- * parameters use two or three, and every later step (validation, the registry's copies) walks
+ * parameters use two or three, and every later stage (validation, the registry's copies) walks
  * the tree recursively, so an unbounded depth would cost the stack rather than a clear answer.
  */
 const PARAMETER_DEPTH_LIMIT = 32;

@@ -1,7 +1,7 @@
 /**
  * The provider's routes, matched by ONE matcher compiled once from the route table: Express's
  * router would try a layer per route, each with its own regular expression. The same table
- * serves both ways in (see `direct.ts`): as a step of the Express pipeline, and straight from
+ * serves both ways in (see `direct.ts`): as a middleware of the Express pipeline, and straight from
  * `node:http`. Literal segments match case-sensitively, as the platform's own paths do (so
  * `/resources/Plans` is the instance `Plans`, never the plan list); otherwise Express's rules are
  * kept: one trailing slash is allowed, HEAD is served by the GET route, parameters are whole
@@ -15,8 +15,8 @@ export type Method = "get" | "post" | "put" | "delete";
 /** Passes what went wrong on (an error), or hands the request to what comes next (nothing). */
 export type Next = (error?: unknown) => void;
 
-/** One step of the provider's request handling, on plain `node:http` objects. */
-export type Step = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+/** One middleware of the provider's request handling, on plain `node:http` objects. */
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
 
 /** A route's handler: it answers, or passes what went wrong to `next` (it never rejects). */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, next: Next) => Promise<void> | void;
@@ -49,8 +49,8 @@ export interface RouteTable {
   find(method: string | undefined, path: string): Match | undefined;
   /** Runs the matched route: its pattern and decoded parameters go on the request scope. */
   run(match: Match, req: IncomingMessage, res: ServerResponse, next: Next): void;
-  /** The table as a pipeline step: no match, `next()`. */
-  step: Step;
+  /** The table as a middleware: no match, `next()`. */
+  middleware: Middleware;
 }
 
 /**
@@ -125,7 +125,7 @@ export function routeTable(routes: readonly RouteEntry[], { trailingSlash = true
   return {
     find,
     run,
-    step(req, res, next) {
+    middleware(req, res, next) {
       const match = find(req.method, scopeOf(req).path);
       if (match === undefined) return next();
       run(match, req, res, next);

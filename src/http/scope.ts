@@ -42,7 +42,7 @@ type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 const NO_FIELDS: Fields = Object.freeze({});
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The scope `openScope` attached; every later step runs after it. */
+/** The scope `openScope` attached; every later middleware runs after it. */
 export function scopeOf(req: IncomingMessage): RequestScope {
   const scope = (req as ScopedRequest)[SCOPE];
   if (scope === undefined) throw new Error("provider-kit: the request scope is not opened first.");
