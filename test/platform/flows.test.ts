@@ -45,10 +45,10 @@ async function servicesSeenBy(app: string): Promise<unknown> {
   return JSON.parse(answer.text);
 }
 
-/** `METHOD path status` of each call the platform made to the service's provider, in order. */
+/** `[undo ]METHOD path status` of each call the platform made to the service's provider, in order. */
 async function callsTo(service: string): Promise<string[]> {
   const calls = (await t.admin.get(`/provider-calls?service=${service}`)).json<ProviderCall[]>();
-  return calls.map((call) => `${call.method} ${call.path} ${call.status ?? call.error}`);
+  return calls.map((call) => `${call.undo ? "undo " : ""}${call.method} ${call.path} ${call.status ?? call.error}`);
 }
 
 async function instanceApps(instance: string): Promise<string[]> {
@@ -88,8 +88,8 @@ describe("bind failures leave nothing half-bound", () => {
       `POST /resources/${instance}/bind-app 201`,
       `POST /resources/${instance}/bind 201`,
       `POST /resources/${instance}/bind 500`,
-      `DELETE /resources/${instance}/bind 200`,
-      `DELETE /resources/${instance}/bind-app 200`,
+      `undo DELETE /resources/${instance}/bind 200`,
+      `undo DELETE /resources/${instance}/bind-app 200`,
     ]);
     expect(await instanceApps(instance)).toEqual([]);
     expect(await servicesSeenBy(app)).toEqual({});
@@ -109,6 +109,91 @@ describe("bind failures leave nothing half-bound", () => {
 });
 
 describe("unbind and remove", () => {
+  /** What the Redis example answers while an instance's Redis server is away. */
+  const AWAY = "The instance's Redis server does not answer right now; try again in a moment.";
+  const unitAddresses = async (app: string) => (await t.admin.get(`/apps/${app}`)).json<{ Units: Array<{ Ip: string }> }>().Units.map((unit) => unit.Ip);
+  /** The bind-units healer's lines about `app`: none when the platform's records match what the provider was told. */
+  const healerLines = async (app: string) => (await t.admin.ok(t.admin.get("/healers/bind-units"))).text.split("\n").filter((line) => line.startsWith(`${app}: `));
+
+  it("bind-app unbind failing after the unit unbinds: the units are bound again, and the records, variables and healer agree", async () => {
+    let away = false;
+    const provider = await startTestProvider({
+      unbindApp: async () => {
+        if (away) throw new ProviderError(AWAY, 503);
+      },
+    });
+    const { instance, app } = await setUp("rollback", provider, {}, 2);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    const bound = (await callsTo("rollback")).length;
+    away = true;
+    const answer = await t.admin.delete(`/services/instances/${instance}/${app}`);
+    expect(answer.status).toBe(500);
+    expect(answer.text).toContain(AWAY);
+    expect((await callsTo("rollback")).slice(bound)).toEqual([
+      `DELETE /resources/${instance}/bind 200`,
+      `DELETE /resources/${instance}/bind 200`,
+      `DELETE /resources/${instance}/bind-app 503`,
+      `undo POST /resources/${instance}/bind 201`,
+      `undo POST /resources/${instance}/bind 201`,
+    ]);
+    const rebound = (await t.admin.get(`/provider-calls?service=rollback`)).json<ProviderCall[]>().filter((call) => call.undo);
+    expect(rebound.map((call) => /unit-host=([\d.]+)/.exec(call.requestBody)?.[1])).toEqual(await unitAddresses(app));
+    expect(await instanceApps(instance)).toEqual([app]);
+    expect(Object.keys(await servicesSeenBy(app) as object)).toEqual(["rollback"]);
+    expect(await healerLines(app)).toEqual([]);
+    away = false;
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));
+    expect(await instanceApps(instance)).toEqual([]);
+  });
+
+  it("a unit unbind failing midway: the unit already unbound is bound again and bind-app is left alone", async () => {
+    let refused: string | undefined;
+    const provider = await startTestProvider({
+      unbindUnit: async (request) => {
+        if (request.unitHost === refused) throw new ProviderError(AWAY, 503);
+      },
+    });
+    const { instance, app } = await setUp("midway", provider, {}, 2);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    const bound = (await callsTo("midway")).length;
+    const [first, second] = await unitAddresses(app);
+    refused = second;
+    const answer = await t.admin.delete(`/services/instances/${instance}/${app}`);
+    expect([answer.status, answer.text]).toEqual([500, expect.stringContaining(AWAY)]);
+    const calls = (await t.admin.get(`/provider-calls?service=midway`)).json<ProviderCall[]>().slice(bound);
+    expect(calls.map((call) => `${call.undo ? "undo " : ""}${call.method} ${call.path} ${call.status} ${/unit-host=([\d.]+)/.exec(call.requestBody)?.[1]}`)).toEqual([
+      `DELETE /resources/${instance}/bind 200 ${first}`,
+      `DELETE /resources/${instance}/bind 503 ${second}`,
+      `undo POST /resources/${instance}/bind 201 ${first}`,
+    ]);
+    expect(await instanceApps(instance)).toEqual([app]);
+    expect(await healerLines(app)).toEqual([]);
+  });
+
+  it("a unit the provider will not bind again is recorded as unbound, and the bind-units healer binds it later", async () => {
+    let away = false;
+    const provider = await startTestProvider({
+      unbindApp: async () => {
+        if (away) throw new ProviderError(AWAY, 503);
+      },
+      bindUnit: async () => {
+        if (away) throw new ProviderError(AWAY, 503);
+        return undefined;
+      },
+    });
+    const { instance, app } = await setUp("norebind", provider);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    away = true;
+    expect((await t.admin.delete(`/services/instances/${instance}/${app}`)).status).toBe(500);
+    expect((await callsTo("norebind")).at(-1)).toBe(`undo POST /resources/${instance}/bind 503`);
+    const [unit] = await unitAddresses(app);
+    const log = (await t.admin.get(`/apps/${app}/log?lines=5`)).json<Array<{ Message: string }>>().map((entry) => entry.Message);
+    expect(log).toContain(`the unit(s) at ${unit} could not be bound to the instance ${instance} again: GET /healers/bind-units sends their binds again`);
+    away = false;
+    expect(await healerLines(app)).toEqual([`${app}: bound the unit ${app}-${unit!.split(".").at(-1)} (${unit}) to the instance ${instance}`]);
+    expect(await healerLines(app)).toEqual([]);
+  });
+
   it("a provider 404 on unbind means already gone: the unbind succeeds; a 404 on remove is an error", async () => {
     const provider = await startTestProvider({
       unbindApp: async () => {

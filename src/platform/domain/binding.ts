@@ -3,7 +3,9 @@
  * fails, so an app is never half-bound (platform-notes.md):
  *   bind:   (1) the app on the instance, (2) bind-app (404: once more on /bind), (3) the
  *           variables into the app, (4) Variant A: one unit bind per unit.
- *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave.
+ *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave;
+ *           when a step fails, the units unbound are bound again (and bind-app sent again when
+ *           it had been unbound), the platform's unbind pipeline's backward steps.
  * Unit changes send the per-unit calls to every bound Variant A provider.
  */
 import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-client/calls.js";
@@ -118,15 +120,48 @@ async function bindUnits(context: Context, binding: Binding, units: Unit[]): Pro
   return bound;
 }
 
-/** Unbinds each unit address; a provider 404 means already gone. */
-async function unbindUnits(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+/**
+ * Sends every unit address its unbind (a provider 404 means already gone): answers the addresses
+ * unbound, and the failure of each address still bound.
+ */
+async function unbindUnits(context: Context, binding: Binding, hosts: string[]): Promise<{ unbound: string[]; failures: string[] }> {
   const { calls, target, spec } = binding;
+  const unbound: string[] = [];
+  const failures: string[] = [];
   for (const host of hosts) {
     const result = await context.providers.send(target, calls.unbindUnit(target.instance!, spec, host));
-    if (!succeeded(result) && statusOf(result) !== 404) {
-      throw failed(`Failed to unbind the unit at ${host} from the instance "${target.instance}": ${providerProblem(result)}`);
-    }
+    if (succeeded(result) || statusOf(result) === 404) unbound.push(host);
+    else failures.push(`Failed to unbind the unit at ${host} from the instance "${target.instance}": ${providerProblem(result)}`);
   }
+  return { unbound, failures };
+}
+
+/** Unbinds every address or none: when one fails, those unbound are bound again and the first failure thrown. */
+async function unbindEveryUnit(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+  const { unbound, failures } = await unbindUnits(context, binding, hosts);
+  if (failures.length === 0) return;
+  await rebindUnits(context, binding, unbound);
+  throw failed(failures[0]!);
+}
+
+/**
+ * Undo step: binds again units whose unbind is being undone. A unit the provider refuses is no
+ * longer recorded as bound, so the bind-units healer sends its bind again. The caller holds the
+ * instance's lock.
+ */
+async function rebindUnits(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+  const { calls, target, spec } = binding;
+  const [instanceName, appName] = [target.instance!, target.app!];
+  const refused: string[] = [];
+  for (const host of hosts) {
+    const result = await undoing(() => context.providers.send(target, calls.bindUnit(instanceName, spec, host)));
+    if (!succeeded(result)) refused.push(host);
+  }
+  if (refused.length === 0) return;
+  const instance = await findInstance(context, instanceName);
+  const still = (instance.boundUnits[appName] ?? []).filter((host) => !refused.includes(host));
+  await context.store.put("instances", instanceName, { ...instance, boundUnits: { ...instance.boundUnits, [appName]: still } });
+  await appLog(context, appName, `the unit(s) at ${refused.join(", ")} could not be bound to the instance ${instanceName} again: GET /healers/bind-units sends their binds again`);
 }
 
 export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<void> {
@@ -144,20 +179,20 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
     if (!instance.apps.includes(app.name)) throw preconditionFailed("This app is not bound to this service instance.");
     const binding = await bindingOf(context, actor, instance, app);
     const { calls, target, spec } = binding;
-    await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
-    const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
-    if (!succeeded(result) && statusOf(result) !== 404) {
-      throw failed(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
-    }
-    const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
-    try {
+    await withUndo(async (done) => {
+      const { unbound, failures } = await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
+      done(() => rebindUnits(context, binding, unbound));
+      if (failures.length > 0) throw failed(failures[0]!);
+      const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
+      if (!succeeded(result) && statusOf(result) !== 404) {
+        throw failed(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
+      }
+      // Undone when the variables cannot leave the app: the provider gets its binding back, as the platform does.
+      done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
+      const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
       await context.store.put("apps", app.name, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== instanceName) });
       await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
-    } catch (error) {
-      // The variables could not leave the app: give the provider its binding back, as the platform does.
-      await undoing(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
-      throw error;
-    }
+    });
     await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);
   });
 }
@@ -262,7 +297,7 @@ export async function removeUnits(context: Context, actor: Actor, name: string, 
         const binding = await bindingOf(context, actor, instance, app);
         const bound = (instance.boundUnits[name] ?? []).filter((host) => hosts.includes(host));
         if (bound.length === 0) continue;
-        await unbindUnits(context, binding, bound);
+        await unbindEveryUnit(context, binding, bound);
         const rest = (instance.boundUnits[name] ?? []).filter((host) => !hosts.includes(host));
         await context.store.put("instances", instance.name, { ...instance, boundUnits: { ...instance.boundUnits, [name]: rest } });
       }
