@@ -144,7 +144,7 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
 
   it("unbinds in reverse (units, then bind-app), refuses removal while bound, and removes the app with its binds", async () => {
     const refused = await t.admin.delete("/services/instances/kv1");
-    expect([refused.status, refused.text]).toEqual([400, "This service instance is bound to at least one app. Unbind them before removing it"]);
+    expect([refused.status, refused.text]).toEqual([400, "This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: shop)."]);
     provider.received.length = 0;
     await t.admin.ok(t.admin.delete("/services/instances/kv1/shop"));
     expect(provider.handlers()).toEqual(["unbindUnit", "unbindApp"]);

@@ -209,8 +209,108 @@ describe("unbind and remove", () => {
     expect(await instanceApps(instance)).toEqual([]);
     expect(await servicesSeenBy(app)).toEqual({});
     const removed = await t.admin.delete(`/services/instances/${instance}`);
-    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: No such instance.`]);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: No such instance. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
     expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(200);
+  });
+});
+
+describe("a provider that lost its instance: the escape hatches", () => {
+  /** What a provider answers once it has restarted without the instance's data it needs to unbind. */
+  const LOST = "No Redis user for this binding: the instance's data is gone.";
+  /** Like the Redis example after a restart that lost the instance: every unbind fails, and the instance is unknown. */
+  async function forgetfulProvider() {
+    let forgotten = false;
+    const provider = await startTestProvider({
+      unbindApp: async () => {
+        if (forgotten) throw new ProviderError(LOST, 500);
+      },
+      unbindUnit: async () => {
+        if (forgotten) throw new ProviderError(LOST, 500);
+      },
+      destroy: async (request) => {
+        if (forgotten) throw new NotFoundError(`Instance "${request.instance}" not found.`);
+      },
+    });
+    return { provider, forget: () => (forgotten = true) };
+  }
+  const forcedCalls = async (service: string) =>
+    (await t.admin.get(`/provider-calls?service=${service}`)).json<ProviderCall[]>().filter((call) => call.forced).map((call) => `${call.method} ${call.path} ${call.status}`);
+
+  it("unbind, then removal: refused with the way out named, then ?force=true and ?ignoreerrors=true let go, logged and marked in the timeline", async () => {
+    const { provider, forget } = await forgetfulProvider();
+    const { instance, app } = await setUp("lost", provider, {}, 2);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    forget();
+
+    const unbind = await t.admin.delete(`/services/instances/${instance}/${app}`);
+    expect(unbind.status).toBe(500);
+    expect(unbind.text).toMatch(new RegExp(`${LOST} \\(if the provider can no longer undo this binding, unbind with \\?force=true\\)$`));
+    const bound = await t.admin.delete(`/services/instances/${instance}`);
+    expect([bound.status, bound.text]).toEqual([400, `This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: ${app}).`]);
+    // unbindall unbinds as an unbind does, not forced (as the platform): the same failure.
+    expect((await t.admin.delete(`/services/instances/${instance}?unbindall=true`)).text).toBe(unbind.text);
+    expect(await instanceApps(instance)).toEqual([app]);
+    expect((await t.admin.delete(`/services/instances/${instance}/${app}?force=yes`)).status).toBe(400);
+
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}?force=true`));
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await servicesSeenBy(app)).toEqual({});
+    expect(await forcedCalls("lost")).toEqual([
+      `DELETE /resources/${instance}/bind 500`,
+      `DELETE /resources/${instance}/bind 500`,
+      `DELETE /resources/${instance}/bind-app 500`,
+    ]);
+    const log = (await t.admin.get(`/apps/${app}/log?lines=10&source=tsuru`)).json<Array<{ Message: string }>>().map((entry) => entry.Message);
+    expect(log.filter((message) => message.startsWith("ignored error due to force: "))).toHaveLength(3);
+    expect(log).toContain(`ignored error due to force: Failed to unbind the instance "${instance}" from the app "${app}": ${LOST}`);
+    expect(log.at(-1)).toBe(`unbound from the instance ${instance} (forced); restarting app`);
+
+    const removed = await t.admin.delete(`/services/instances/${instance}`);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: Instance "${instance}" not found. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}?ignoreerrors=true`));
+    expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(404);
+    expect((await forcedCalls("lost")).at(-1)).toBe(`DELETE /resources/${instance} 404`);
+  });
+
+  it("app removal unbinds with force: the app goes, and the instance lets go of it", async () => {
+    const { provider, forget } = await forgetfulProvider();
+    const { instance, app } = await setUp("gone", provider);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    forget();
+    await t.admin.ok(t.admin.delete(`/apps/${app}`));
+    expect((await t.admin.get(`/apps/${app}`)).status).toBe(404);
+    expect(await instanceApps(instance)).toEqual([]);
+    expect(await forcedCalls("gone")).toEqual([`DELETE /resources/${instance}/bind 500`, `DELETE /resources/${instance}/bind-app 500`]);
+  });
+
+  it("unbindall unbinds every app, then removes the instance", async () => {
+    const provider = await startTestProvider();
+    const { instance, app } = await setUp("every", provider);
+    const other = `${app}-b`;
+    await t.admin.ok(t.admin.post("/apps", { json: { name: other, platform: "node" } }));
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${other}`));
+    provider.received.length = 0;
+    await t.admin.ok(t.admin.delete(`/services/instances/${instance}?unbindall=true`));
+    expect(provider.handlers()).toEqual(["unbindUnit", "unbindApp", "unbindUnit", "unbindApp", "destroy"]);
+    expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(404);
+    expect(await servicesSeenBy(other)).toEqual({});
+  });
+
+  it("forcing takes the same rights as unbinding: a user without access to the app gets 403 and nothing is sent", async () => {
+    const { provider, forget } = await forgetfulProvider();
+    const { instance, app } = await setUp("guarded", provider);
+    await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
+    forget();
+    const outsider = await t.admin.user(`outsider-${app}@example.com`);
+    await outsider.ok(outsider.post("/teams", { json: { name: `team-${app}` } }));
+    await t.admin.ok(t.admin.put(`/services/instances/permission/${instance}/team-${app}`));
+    const calls = (await callsTo("guarded")).length;
+    expect((await outsider.delete(`/services/instances/${instance}/${app}?force=true`)).status).toBe(403);
+    expect((await outsider.delete(`/services/instances/${instance}?unbindall=true&ignoreerrors=true`)).status).toBe(403);
+    expect((await outsider.delete(`/apps/${app}`)).status).toBe(403);
+    expect(await callsTo("guarded")).toHaveLength(calls);
+    expect(await instanceApps(instance)).toEqual([app]);
   });
 });
 

@@ -5,7 +5,9 @@
  *           variables into the app, (4) Variant A: one unit bind per unit.
  *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave;
  *           when a step fails, the units unbound are bound again (and bind-app sent again when
- *           it had been unbound), the platform's unbind pipeline's backward steps.
+ *           it had been unbound), the platform's unbind pipeline's backward steps. Forced (the
+ *           user's `?force=true`, and every unbind of an app removal), provider failures are
+ *           passed over and said: a provider that lost the instance cannot keep it bound.
  * Unit changes send the per-unit calls to every bound Variant A provider.
  */
 import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-client/calls.js";
@@ -18,7 +20,7 @@ import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js
 import type { App, Instance, Service, Unit } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import type { CallTarget } from "./provider-calls.js";
-import { undoing } from "./operation.js";
+import { forcing, undoing } from "./operation.js";
 import { findService } from "./services.js";
 
 type Undo = () => Promise<unknown>;
@@ -164,28 +166,40 @@ async function rebindUnits(context: Context, binding: Binding, hosts: string[]):
   await appLog(context, appName, `the unit(s) at ${refused.join(", ")} could not be bound to the instance ${instanceName} again: GET /healers/bind-units sends their binds again`);
 }
 
-export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<void> {
-  await exclusive(context, [appLock(appName)], async () => {
+export interface UnbindOptions {
+  /** Pass over the provider's failures (`?force=true`): the platform lets go of the binding anyway. */
+  force?: boolean;
+}
+
+/** Unbinds; answers the provider failures a forced unbind passed over, one line each. */
+export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string, { force = false }: UnbindOptions = {}): Promise<string[]> {
+  return exclusive(context, [appLock(appName)], async () => {
     const app = await appFor(context, actor, appName);
-    await unbindLocked(context, actor, instanceName, app);
+    return unbindLocked(context, actor, instanceName, app, force);
   });
 }
 
 /** The caller holds the app's lock. */
-async function unbindLocked(context: Context, actor: Actor, instanceName: string, app: App): Promise<void> {
-  await exclusive(context, [instanceLock(instanceName)], async () => {
+async function unbindLocked(context: Context, actor: Actor, instanceName: string, app: App, force: boolean): Promise<string[]> {
+  return exclusive(context, [instanceLock(instanceName)], async () => {
     const instance = await findInstance(context, instanceName);
     assertInstanceAccess(actor, instance);
     if (!instance.apps.includes(app.name)) throw preconditionFailed("This app is not bound to this service instance.");
     const binding = await bindingOf(context, actor, instance, app);
     const { calls, target, spec } = binding;
-    await withUndo(async (done) => {
+    const passedOver: string[] = [];
+    // A provider failure stops the unbind, its steps undone; forced, it is passed over and said.
+    const unlessForced = (failure: string) => {
+      if (!force) throw failed(`${failure} (if the provider can no longer undo this binding, unbind with ?force=true)`);
+      passedOver.push(`ignored error due to force: ${failure}`);
+    };
+    const steps = () => withUndo(async (done) => {
       const { unbound, failures } = await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
       done(() => rebindUnits(context, binding, unbound));
-      if (failures.length > 0) throw failed(failures[0]!);
+      for (const failure of failures) unlessForced(failure);
       const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
       if (!succeeded(result) && statusOf(result) !== 404) {
-        throw failed(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
+        unlessForced(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
       }
       // Undone when the variables cannot leave the app: the provider gets its binding back, as the platform does.
       done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
@@ -193,8 +207,21 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
       await context.store.put("apps", app.name, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== instanceName) });
       await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
     });
-    await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);
+    await (force ? forcing(steps) : steps());
+    for (const line of passedOver) {
+      context.say(line);
+      await appLog(context, app.name, line);
+    }
+    await appLog(context, app.name, `unbound from the instance ${instanceName}${force ? " (forced)" : ""}; restarting app`);
+    return passedOver;
   });
+}
+
+/** `?unbindall=true` of an instance removal: each bound app is unbound as its own unbind would be (not forced, as the platform does). */
+export async function unbindEveryApp(context: Context, actor: Actor, instanceName: string): Promise<void> {
+  const instance = await findInstance(context, instanceName);
+  assertInstanceAccess(actor, instance);
+  for (const app of instance.apps) await unbind(context, actor, instanceName, app);
 }
 
 /**
@@ -230,11 +257,14 @@ export async function undoInterruptedBinds(context: Context): Promise<void> {
   }
 }
 
-/** Removes the app, unbinding its instances first (with the provider calls that implies). */
+/**
+ * Removes the app, unbinding its instances first (with the provider calls that implies), each
+ * unbind forced as the platform does: a provider that fails them cannot keep the app alive.
+ */
 export async function removeApp(context: Context, actor: Actor, name: string): Promise<void> {
   await exclusive(context, [appLock(name)], async () => {
     for (const instance of await boundInstances(context, name)) {
-      await unbindLocked(context, actor, instance.name, await appFor(context, actor, name));
+      await unbindLocked(context, actor, instance.name, await appFor(context, actor, name), true);
     }
     await appFor(context, actor, name);
     await context.store.delete("apps", name);

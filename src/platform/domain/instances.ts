@@ -6,7 +6,7 @@ import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { INSTANCE_NAME, type Instance } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
-import { undoing } from "./operation.js";
+import { forcing, undoing } from "./operation.js";
 import { findService, mayUse } from "./services.js";
 
 export const instanceLock = (name: string) => `instance:${name}`;
@@ -79,19 +79,26 @@ function chooseOwner(actor: Actor, teams: string[], owner: string | undefined): 
   throw badRequest(`You belong to several teams: say which one owns the instance with "owner" (one of ${teams.join(", ")}).`);
 }
 
-export async function removeInstance(context: Context, actor: Actor, name: string): Promise<void> {
+export interface RemovalOptions {
+  /** Remove the platform's record even when the provider fails to destroy the instance (`?ignoreerrors=true`). */
+  ignoreErrors?: boolean;
+}
+
+export async function removeInstance(context: Context, actor: Actor, name: string, { ignoreErrors = false }: RemovalOptions = {}): Promise<void> {
   await exclusive(context, [instanceLock(name)], async () => {
     const instance = await findInstance(context, name);
     assertInstanceAccess(actor, instance);
     if (instance.apps.length > 0) {
-      throw badRequest("This service instance is bound to at least one app. Unbind them before removing it");
+      throw badRequest(`This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: ${instance.apps.join(", ")}).`);
     }
     const service = await findService(context, instance.service);
-    const removed = await context.providers.send(
-      { service, instance: name },
-      context.providers.builder(service, actor.email).destroy(name),
-    );
-    if (!succeeded(removed)) throw failed(`Failed to remove the instance ${name}: ${providerProblem(removed)}`);
+    const destroy = () => context.providers.send({ service, instance: name }, context.providers.builder(service, actor.email).destroy(name));
+    const removed = await (ignoreErrors ? forcing(destroy) : destroy());
+    if (!succeeded(removed)) {
+      const failure = `Failed to remove the instance ${name}: ${providerProblem(removed)}`;
+      if (!ignoreErrors) throw failed(`${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)`);
+      context.say(`could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`);
+    }
     await context.store.delete("instances", name);
   });
 }

@@ -385,6 +385,8 @@ function callItem(call) {
       h("summary", {},
         h("time", { datetime: call.at }, call.at.slice(11, 23)), " ",
         call.undo ? h("strong", {}, "undo ") : undefined,
+        // Its failure did not stop the operation: the user forced it.
+        call.forced ? h("strong", {}, "forced ") : undefined,
         h("span", { class: "method" }, call.method), " ", h("code", {}, call.path), " → ",
         h("span", { class: "outcome" }, outcome), ` (${call.durationMs} ms) `,
         h("span", { class: "where" }, [call.service, call.instance, call.app].filter(Boolean).join(" / ")),
