@@ -380,6 +380,36 @@ describe("providers that answer garbage or are down", () => {
     }
   });
 
+  it("info from a provider that answers garbage or never answers: no info, and the listings still answer", async () => {
+    // Creates at once, never answers anything else.
+    const silent = createServer((req, res) => {
+      req.resume();
+      if (req.method === "POST" && req.url === "/resources") res.writeHead(201).end();
+    });
+    silent.listen(0, "127.0.0.1");
+    await new Promise((resolve) => silent.once("listening", resolve));
+    const quick = await startTestPlatform("memory", { providerCalls: { timeoutMs: 300 } });
+    try {
+      const port = (server: Server) => (server.address() as AddressInfo).port;
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("silent", `http://127.0.0.1:${port(silent)}`) }));
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("garbage", `http://127.0.0.1:${port(garbage)}`) }));
+      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "mute", service_name: "silent" } }));
+      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "junk", service_name: "garbage" } }));
+      expect((await quick.admin.ok(quick.admin.get("/services/silent"))).json()).toEqual([{ Name: "mute", Teams: ["admin"], Apps: [], ServiceName: "silent", Info: null }]);
+      expect((await quick.admin.ok(quick.admin.get("/services/garbage"))).json()).toEqual([{ Name: "junk", Teams: ["admin"], Apps: [], ServiceName: "garbage", Info: null }]);
+      expect((await quick.admin.ok(quick.admin.get("/services/instances/mute"))).json()).toMatchObject({ name: "mute", info: null });
+      const calls = (await quick.admin.get("/provider-calls?instance=mute")).json<ProviderCall[]>();
+      expect(calls.filter((call) => call.method === "GET").map((call) => `${call.path} ${call.error}`)).toEqual([
+        "/resources/mute no answer within 300 ms",
+        "/resources/mute no answer within 300 ms",
+      ]);
+    } finally {
+      await quick.stop();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it("a provider that is down: a clear error and no instance", async () => {
     await t.admin.ok(t.admin.post("/services", { text: manifest("down", `http://127.0.0.1:${await freePort()}`) }));
     const answer = await t.admin.post("/services/instances", { json: { name: "nowhere", service_name: "down" } });

@@ -7,6 +7,7 @@ import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { INSTANCE_NAME, type Instance } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import { forcing, undoing } from "./operation.js";
+import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
 
 export const instanceLock = (name: string) => `instance:${name}`;
@@ -127,7 +128,8 @@ export async function instanceData(context: Context, actor: Actor, name: string)
   const instance = await findInstance(context, name);
   assertInstanceAccess(actor, instance);
   // Beyond the spec's four fields: the plan and owner team (the real platform's planname and teamowner),
-  // and `status`, the provider's last status answer as the instance-status healer saw it.
+  // `info`, the provider's extra info (its CustomInfo), and `status`, the provider's last status
+  // answer as the instance-status healer saw it.
   return {
     name,
     servicename: instance.service,
@@ -135,6 +137,7 @@ export async function instanceData(context: Context, actor: Actor, name: string)
     apps: instance.apps,
     planname: instance.plan ?? "",
     teamowner: instance.ownerTeam,
+    info: await providerInfo(context, actor, await findService(context, instance.service), name),
     ...(instance.status ? { status: instance.status } : {}),
   };
 }
