@@ -64,7 +64,7 @@ describe("bind failures leave nothing half-bound", () => {
     });
     const { instance, app } = await setUp("failbind", provider);
     const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
-    expect([answer.status, answer.text]).toEqual([500, `Failed to bind the instance "${instance}" to the app "${app}": No more credentials on this plan.`]);
+    expect([answer.status, answer.text]).toEqual([500, `Failed to bind the instance "failbind/${instance}" to the app "${app}": No more credentials on this plan.`]);
     expect((await callsTo("failbind")).slice(1)).toEqual([`POST /resources/${instance}/bind-app 500`]);
     expect(await instanceApps(instance)).toEqual([]);
     expect(await servicesSeenBy(app)).toEqual({});
@@ -83,7 +83,7 @@ describe("bind failures leave nothing half-bound", () => {
     const { instance, app } = await setUp("failunit", provider, {}, 2);
     const answer = await t.admin.put(`/services/instances/${instance}/${app}`);
     expect(answer.status).toBe(500);
-    expect(answer.text).toMatch(new RegExp(`^Failed to bind the unit ${app}-\\d+ \\(10\\.10\\.10\\.\\d+\\) to the instance "${instance}": unit bind refused$`));
+    expect(answer.text).toMatch(new RegExp(`^Failed to bind the instance "failunit/${instance}" to the unit "10\\.10\\.10\\.\\d+": unit bind refused$`));
     expect((await callsTo("failunit")).slice(1)).toEqual([
       `POST /resources/${instance}/bind-app 201`,
       `POST /resources/${instance}/bind 201`,
@@ -209,7 +209,7 @@ describe("unbind and remove", () => {
     expect(await instanceApps(instance)).toEqual([]);
     expect(await servicesSeenBy(app)).toEqual({});
     const removed = await t.admin.delete(`/services/instances/${instance}`);
-    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: No such instance. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to destroy the instance ${instance}: No such instance. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
     expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(200);
   });
 });
@@ -262,11 +262,11 @@ describe("a provider that lost its instance: the escape hatches", () => {
     ]);
     const log = (await t.admin.get(`/apps/${app}/log?lines=10&source=tsuru`)).json<Array<{ Message: string }>>().map((entry) => entry.Message);
     expect(log.filter((message) => message.startsWith("ignored error due to force: "))).toHaveLength(3);
-    expect(log).toContain(`ignored error due to force: Failed to unbind the instance "${instance}" from the app "${app}": ${LOST}`);
+    expect(log).toContain(`ignored error due to force: Failed to unbind ("/resources/${instance}/bind-app"): ${LOST}`);
     expect(log.at(-1)).toBe(`unbound from the instance ${instance} (forced); restarting app`);
 
     const removed = await t.admin.delete(`/services/instances/${instance}`);
-    expect([removed.status, removed.text]).toEqual([500, `Failed to remove the instance ${instance}: Instance "${instance}" not found. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
+    expect([removed.status, removed.text]).toEqual([500, `Failed to destroy the instance ${instance}: Instance "${instance}" not found. (if the provider no longer has it, remove it with ?ignoreerrors=true)`]);
     await t.admin.ok(t.admin.delete(`/services/instances/${instance}?ignoreerrors=true`));
     expect((await t.admin.get(`/services/instances/${instance}`)).status).toBe(404);
     expect((await forcedCalls("lost")).at(-1)).toBe(`DELETE /resources/${instance} 404`);
@@ -338,7 +338,7 @@ describe("providers that answer garbage or are down", () => {
     garbageCalls.length = 0;
     const answer = await t.admin.put("/services/instances/junk/victim");
     expect(answer.status).toBe(500);
-    expect(answer.text).toMatch(/^Failed to bind the instance "junk" to the app "victim": its answer cannot be used \(the body is not JSON/);
+    expect(answer.text).toMatch(/^Failed to bind the instance "garbage\/junk" to the app "victim": its answer cannot be used \(the body is not JSON/);
     expect(garbageCalls).toEqual(["POST /resources/junk/bind-app", "DELETE /resources/junk/bind-app"]);
     expect(await instanceApps("junk")).toEqual([]);
     expect(await servicesSeenBy("victim")).toEqual({});
@@ -371,7 +371,7 @@ describe("providers that answer garbage or are down", () => {
       await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "late", service_name: "slow" } }));
       await quick.admin.ok(quick.admin.post("/apps", { json: { name: "waiting", platform: "node" } }));
       const bound = await quick.admin.put("/services/instances/late/waiting");
-      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
+      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "slow/late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
       expect((await quick.admin.get("/services/instances/late")).json()).toMatchObject({ apps: [] });
     } finally {
       await quick.stop();
@@ -403,6 +403,8 @@ describe("providers that answer garbage or are down", () => {
         "/resources/mute no answer within 300 ms",
         "/resources/mute no answer within 300 ms",
       ]);
+      const status = await quick.admin.get("/services/instances/mute/status");
+      expect([status.status, status.text]).toEqual([500, "Failed to get status of instance mute: the provider did not answer (no answer within 300 ms)"]);
     } finally {
       await quick.stop();
       silent.closeAllConnections();

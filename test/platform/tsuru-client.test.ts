@@ -150,7 +150,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text).map((variable: { name: string }) => variable.name)).not.toContain("KV_URL");
     failBind = true;
     const failed = readStream(await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
-    expect(failed.error).toBe('Failed to bind the instance "kv1" to the app "web": no more room on this plan');
+    expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": no more room on this plan');
     failBind = false;
   });
 
@@ -168,12 +168,12 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     failUnbind = true;
     const path = "/1.13/services/kv/instances/kv1/apps/web";
     const refused = readStream(await client("DELETE", `${path}?noRestart=false`));
-    expect(refused.error).toBe('Failed to unbind the instance "kv1" from the app "web": this binding\'s user is gone (if the provider can no longer undo this binding, unbind with ?force=true)');
+    expect(refused.error).toBe('Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone (if the provider can no longer undo this binding, unbind with ?force=true)');
     const forced = readStream(await client("DELETE", `${path}?noRestart=false&force=true`));
     expect(forced.error).toBeUndefined();
     expect(forced.messages).toEqual([
       "---- Unbinding the instance kv1 from the app web ----\n",
-      'ignored error due to force: Failed to unbind the instance "kv1" from the app "web": this binding\'s user is gone\n',
+      'ignored error due to force: Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone\n',
       "---- Restarting the app ----\n",
       '\nInstance "kv1" is not bound to the app "web" anymore.\n',
     ]);

@@ -69,7 +69,7 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
     if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
     const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
     const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
-    const failure = (problem: string) => failed(`Failed to bind the instance "${instanceName}" to the app "${appName}": ${problem}`);
+    const failure = (problem: string) => failed(`Failed to bind the instance "${service.name}/${instanceName}" to the app "${appName}": ${problem}`);
 
     return withUndo(async (done) => {
       const withApp: Instance = { ...instance, apps: [...instance.apps, appName], pendingBinds: [...(instance.pendingBinds ?? []), appName] };
@@ -109,14 +109,14 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
 
 /** Binds each unit; when one fails, unbinds those already bound and says which unit failed. */
 async function bindUnits(context: Context, binding: Binding, units: Unit[]): Promise<string[]> {
-  const { calls, target, spec } = binding;
+  const { service, calls, target, spec } = binding;
   const instance = target.instance!;
   const bound: string[] = [];
   for (const unit of units) {
     const result = await context.providers.send(target, calls.bindUnit(instance, spec, unit.ip));
     if (!succeeded(result)) {
       for (const host of bound) await undoing(() => context.providers.send(target, calls.unbindUnit(instance, spec, host)));
-      throw failed(`Failed to bind the unit ${unit.name} (${unit.ip}) to the instance "${instance}": ${providerProblem(result)}`);
+      throw failed(`Failed to bind the instance "${service.name}/${instance}" to the unit "${unit.ip}": ${providerProblem(result)}`);
     }
     bound.push(unit.ip);
   }
@@ -132,9 +132,10 @@ async function unbindUnits(context: Context, binding: Binding, hosts: string[]):
   const unbound: string[] = [];
   const failures: string[] = [];
   for (const host of hosts) {
-    const result = await context.providers.send(target, calls.unbindUnit(target.instance!, spec, host));
+    const call = calls.unbindUnit(target.instance!, spec, host);
+    const result = await context.providers.send(target, call);
     if (succeeded(result) || statusOf(result) === 404) unbound.push(host);
-    else failures.push(`Failed to unbind the unit at ${host} from the instance "${target.instance}": ${providerProblem(result)}`);
+    else failures.push(`Failed to unbind ("${call.path}") the unit at ${host}: ${providerProblem(result)}`);
   }
   return { unbound, failures };
 }
@@ -198,10 +199,9 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
       const { unbound, failures } = await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
       done(() => rebindUnits(context, binding, unbound));
       for (const failure of failures) unlessForced(failure);
-      const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
-      if (!succeeded(result) && statusOf(result) !== 404) {
-        unlessForced(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
-      }
+      const unbindApp = calls.unbindApp(instanceName, spec);
+      const result = await context.providers.send(target, unbindApp);
+      if (!succeeded(result) && statusOf(result) !== 404) unlessForced(`Failed to unbind ("${unbindApp.path}"): ${providerProblem(result)}`);
       // Undone when the variables cannot leave the app: the provider gets its binding back, as the platform does.
       done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
       const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
@@ -210,7 +210,7 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
     });
     await (force ? forcing(steps) : steps());
     for (const line of passedOver) {
-      context.say(line);
+      context.say(`unbind of the instance ${instanceName} from the app ${app.name}: ${line}`);
       await appLog(context, app.name, line);
     }
     await appLog(context, app.name, `unbound from the instance ${instanceName}${force ? " (forced)" : ""}; restarting app`);

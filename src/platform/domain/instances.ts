@@ -96,7 +96,7 @@ export async function removeInstance(context: Context, actor: Actor, name: strin
     const destroy = () => context.providers.send({ service, instance: name }, context.providers.builder(service, actor.email).destroy(name));
     const removed = await (ignoreErrors ? forcing(destroy) : destroy());
     if (!succeeded(removed)) {
-      const failure = `Failed to remove the instance ${name}: ${providerProblem(removed)}`;
+      const failure = `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
       if (!ignoreErrors) throw failed(`${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)`);
       context.say(`could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`);
     }
@@ -113,7 +113,7 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
     { service, instance: name },
     context.providers.builder(service, actor.email).status(name),
   );
-  if (!result.answer) throw failed(`Failed to get the status of the instance ${name}: ${providerProblem(result)}`);
+  if (!result.answer) throw failed(`Failed to get status of instance ${name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
   const state =
     status === 202 ? "pending"
