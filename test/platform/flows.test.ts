@@ -356,32 +356,8 @@ describe("providers that answer garbage or are down", () => {
     expect(fallback.requestBody).toContain("app-name=old-app");
   });
 
-  it("a provider too slow to answer: the call is given up at the limit, with a clear error, and nothing is bound", async () => {
-    // Creates at once, never answers bind-app.
-    const slow = createServer((req, res) => {
-      req.resume();
-      if (req.method === "POST" && req.url === "/resources") res.writeHead(201).end();
-    });
-    slow.listen(0, "127.0.0.1");
-    await new Promise((resolve) => slow.once("listening", resolve));
-    const quick = await startTestPlatform("memory", { providerCalls: { timeoutMs: 300 } });
-    try {
-      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-      await quick.admin.ok(quick.admin.post("/services", { text: manifest("slow", url) }));
-      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "late", service_name: "slow" } }));
-      await quick.admin.ok(quick.admin.post("/apps", { json: { name: "waiting", platform: "node" } }));
-      const bound = await quick.admin.put("/services/instances/late/waiting");
-      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "slow/late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
-      expect((await quick.admin.get("/services/instances/late")).json()).toMatchObject({ apps: [] });
-    } finally {
-      await quick.stop();
-      slow.closeAllConnections();
-      await new Promise((resolve) => slow.close(resolve));
-    }
-  });
-
-  it("info from a provider that answers garbage or never answers: no info, and the listings still answer", async () => {
-    // Creates at once, never answers anything else.
+  /** Runs `work` on a platform that gives up provider calls after 300 ms, with a provider that creates at once and never answers anything else. */
+  async function withSilentProvider(work: (quick: TestPlatform, url: string) => Promise<void>): Promise<void> {
     const silent = createServer((req, res) => {
       req.resume();
       if (req.method === "POST" && req.url === "/resources") res.writeHead(201).end();
@@ -390,9 +366,29 @@ describe("providers that answer garbage or are down", () => {
     await new Promise((resolve) => silent.once("listening", resolve));
     const quick = await startTestPlatform("memory", { providerCalls: { timeoutMs: 300 } });
     try {
-      const port = (server: Server) => (server.address() as AddressInfo).port;
-      await quick.admin.ok(quick.admin.post("/services", { text: manifest("silent", `http://127.0.0.1:${port(silent)}`) }));
-      await quick.admin.ok(quick.admin.post("/services", { text: manifest("garbage", `http://127.0.0.1:${port(garbage)}`) }));
+      await work(quick, `http://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+    } finally {
+      await quick.stop();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }
+
+  it("a provider too slow to answer: the call is given up at the limit, with a clear error, and nothing is bound", async () => {
+    await withSilentProvider(async (quick, url) => {
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("slow", url) }));
+      await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "late", service_name: "slow" } }));
+      await quick.admin.ok(quick.admin.post("/apps", { json: { name: "waiting", platform: "node" } }));
+      const bound = await quick.admin.put("/services/instances/late/waiting");
+      expect([bound.status, bound.text]).toEqual([500, 'Failed to bind the instance "slow/late" to the app "waiting": the provider did not answer (no answer within 300 ms)']);
+      expect((await quick.admin.get("/services/instances/late")).json()).toMatchObject({ apps: [] });
+    });
+  });
+
+  it("info from a provider that answers garbage or never answers: no info, and the listings still answer", async () => {
+    await withSilentProvider(async (quick, url) => {
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("silent", url) }));
+      await quick.admin.ok(quick.admin.post("/services", { text: manifest("garbage", `http://127.0.0.1:${(garbage.address() as AddressInfo).port}`) }));
       await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "mute", service_name: "silent" } }));
       await quick.admin.ok(quick.admin.post("/services/instances", { json: { name: "junk", service_name: "garbage" } }));
       expect((await quick.admin.ok(quick.admin.get("/services/silent"))).json()).toEqual([{ Name: "mute", Teams: ["admin"], Apps: [], ServiceName: "silent", Info: null }]);
@@ -405,11 +401,7 @@ describe("providers that answer garbage or are down", () => {
       ]);
       const status = await quick.admin.get("/services/instances/mute/status");
       expect([status.status, status.text]).toEqual([500, "Failed to get status of instance mute: the provider did not answer (no answer within 300 ms)"]);
-    } finally {
-      await quick.stop();
-      silent.closeAllConnections();
-      await new Promise((resolve) => silent.close(resolve));
-    }
+    });
   });
 
   it("a provider that is down: a clear error and no instance", async () => {
