@@ -6,11 +6,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { NotFoundError, NotReadyError, ProviderError } from "../../src/index.js";
+import { createApp } from "../../src/platform/domain/apps.js";
+import { bind, unbind } from "../../src/platform/domain/binding.js";
 import { createContext } from "../../src/platform/domain/context.js";
 import { createInstance } from "../../src/platform/domain/instances.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { Providers } from "../../src/platform/domain/provider-calls.js";
 import { createService } from "../../src/platform/domain/services.js";
+import { createUser } from "../../src/platform/domain/users.js";
 import { MemoryStore } from "../../src/platform/store/memory.js";
 import type { Records } from "../../src/platform/store/store.js";
 import { freePort } from "../../src/redis/server.js";
@@ -413,23 +416,48 @@ describe("providers that answer garbage or are down", () => {
   });
 });
 
-describe("instance creation", () => {
-  it("when the platform cannot store the instance, it removes it from the provider again", async () => {
-    const provider = await startTestProvider();
-    providers.push(provider);
-    class FailingStore extends MemoryStore {
-      override async put<K extends keyof Records>(kind: K, key: string, value: Records[K]) {
-        if (kind === "instances") throw new Error("disk full");
-        return super.put(kind, key, value);
-      }
+describe("the platform's own store failing", () => {
+  /** A store whose writes of one kind of record fail, once `failing` names it. */
+  class FailingStore extends MemoryStore {
+    failing?: keyof Records;
+    override async put<K extends keyof Records>(kind: K, key: string, value: Records[K]) {
+      if (kind === this.failing) throw new Error("disk full");
+      return super.put(kind, key, value);
     }
+  }
+  const actor = { email: "ops@example.com", teams: ["ops"], admin: false };
+
+  async function contextWith(provider: TestProvider) {
+    providers.push(provider);
     const store = new FailingStore();
     const context = createContext(store, new Providers(store));
-    await store.put("teams", "ops", { name: "ops", users: ["ops@example.com"] });
-    const actor = { email: "ops@example.com", teams: ["ops"], admin: false };
+    await createUser(context, actor.email, "ops-password");
+    await store.put("teams", "ops", { name: "ops", users: [actor.email] });
     await createService(context, actor, manifest("undo", provider.running.url));
+    return { store, context };
+  }
+
+  it("when the platform cannot store the instance, it removes it from the provider again", async () => {
+    const provider = await startTestProvider();
+    const { store, context } = await contextWith(provider);
+    store.failing = "instances";
     await expect(createInstance(context, actor, { name: "lost", service: "undo" })).rejects.toThrow("disk full");
     expect(provider.handlers()).toEqual(["create", "destroy"]);
+  });
+
+  it("when the platform cannot record an unbind, the provider gets the binding back and the app keeps its variables", async () => {
+    const provider = await startTestProvider();
+    const { store, context } = await contextWith(provider);
+    await createInstance(context, actor, { name: "kept", service: "undo" });
+    await createApp(context, actor, { name: "keeper", platform: "node" });
+    await bind(context, actor, "kept", "keeper");
+    provider.received.length = 0;
+    store.failing = "instances";
+    await expect(unbind(context, actor, "kept", "keeper")).rejects.toThrow("disk full");
+    // Undone newest first: the variables back into the app, bind-app again, the unit bound again.
+    expect(provider.handlers()).toEqual(["unbindUnit", "unbindApp", "bindApp", "bindUnit"]);
+    expect((await store.get("apps", "keeper"))!.serviceEnvs.map((bound) => bound.instance)).toEqual(["kept"]);
+    expect((await store.get("instances", "kept"))!.apps).toEqual(["keeper"]);
   });
 });
 

@@ -206,6 +206,7 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
       done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
       const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
       await context.store.put("apps", app.name, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== instanceName) });
+      done(() => context.store.put("apps", app.name, app));
       await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
     });
     await (force ? forcing(steps) : steps());
