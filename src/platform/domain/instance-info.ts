@@ -12,9 +12,7 @@ import { statusOf } from "./provider-answer.js";
 /** Longer than an info call of a healthy provider takes; a listing waits this long at most. */
 const INFO_TIMEOUT_MS = 10_000;
 
-export type ProviderInfo = Record<string, string> | null;
-
-export async function providerInfo(context: Context, actor: Actor, service: Service, instance: string): Promise<ProviderInfo> {
+export async function providerInfo(context: Context, actor: Actor, service: Service, instance: string): Promise<Record<string, string> | null> {
   const call = context.providers.builder(service, actor.email).info(instance);
   const result = await context.providers.send({ service, instance }, call, { timeoutMs: INFO_TIMEOUT_MS });
   const body = result.answer?.body ?? "";
