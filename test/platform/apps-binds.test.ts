@@ -73,7 +73,11 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     await t.admin.ok(t.admin.put("/apps/shop/units", { text: "1" }));
     provider.received.length = 0;
     const bound = await t.admin.ok(t.admin.put("/services/instances/kv1/shop"));
-    expect(bound.json()).toEqual({ REDIS_HOST: "10.0.0.1", REDIS_PORT: "6379", REDIS_TLS: "true", REDIS_PASSWORD: "bind-secret-value" });
+    // The names only, as the platform shows them: the values are the app's private variables.
+    const hidden = "*** (private variable)";
+    expect(bound.json()).toEqual({ REDIS_HOST: hidden, REDIS_PORT: hidden, REDIS_TLS: hidden, REDIS_PASSWORD: hidden });
+    expect(bound.text).not.toContain("bind-secret-value");
+    expect((await t.admin.ok(t.admin.get("/apps/shop/env/REDIS_PASSWORD"))).json()).toEqual({ name: "REDIS_PASSWORD", value: "bind-secret-value", public: false });
     expect(provider.handlers()).toEqual(["bindApp", "bindUnit", "bindUnit"]);
     const units = (await t.admin.get("/apps/shop")).json<{ Units: Array<{ Ip: string }> }>().Units.map((unit) => unit.Ip);
     expect(provider.received.slice(1).map((call) => (call.request as { unitHost: string }).unitHost)).toEqual(units);
@@ -144,7 +148,7 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
 
   it("unbinds in reverse (units, then bind-app), refuses removal while bound, and removes the app with its binds", async () => {
     const refused = await t.admin.delete("/services/instances/kv1");
-    expect([refused.status, refused.text]).toEqual([400, "This service instance is bound to at least one app. Unbind them before removing it"]);
+    expect([refused.status, refused.text]).toEqual([400, "This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: shop)."]);
     provider.received.length = 0;
     await t.admin.ok(t.admin.delete("/services/instances/kv1/shop"));
     expect(provider.handlers()).toEqual(["unbindUnit", "unbindApp"]);

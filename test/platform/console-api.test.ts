@@ -55,7 +55,7 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
   });
 
   it("shows an instance's plan and owner team", async () => {
-    expect((await t.admin.get("/services/instances/kv1")).json()).toEqual({ name: "kv1", servicename: "kv", teams: ["admin"], apps: [], planname: "small", teamowner: "admin" });
+    expect((await t.admin.get("/services/instances/kv1")).json()).toEqual({ name: "kv1", servicename: "kv", teams: ["admin"], apps: [], planname: "small", teamowner: "admin", info: { Plan: "small" } });
   });
 
   it("GET /services/<s>/provider: the variant and endpoint, never the credentials", async () => {

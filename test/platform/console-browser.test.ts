@@ -89,8 +89,10 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "pending"),
       { timeout: 30_000, polling: 100 },
     );
-    expect(await rowOf("big")).toEqual(["big", "redis", "dedicated", "admin", "pending", "none"]);
-    expect(await rowOf("ill")).toEqual(["ill", "sick", "—", "admin", "down: 500 the disk is full", "none"]);
+    expect((await rowOf("big"))!.slice(0, 6)).toEqual(["big", "redis", "dedicated", "admin", "pending", "none"]);
+    // The provider's info, from GET /resources/<i>, in the last column.
+    expect(await rowOf("ill")).toEqual(["ill", "sick", "—", "admin", "down: 500 the disk is full", "none", "Plan: default"]);
+    expect(await texts("#instances-rows ul.info li")).toContain("Plan: dedicated");
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "up"),
       { timeout: 60_000, polling: 200 },

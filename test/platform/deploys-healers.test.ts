@@ -139,10 +139,10 @@ describe.each(STORES)("deploys, healers, ?check=all, app tokens (%s store)", (ki
   it("refreshes every instance's status from its provider with the instance-status healer", async () => {
     const healed = await t.admin.ok(t.admin.get("/healers/instance-status"));
     expect(healed.text).toBe('Service instance "kv1" is up.\n');
-    expect((await t.admin.get("/services/instances/kv1")).json()).toMatchObject({ name: "kv1", status: 'Service instance "kv1" is up.' });
-    expect((await t.admin.get("/apps/shop/log?lines=1&source=healer")).json<LogEntry[]>()[0]!.Message).toBe('Service instance "kv1" is up.');
     const calls = (await t.admin.get("/provider-calls?instance=kv1")).json<ProviderCall[]>();
     expect(`${calls.at(-1)!.method} ${calls.at(-1)!.path}`).toBe("GET /resources/kv1/status");
+    expect((await t.admin.get("/services/instances/kv1")).json()).toMatchObject({ name: "kv1", status: 'Service instance "kv1" is up.' });
+    expect((await t.admin.get("/apps/shop/log?lines=1&source=healer")).json<LogEntry[]>()[0]!.Message).toBe('Service instance "kv1" is up.');
     expect((await t.admin.get("/healers/nope")).status).toBe(404);
     expect((await t.admin.get("/healers/Bad!")).status).toBe(400);
     expect((await t.anonymous.get("/healers/bind-units")).status).toBe(401);

@@ -216,7 +216,7 @@ describe("a provider's bind answer", () => {
     answer = exported;
     const bind = await t.admin.put("/services/instances/kv1/web");
     expect(bind.status).toBe(500);
-    expect(bind.text).toMatch(/^Failed to bind the instance "kv1" to the app "web": its answer cannot be used/);
+    expect(bind.text).toMatch(/^Failed to bind the instance "kv\/kv1" to the app "web": its answer cannot be used/);
     expect(bind.text).toMatch(message);
     expect((await t.admin.get("/services/instances?app=web")).json()).toEqual([{ service: "kv", instances: [] }]);
     expect(provider.handlers().at(-1)).toBe("unbindApp"); // undone at the provider

@@ -76,10 +76,31 @@ describe.each(STORES)("services and instances (%s store)", (kind) => {
     expect((await t.admin.get("/services/instances/ghost")).status).toBe(404);
 
     expect((await t.admin.get("/services/instances")).json()).toEqual([{ service: "kv", instances: ["store1"] }]);
-    expect((await t.admin.get("/services/instances/store1")).json()).toEqual({ name: "store1", servicename: "kv", teams: ["admin"], apps: [], planname: "small", teamowner: "admin" });
-    expect((await t.admin.get("/services/kv")).json()).toEqual([{ Name: "store1", Teams: ["admin"], Apps: [], ServiceName: "kv" }]);
     expect((await t.admin.get("/services/instances/store1/status")).text).toBe('Service instance "store1" is up.');
     expect((await t.admin.get("/services/instances/nope")).status).toBe(404);
+  });
+
+  it("shows the provider's info of an instance, and of each instance of a service listing, one call each", async () => {
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "store2", service_name: "kv", plan: "large" } }));
+    provider.received.length = 0;
+    expect((await t.admin.get("/services/instances/store1")).json()).toEqual({
+      name: "store1",
+      servicename: "kv",
+      teams: ["admin"],
+      apps: [],
+      planname: "small",
+      teamowner: "admin",
+      info: { Plan: "small" },
+    });
+    expect(provider.received.map((call) => [call.handler, (call.request as { instance: string }).instance])).toEqual([["info", "store1"]]);
+    provider.received.length = 0;
+    const listed = (await t.admin.get("/services/kv")).json<Array<{ Name: string }>>();
+    expect(listed.sort((a, b) => a.Name.localeCompare(b.Name))).toEqual([
+      { Name: "store1", Teams: ["admin"], Apps: [], ServiceName: "kv", Info: { Plan: "small" } },
+      { Name: "store2", Teams: ["admin"], Apps: [], ServiceName: "kv", Info: { Plan: "large" } },
+    ]);
+    expect(provider.handlers()).toEqual(["info", "info"]);
+    await t.admin.ok(t.admin.delete("/services/instances/store2"));
   });
 
   it("grants and revokes a team's access to an instance", async () => {

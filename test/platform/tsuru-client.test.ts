@@ -44,6 +44,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   let t: TestPlatform;
   let provider: TestProvider;
   let failBind = false;
+  let failUnbind = false;
   let token: string;
   const client = (method: string, path: string, form?: Record<string, string | string[]>) => tsuru(t.url, token, method, path, form);
 
@@ -53,6 +54,9 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
       bindApp: async () => {
         if (failBind) throw new ProviderError("no more room on this plan", 500);
         return { KV_URL: "kv://10.0.0.1" };
+      },
+      unbindApp: async () => {
+        if (failUnbind) throw new ProviderError("this binding's user is gone", 500);
       },
     });
   });
@@ -146,7 +150,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text).map((variable: { name: string }) => variable.name)).not.toContain("KV_URL");
     failBind = true;
     const failed = readStream(await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
-    expect(failed.error).toBe('Failed to bind the instance "kv1" to the app "web": no more room on this plan');
+    expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": no more room on this plan');
     failBind = false;
   });
 
@@ -158,5 +162,22 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     // POST /services unprefixed stays the spec's raw YAML route.
     expect((await client("POST", "/services", { id: "x" })).status).toBe(400);
     expect((await client("GET", "/2.0/teams")).status).toBe(404);
+  });
+
+  it("service-instance-unbind with ?force=true on the versioned path: the failure passed over is among the messages", async () => {
+    failUnbind = true;
+    const path = "/1.13/services/kv/instances/kv1/apps/web";
+    const refused = readStream(await client("DELETE", `${path}?noRestart=false`));
+    expect(refused.error).toBe('Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone (if the provider can no longer undo this binding, unbind with ?force=true)');
+    const forced = readStream(await client("DELETE", `${path}?noRestart=false&force=true`));
+    expect(forced.error).toBeUndefined();
+    expect(forced.messages).toEqual([
+      "---- Unbinding the instance kv1 from the app web ----\n",
+      'ignored error due to force: Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone\n',
+      "---- Restarting the app ----\n",
+      '\nInstance "kv1" is not bound to the app "web" anymore.\n',
+    ]);
+    expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text).map((variable: { name: string }) => variable.name)).not.toContain("KV_URL");
+    failUnbind = false;
   });
 });

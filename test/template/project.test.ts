@@ -143,7 +143,8 @@ describe("a project made by provider-kit init", () => {
       const bound = (await api.ok(api.put("/services/instances/orders/orders-web"))).json<Record<string, string>>();
       expect(Object.keys(bound).length).toBeGreaterThan(0);
       const seen = await api.ok(api.post("/apps/orders-web/run?once=true", { text: 'printf %s "$TSURU_SERVICES"' }));
-      expect(JSON.parse(seen.text)).toEqual({ [serviceId]: [{ instance_name: "orders", envs: bound }] });
+      const services = JSON.parse(seen.text) as Record<string, Array<{ instance_name: string; envs: Record<string, string> }>>;
+      expect(services[serviceId]!.map(({ instance_name, envs }) => [instance_name, Object.keys(envs)])).toEqual([["orders", Object.keys(bound)]]);
       const calls = (await api.get("/provider-calls?app=orders-web")).json<Array<{ path: string; status: number }>>();
       expect(calls.map((call) => `${call.path} ${call.status}`)).toEqual([
         "/resources/orders/bind-app 201",

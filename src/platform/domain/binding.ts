@@ -3,7 +3,11 @@
  * fails, so an app is never half-bound (platform-notes.md):
  *   bind:   (1) the app on the instance, (2) bind-app (404: once more on /bind), (3) the
  *           variables into the app, (4) Variant A: one unit bind per unit.
- *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave.
+ *   unbind: unit unbinds, unbind-app (a provider 404 is ignored), then the variables leave;
+ *           when a step fails, the units unbound are bound again (and bind-app sent again when
+ *           it had been unbound), the platform's unbind pipeline's backward steps. Forced (the
+ *           user's `?force=true`, and every unbind of an app removal), provider failures are
+ *           passed over and said: a provider that lost the instance cannot keep it bound.
  * Unit changes send the per-unit calls to every bound Variant A provider.
  */
 import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-client/calls.js";
@@ -16,7 +20,7 @@ import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js
 import type { App, Instance, Service, Unit } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import type { CallTarget } from "./provider-calls.js";
-import { undoing } from "./operation.js";
+import { forcing, undoing } from "./operation.js";
 import { findService } from "./services.js";
 
 type Undo = () => Promise<unknown>;
@@ -58,14 +62,14 @@ export async function bindTargets(context: Context, actor: Actor, instanceName: 
   return { instance, app };
 }
 
-/** Binds and answers the variables exported to the app. */
-export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<Record<string, string>> {
+/** Binds and answers the names of the variables exported to the app (their values stay in the app's env). */
+export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<string[]> {
   return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
     const { instance, app } = await bindTargets(context, actor, instanceName, appName);
     if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
     const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
     const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
-    const failure = (problem: string) => failed(`Failed to bind the instance "${instanceName}" to the app "${appName}": ${problem}`);
+    const failure = (problem: string) => failed(`Failed to bind the instance "${service.name}/${instanceName}" to the app "${appName}": ${problem}`);
 
     return withUndo(async (done) => {
       const withApp: Instance = { ...instance, apps: [...instance.apps, appName], pendingBinds: [...(instance.pendingBinds ?? []), appName] };
@@ -96,70 +100,130 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
         ...(hosts ? { boundUnits: { ...withApp.boundUnits, [appName]: hosts } } : {}),
         pendingBinds,
       });
-      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${Object.keys(envs).join(", ") || "no variables"}); restarting app`);
-      return envs;
+      const names = Object.keys(envs);
+      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}); restarting app`);
+      return names;
     });
   });
 }
 
 /** Binds each unit; when one fails, unbinds those already bound and says which unit failed. */
 async function bindUnits(context: Context, binding: Binding, units: Unit[]): Promise<string[]> {
-  const { calls, target, spec } = binding;
+  const { service, calls, target, spec } = binding;
   const instance = target.instance!;
   const bound: string[] = [];
   for (const unit of units) {
     const result = await context.providers.send(target, calls.bindUnit(instance, spec, unit.ip));
     if (!succeeded(result)) {
       for (const host of bound) await undoing(() => context.providers.send(target, calls.unbindUnit(instance, spec, host)));
-      throw failed(`Failed to bind the unit ${unit.name} (${unit.ip}) to the instance "${instance}": ${providerProblem(result)}`);
+      throw failed(`Failed to bind the instance "${service.name}/${instance}" to the unit "${unit.ip}": ${providerProblem(result)}`);
     }
     bound.push(unit.ip);
   }
   return bound;
 }
 
-/** Unbinds each unit address; a provider 404 means already gone. */
-async function unbindUnits(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+/**
+ * Sends every unit address its unbind (a provider 404 means already gone): answers the addresses
+ * unbound, and the failure of each address still bound.
+ */
+async function unbindUnits(context: Context, binding: Binding, hosts: string[]): Promise<{ unbound: string[]; failures: string[] }> {
   const { calls, target, spec } = binding;
+  const unbound: string[] = [];
+  const failures: string[] = [];
   for (const host of hosts) {
-    const result = await context.providers.send(target, calls.unbindUnit(target.instance!, spec, host));
-    if (!succeeded(result) && statusOf(result) !== 404) {
-      throw failed(`Failed to unbind the unit at ${host} from the instance "${target.instance}": ${providerProblem(result)}`);
-    }
+    const call = calls.unbindUnit(target.instance!, spec, host);
+    const result = await context.providers.send(target, call);
+    if (succeeded(result) || statusOf(result) === 404) unbound.push(host);
+    else failures.push(`Failed to unbind ("${call.path}") the unit at ${host}: ${providerProblem(result)}`);
   }
+  return { unbound, failures };
 }
 
-export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<void> {
-  await exclusive(context, [appLock(appName)], async () => {
+/** Unbinds every address or none: when one fails, those unbound are bound again and the first failure thrown. */
+async function unbindEveryUnit(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+  const { unbound, failures } = await unbindUnits(context, binding, hosts);
+  if (failures.length === 0) return;
+  await rebindUnits(context, binding, unbound);
+  throw failed(failures[0]!);
+}
+
+/**
+ * Undo step: binds again units whose unbind is being undone. A unit the provider refuses is no
+ * longer recorded as bound, so the bind-units healer sends its bind again. The caller holds the
+ * instance's lock.
+ */
+async function rebindUnits(context: Context, binding: Binding, hosts: string[]): Promise<void> {
+  const { calls, target, spec } = binding;
+  const [instanceName, appName] = [target.instance!, target.app!];
+  const refused: string[] = [];
+  for (const host of hosts) {
+    const result = await undoing(() => context.providers.send(target, calls.bindUnit(instanceName, spec, host)));
+    if (!succeeded(result)) refused.push(host);
+  }
+  if (refused.length === 0) return;
+  const instance = await findInstance(context, instanceName);
+  const still = (instance.boundUnits[appName] ?? []).filter((host) => !refused.includes(host));
+  await context.store.put("instances", instanceName, { ...instance, boundUnits: { ...instance.boundUnits, [appName]: still } });
+  await appLog(context, appName, `the unit(s) at ${refused.join(", ")} could not be bound to the instance ${instanceName} again: GET /healers/bind-units sends their binds again`);
+}
+
+export interface UnbindOptions {
+  /** Pass over the provider's failures (`?force=true`): the platform lets go of the binding anyway. */
+  force?: boolean;
+}
+
+/** Unbinds; answers the provider failures a forced unbind passed over, one line each. */
+export async function unbind(context: Context, actor: Actor, instanceName: string, appName: string, { force = false }: UnbindOptions = {}): Promise<string[]> {
+  return exclusive(context, [appLock(appName)], async () => {
     const app = await appFor(context, actor, appName);
-    await unbindLocked(context, actor, instanceName, app);
+    return unbindLocked(context, actor, instanceName, app, force);
   });
 }
 
 /** The caller holds the app's lock. */
-async function unbindLocked(context: Context, actor: Actor, instanceName: string, app: App): Promise<void> {
-  await exclusive(context, [instanceLock(instanceName)], async () => {
+async function unbindLocked(context: Context, actor: Actor, instanceName: string, app: App, force: boolean): Promise<string[]> {
+  return exclusive(context, [instanceLock(instanceName)], async () => {
     const instance = await findInstance(context, instanceName);
     assertInstanceAccess(actor, instance);
     if (!instance.apps.includes(app.name)) throw preconditionFailed("This app is not bound to this service instance.");
     const binding = await bindingOf(context, actor, instance, app);
     const { calls, target, spec } = binding;
-    await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
-    const result = await context.providers.send(target, calls.unbindApp(instanceName, spec));
-    if (!succeeded(result) && statusOf(result) !== 404) {
-      throw failed(`Failed to unbind the instance "${instanceName}" from the app "${app.name}": ${providerProblem(result)}`);
-    }
-    const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
-    try {
+    const passedOver: string[] = [];
+    // A provider failure stops the unbind, its steps undone; forced, it is passed over and said.
+    const unlessForced = (failure: string) => {
+      if (!force) throw failed(`${failure} (if the provider can no longer undo this binding, unbind with ?force=true)`);
+      passedOver.push(`ignored error due to force: ${failure}`);
+    };
+    const steps = () => withUndo(async (done) => {
+      const { unbound, failures } = await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
+      done(() => rebindUnits(context, binding, unbound));
+      for (const failure of failures) unlessForced(failure);
+      const unbindApp = calls.unbindApp(instanceName, spec);
+      const result = await context.providers.send(target, unbindApp);
+      if (!succeeded(result) && statusOf(result) !== 404) unlessForced(`Failed to unbind ("${unbindApp.path}"): ${providerProblem(result)}`);
+      // Undone when the variables cannot leave the app: the provider gets its binding back, as the platform does.
+      done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
+      const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
       await context.store.put("apps", app.name, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== instanceName) });
+      done(() => context.store.put("apps", app.name, app));
       await context.store.put("instances", instanceName, { ...instance, apps: instance.apps.filter((name) => name !== app.name), boundUnits });
-    } catch (error) {
-      // The variables could not leave the app: give the provider its binding back, as the platform does.
-      await undoing(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
-      throw error;
+    });
+    await (force ? forcing(steps) : steps());
+    for (const line of passedOver) {
+      context.say(`unbind of the instance ${instanceName} from the app ${app.name}: ${line}`);
+      await appLog(context, app.name, line);
     }
-    await appLog(context, app.name, `unbound from the instance ${instanceName}; restarting app`);
+    await appLog(context, app.name, `unbound from the instance ${instanceName}${force ? " (forced)" : ""}; restarting app`);
+    return passedOver;
   });
+}
+
+/** `?unbindall=true` of an instance removal: each bound app is unbound as its own unbind would be (not forced, as the platform does). */
+export async function unbindEveryApp(context: Context, actor: Actor, instanceName: string): Promise<void> {
+  const instance = await findInstance(context, instanceName);
+  assertInstanceAccess(actor, instance);
+  for (const app of instance.apps) await unbind(context, actor, instanceName, app);
 }
 
 /**
@@ -195,11 +259,14 @@ export async function undoInterruptedBinds(context: Context): Promise<void> {
   }
 }
 
-/** Removes the app, unbinding its instances first (with the provider calls that implies). */
+/**
+ * Removes the app, unbinding its instances first (with the provider calls that implies), each
+ * unbind forced as the platform does: a provider that fails them cannot keep the app alive.
+ */
 export async function removeApp(context: Context, actor: Actor, name: string): Promise<void> {
   await exclusive(context, [appLock(name)], async () => {
     for (const instance of await boundInstances(context, name)) {
-      await unbindLocked(context, actor, instance.name, await appFor(context, actor, name));
+      await unbindLocked(context, actor, instance.name, await appFor(context, actor, name), true);
     }
     await appFor(context, actor, name);
     await context.store.delete("apps", name);
@@ -262,7 +329,7 @@ export async function removeUnits(context: Context, actor: Actor, name: string, 
         const binding = await bindingOf(context, actor, instance, app);
         const bound = (instance.boundUnits[name] ?? []).filter((host) => hosts.includes(host));
         if (bound.length === 0) continue;
-        await unbindUnits(context, binding, bound);
+        await unbindEveryUnit(context, binding, bound);
         const rest = (instance.boundUnits[name] ?? []).filter((host) => !hosts.includes(host));
         await context.store.put("instances", instance.name, { ...instance, boundUnits: { ...instance.boundUnits, [name]: rest } });
       }

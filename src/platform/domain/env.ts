@@ -8,7 +8,7 @@ import { badRequest, notFound } from "./errors.js";
 import { ENV_NAME, type App, type EnvVar } from "./model.js";
 import { appFor, appLock } from "./apps.js";
 
-const PRIVATE_SHOWN = "*** (private variable)";
+export const PRIVATE_SHOWN = "*** (private variable)";
 
 export function tsuruServices(app: App): string {
   const services: Record<string, Array<{ instance_name: string; envs: Record<string, string> }>> = {};

@@ -6,7 +6,8 @@ import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { type Instance } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
-import { undoing } from "./operation.js";
+import { forcing, undoing } from "./operation.js";
+import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
 import { INSTANCE_NAME_PATTERN } from "../../contract.js";
 
@@ -80,19 +81,26 @@ function chooseOwner(actor: Actor, teams: string[], owner: string | undefined): 
   throw badRequest(`You belong to several teams: say which one owns the instance with "owner" (one of ${teams.join(", ")}).`);
 }
 
-export async function removeInstance(context: Context, actor: Actor, name: string): Promise<void> {
+export interface RemovalOptions {
+  /** Remove the platform's record even when the provider fails to destroy the instance (`?ignoreerrors=true`). */
+  ignoreErrors?: boolean;
+}
+
+export async function removeInstance(context: Context, actor: Actor, name: string, { ignoreErrors = false }: RemovalOptions = {}): Promise<void> {
   await exclusive(context, [instanceLock(name)], async () => {
     const instance = await findInstance(context, name);
     assertInstanceAccess(actor, instance);
     if (instance.apps.length > 0) {
-      throw badRequest("This service instance is bound to at least one app. Unbind them before removing it");
+      throw badRequest(`This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: ${instance.apps.join(", ")}).`);
     }
     const service = await findService(context, instance.service);
-    const removed = await context.providers.send(
-      { service, instance: name },
-      context.providers.builder(service, actor.email).destroy(name),
-    );
-    if (!succeeded(removed)) throw failed(`Failed to remove the instance ${name}: ${providerProblem(removed)}`);
+    const destroy = () => context.providers.send({ service, instance: name }, context.providers.builder(service, actor.email).destroy(name));
+    const removed = await (ignoreErrors ? forcing(destroy) : destroy());
+    if (!succeeded(removed)) {
+      const failure = `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
+      if (!ignoreErrors) throw failed(`${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)`);
+      context.say(`could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`);
+    }
     await context.store.delete("instances", name);
   });
 }
@@ -106,7 +114,7 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
     { service, instance: name },
     context.providers.builder(service, actor.email).status(name),
   );
-  if (!result.answer) throw failed(`Failed to get the status of the instance ${name}: ${providerProblem(result)}`);
+  if (!result.answer) throw failed(`Failed to get status of instance ${name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
   const state =
     status === 202 ? "pending"
@@ -121,7 +129,8 @@ export async function instanceData(context: Context, actor: Actor, name: string)
   const instance = await findInstance(context, name);
   assertInstanceAccess(actor, instance);
   // Beyond the spec's four fields: the plan and owner team (the real platform's planname and teamowner),
-  // and `status`, the provider's last status answer as the instance-status healer saw it.
+  // `info`, the provider's extra info (its CustomInfo), and `status`, the provider's last status
+  // answer as the instance-status healer saw it.
   return {
     name,
     servicename: instance.service,
@@ -129,6 +138,7 @@ export async function instanceData(context: Context, actor: Actor, name: string)
     apps: instance.apps,
     planname: instance.plan ?? "",
     teamowner: instance.ownerTeam,
+    info: await providerInfo(context, actor, await findService(context, instance.service), name),
     ...(instance.status ? { status: instance.status } : {}),
   };
 }

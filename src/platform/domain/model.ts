@@ -174,4 +174,6 @@ export interface ProviderCall {
   operation?: { id: string; label: string };
   /** Sent to undo an earlier step of the same operation after a later one failed. */
   undo?: true;
+  /** Sent by an operation the user forced (`?force=true`, `?ignoreerrors=true`, app removal): its failure did not stop it. */
+  forced?: true;
 }

@@ -46,9 +46,10 @@ export class Providers {
 
   /**
    * Sends one call; never throws for HTTP or network failures (the caller words them). A health
-   * probe (`record: false`) stays out of the timeline and off the terminal.
+   * probe (`record: false`) stays out of the timeline and off the terminal. `timeoutMs` shortens
+   * the limit for a call something waits on (a listing).
    */
-  async send(target: CallTarget, call: Call, { record: recorded = true } = {}): Promise<CallResult> {
+  async send(target: CallTarget, call: Call, { record: recorded = true, timeoutMs = Infinity } = {}): Promise<CallResult> {
     const { service } = target;
     const client = new PlatformClient({
       url: service.endpoint,
@@ -58,7 +59,7 @@ export class Providers {
       encoding: service.variant === "current" ? service.encoding : "form",
       requestIdHeader: "X-Request-ID",
       requestIdPrefix: "platform",
-      timeoutMs: this.options.timeoutMs ?? 5 * 60_000,
+      timeoutMs: Math.min(timeoutMs, this.options.timeoutMs ?? 5 * 60_000),
       connectTimeoutMs: this.options.connectTimeoutMs,
     });
     const result = withoutCredentials(await client.send(call), service);

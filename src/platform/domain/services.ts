@@ -3,6 +3,7 @@ import { sharesTeam, type Actor, type Context } from "./context.js";
 import { conflict, failed, forbidden, notFound } from "./errors.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import type { Instance, ProviderCall, Service } from "./model.js";
+import { providerInfo } from "./instance-info.js";
 import type { CallFilter } from "./provider-calls.js";
 
 export async function findService(context: Context, name: string): Promise<Service> {
@@ -117,11 +118,20 @@ export async function serviceDoc(context: Context, actor: Actor, name: string): 
   return service.doc;
 }
 
+/** The spec's instance records, each with `Info`, the provider's extra info, as the platform lists them (its calls at once). */
 export async function serviceInstances(context: Context, actor: Actor, name: string) {
   const service = await findService(context, name);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
   const instances = (await instancesOf(context, name)).filter((instance) => sharesTeam(actor, instance.teams));
-  return instances.map((instance) => ({ Name: instance.name, Teams: instance.teams, Apps: instance.apps, ServiceName: name }));
+  return Promise.all(
+    instances.map(async (instance) => ({
+      Name: instance.name,
+      Teams: instance.teams,
+      Apps: instance.apps,
+      ServiceName: name,
+      Info: await providerInfo(context, actor, service, instance.name),
+    })),
+  );
 }
 
 export async function setDoc(context: Context, actor: Actor, name: string, doc: string): Promise<void> {

@@ -70,3 +70,10 @@ export function query(req: Request, name: string): string | undefined {
   const value = req.query[name];
   return typeof value === "string" ? value : undefined;
 }
+
+/** A `?name=true|false` switch, false when absent. */
+export function flag(req: Request, name: string): boolean {
+  const value = query(req, name) ?? "false";
+  if (value !== "true" && value !== "false") throw badRequest(`${name} must be "true" or "false".`);
+  return value === "true";
+}

@@ -1,13 +1,16 @@
 /**
- * `/services/instances`: create, remove, bind, unbind, status, team access.
+ * `/services/instances`: create, remove, bind, unbind, status, team access. The real platform's
+ * escape hatches for a provider that cannot undo: `?unbindall=true` and `?ignoreerrors=true` on
+ * removal, `?force=true` on unbind.
  * `/services/instances/permission/<x>/<team>` grants a team access to the instance `<x>`
  * (the spec calls the segment a service name; the platform's router names it the instance).
  */
 import { z } from "zod";
-import { bind, unbind } from "../domain/binding.js";
+import { bind, unbind, unbindEveryApp } from "../domain/binding.js";
 import { createInstance, grantInstance, instanceData, instanceStatus, removeInstance, revokeInstance } from "../domain/instances.js";
+import { PRIVATE_SHOWN } from "../domain/env.js";
 import { listServices } from "../domain/services.js";
-import { body, nameParam, query, sendEmpty, sendJson, sendText, type Route } from "./handler.js";
+import { body, flag, nameParam, query, sendEmpty, sendJson, sendText, type Route } from "./handler.js";
 import { badRequest } from "../domain/errors.js";
 import { APP_NAME } from "../domain/model.js";
 
@@ -31,7 +34,10 @@ export const instanceCreate: Route = async ({ req, res, context, actor }) => {
 };
 
 export const instanceRemove: Route = async ({ req, res, context, actor }) => {
-  await removeInstance(context, actor, nameParam(req, "instance", "instance"));
+  const name = nameParam(req, "instance", "instance");
+  const [unbindAll, ignoreErrors] = [flag(req, "unbindall"), flag(req, "ignoreerrors")];
+  if (unbindAll) await unbindEveryApp(context, actor, name);
+  await removeInstance(context, actor, name, { ignoreErrors });
   sendEmpty(res, 200);
 };
 
@@ -43,13 +49,14 @@ export const instanceStatusShow: Route = async ({ req, res, context, actor }) =>
   sendText(res, 200, await instanceStatus(context, actor, nameParam(req, "instance", "instance")));
 };
 
+/** The spec's map of the variables exported, their values hidden as `env` hides private ones: the platform shows only the names. */
 export const instanceBind: Route = async ({ req, res, context, actor }) => {
-  const envs = await bind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
-  sendJson(res, 200, envs);
+  const names = await bind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
+  sendJson(res, 200, Object.fromEntries(names.map((name) => [name, PRIVATE_SHOWN])));
 };
 
 export const instanceUnbind: Route = async ({ req, res, context, actor }) => {
-  await unbind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"));
+  await unbind(context, actor, nameParam(req, "instance", "instance"), nameParam(req, "app", "app"), { force: flag(req, "force") });
   sendEmpty(res, 200);
 };
 

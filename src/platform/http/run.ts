@@ -3,9 +3,9 @@
  * Off unless the platform was started with --allow-run: it runs commands on this machine, as the
  * platform's OS user. Then only the members of the app's teams may run.
  */
-import { forbidden, badRequest } from "../domain/errors.js";
+import { forbidden } from "../domain/errors.js";
 import { runCommand } from "../domain/run.js";
-import { nameParam, query, sendText, text, type Route } from "./handler.js";
+import { flag, nameParam, sendText, text, type Route } from "./handler.js";
 
 export function runRoute(allowed: boolean): Route {
   return async ({ req, res, context, actor }) => {
@@ -15,10 +15,9 @@ export function runRoute(allowed: boolean): Route {
           "Start the platform with --allow-run to let the members of an app's teams run commands for it.",
       );
     }
-    const once = query(req, "once") ?? "false";
-    if (once !== "true" && once !== "false") throw badRequest('once must be "true" or "false".');
+    const once = flag(req, "once");
     const app = nameParam(req, "app", "app");
-    const result = await runCommand(context, actor, app, text(req), once === "true");
+    const result = await runCommand(context, actor, app, text(req), once);
     const failedAt = result.exitCodes.findIndex((code) => code !== 0);
     if (failedAt === -1) return sendText(res, 200, result.output);
     const code = result.exitCodes[failedAt];

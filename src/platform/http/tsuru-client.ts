@@ -14,7 +14,7 @@ import { badRequest, notFound, PlatformError } from "../domain/errors.js";
 import { createInstance } from "../domain/instances.js";
 import { manifestOf } from "../domain/manifest.js";
 import { registerService } from "../domain/services.js";
-import { body, nameParam, sendEmpty, sendJson, type Call, type Route } from "./handler.js";
+import { body, flag, nameParam, sendEmpty, sendJson, type Call, type Route } from "./handler.js";
 
 const STREAM_TYPE = "application/x-json-stream";
 const FIELD = z.string().max(1000).optional();
@@ -79,17 +79,18 @@ async function bindingNames({ req, context, actor }: Call) {
 export const bindStream: Route = async (call) => {
   const { instance, app } = await bindingNames(call);
   await streamed(call.res, `---- Binding the instance ${instance} to the app ${app} ----\n`, async () => {
-    const envs = await bind(call.context, call.actor, instance, app);
-    const names = Object.keys(envs);
+    const names = await bind(call.context, call.actor, instance, app);
     return [`---- Setting ${names.length} new environment variables ----\n`, ...names.map((name) => `${name}\n`), "---- Restarting the app ----\n"];
   });
 };
 
+/** `DELETE` on the same path (`?force=true`): the failures a forced unbind passed over are among its messages. */
 export const unbindStream: Route = async (call) => {
   const { instance, app } = await bindingNames(call);
+  const force = flag(call.req, "force");
   await streamed(call.res, `---- Unbinding the instance ${instance} from the app ${app} ----\n`, async () => {
-    await unbind(call.context, call.actor, instance, app);
-    return ["---- Restarting the app ----\n"];
+    const passedOver = await unbind(call.context, call.actor, instance, app, { force });
+    return [...passedOver.map((line) => `${line}\n`), "---- Restarting the app ----\n", `\nInstance "${instance}" is not bound to the app "${app}" anymore.\n`];
   });
 };
 

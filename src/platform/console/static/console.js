@@ -75,6 +75,7 @@ async function act(label, work) {
   } catch (error) {
     say(`${label} failed: ${error.message}`, true);
   }
+  details.clear();
   await refresh(true);
 }
 
@@ -90,6 +91,7 @@ const pages = {
 };
 
 function show(name, focus) {
+  details.clear();
   current = Object.hasOwn(pages, name) ? name : "services";
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${current}`;
   for (const link of document.querySelectorAll("#nav a")) {
@@ -163,6 +165,10 @@ async function refreshServices() {
 
 /** Last status seen per instance: `{state, text, tick}`. */
 const statuses = new Map();
+/**
+ * Last details seen per instance (`{data, tick}`): each read calls the provider's info, so they
+ * are read again as seldom as settled statuses, and at once after an action or on arrival.
+ */
 const details = new Map();
 
 function stateOf(text) {
@@ -181,11 +187,27 @@ async function instanceStatus(name) {
   return status;
 }
 
-/** The platform says only "down": the reason is in the provider's answer to that status call. */
+/** The platform says only "down": the reason is in the provider's answer to the newest status call. */
 async function downReason(name) {
-  const [call] = (await ok("GET", `/provider-calls?instance=${encodeURIComponent(name)}&limit=1`)).json();
+  const calls = (await ok("GET", `/provider-calls?instance=${encodeURIComponent(name)}&limit=20`)).json();
+  const call = calls.reverse().find((item) => item.path.endsWith("/status"));
   if (!call) return "no answer recorded";
   return call.status === undefined ? call.error : `${call.status} ${(call.answer ?? "").trim().slice(0, 200) || "(empty answer)"}`;
+}
+
+async function instanceDetails(name) {
+  const known = details.get(name);
+  if (known && tick - known.tick < SETTLED_EVERY) return known.data;
+  const data = (await ok("GET", `/services/instances/${name}`)).json();
+  details.set(name, { data, tick });
+  return data;
+}
+
+/** The provider's info (`GET /resources/<i>`), one line per label; none: a dash. */
+function infoCell(info) {
+  const entries = Object.entries(info ?? {});
+  if (entries.length === 0) return h("td", {}, "—");
+  return h("td", {}, h("ul", { class: "info" }, entries.map(([label, value]) => h("li", {}, `${label}: ${value}`))));
 }
 
 async function allInstances() {
@@ -207,8 +229,7 @@ async function refreshInstances() {
   const shown = all.slice((state.page - 1) * PAGE, state.page * PAGE);
   const rows = await Promise.all(
     shown.map(async (item) => {
-      const [data, status] = await Promise.all([ok("GET", `/services/instances/${item.name}`).then((a) => a.json()), instanceStatus(item.name)]);
-      details.set(item.name, data);
+      const [data, status] = await Promise.all([instanceDetails(item.name), instanceStatus(item.name)]);
       return h("tr", {},
         h("th", { scope: "row" }, item.name),
         h("td", {}, item.service),
@@ -216,11 +237,12 @@ async function refreshInstances() {
         h("td", {}, data.teamowner ?? "—"),
         h("td", { class: `status ${status.state}` }, status.text),
         h("td", {}, data.apps.length ? data.apps.join(", ") : "none"),
+        infoCell(data.info),
       );
     }),
   );
   $("instances-rows").replaceChildren(...rows);
-  if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 6 }, filter ? "No instance matches." : "No instances yet: create one above.")));
+  if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 7 }, filter ? "No instance matches." : "No instances yet: create one above.")));
   pager($("instances-pager"), state.page, pageCount, (page) => { state.page = page; refresh(true); });
 }
 
@@ -385,6 +407,8 @@ function callItem(call) {
       h("summary", {},
         h("time", { datetime: call.at }, call.at.slice(11, 23)), " ",
         call.undo ? h("strong", {}, "undo ") : undefined,
+        // Its failure did not stop the operation: the user forced it.
+        call.forced ? h("strong", {}, "forced ") : undefined,
         h("span", { class: "method" }, call.method), " ", h("code", {}, call.path), " → ",
         h("span", { class: "outcome" }, outcome), ` (${call.durationMs} ms) `,
         h("span", { class: "where" }, [call.service, call.instance, call.app].filter(Boolean).join(" / ")),
