@@ -17,9 +17,9 @@ import { undoInterruptedBinds } from "./domain/binding.js";
 import { ensureAdmin } from "./domain/users.js";
 import { createPlatformApp } from "./http/server.js";
 import { applySeed } from "./seed.js";
-import { MemoryStore } from "./store/memory.js";
-import { RedisStore } from "./store/redis.js";
-import type { Store } from "./store/store.js";
+import { MemoryPlatformStore } from "./store/memory.js";
+import { RedisPlatformStore } from "./store/redis.js";
+import type { PlatformStore } from "./store/store.js";
 
 export interface PlatformOptions {
   port: number;
@@ -51,7 +51,7 @@ export interface RunningPlatform {
 }
 
 interface OpenStore {
-  store: Store;
+  store: PlatformStore;
   stop(): Promise<void>;
 }
 
@@ -65,7 +65,7 @@ function terminalLog(say: (line: string) => void): SupervisionLog {
 }
 
 async function openStore(state: PlatformOptions["state"], say: (line: string) => void): Promise<OpenStore> {
-  if (state.kind === "memory") return { store: new MemoryStore(), stop: async () => {} };
+  if (state.kind === "memory") return { store: new MemoryPlatformStore(), stop: async () => {} };
   if (state.kind === "redis") return connect(addressOfUrl(state.url), async () => {});
   // Before anything in the directory is touched: a second platform must not stop the first one's server.
   const lock = await lockDataDir(state.dataDir, { kind: "platform", setting: "--data-dir" });
@@ -94,7 +94,7 @@ async function openStore(state: PlatformOptions["state"], say: (line: string) =>
 async function connect(address: Address, stopServer: () => Promise<void>): Promise<OpenStore> {
   const client = redisClient(address, { reconnect: true });
   await client.connect();
-  const store = new RedisStore(client);
+  const store = new RedisPlatformStore(client);
   return {
     store,
     stop: async () => {

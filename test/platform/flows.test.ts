@@ -14,7 +14,7 @@ import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { Providers } from "../../src/platform/domain/provider-calls.js";
 import { createService } from "../../src/platform/domain/services.js";
 import { createUser } from "../../src/platform/domain/users.js";
-import { MemoryStore } from "../../src/platform/store/memory.js";
+import { MemoryPlatformStore } from "../../src/platform/store/memory.js";
 import type { Records } from "../../src/platform/store/store.js";
 import { freePort } from "../../src/redis/server.js";
 import { manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
@@ -418,7 +418,7 @@ describe("providers that answer garbage or are down", () => {
 
 describe("the platform's own store failing", () => {
   /** A store whose writes of one kind of record fail, once `failing` names it. */
-  class FailingStore extends MemoryStore {
+  class FailingStore extends MemoryPlatformStore {
     failing?: keyof Records;
     override async put<K extends keyof Records>(kind: K, key: string, value: Records[K]) {
       if (kind === this.failing) throw new Error("disk full");

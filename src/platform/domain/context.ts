@@ -3,14 +3,14 @@
  * instance's operations in order, the provider calls, and the current user (the actor).
  */
 import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
-import type { Store } from "../store/store.js";
+import type { PlatformStore } from "../store/store.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./config.js";
 import { LoginThrottle } from "./login-throttle.js";
 import type { LogEntry } from "./model.js";
 import type { Providers } from "./provider-calls.js";
 
 export interface Context {
-  store: Store;
+  store: PlatformStore;
   locks: KeyedMutex;
   providers: Providers;
   config: PlatformConfig;
@@ -32,7 +32,7 @@ export const ADMIN_TEAM = "admin";
 const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
 export const LOG_LINES = 1000;
 
-export function createContext(store: Store, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
+export function createContext(store: PlatformStore, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
   return { store, locks: new KeyedMutex(), providers, config, say, logins: { accounts: new LoginThrottle(5), addresses: new LoginThrottle(20) } };
 }
 

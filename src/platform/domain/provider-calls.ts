@@ -5,7 +5,7 @@
  */
 import { providerCalls } from "../../provider-client/calls.js";
 import { PlatformClient, type Call, type CallResult } from "../../provider-client/client.js";
-import type { Store } from "../store/store.js";
+import type { PlatformStore } from "../store/store.js";
 import { currentOperation } from "./operation.js";
 import type { ProviderCall, Service } from "./model.js";
 
@@ -35,7 +35,7 @@ const ALL = "all";
 
 export class Providers {
   constructor(
-    private readonly store: Store,
+    private readonly store: PlatformStore,
     private readonly options: ProviderCallOptions = {},
   ) {}
 

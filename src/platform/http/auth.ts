@@ -30,7 +30,7 @@ function ownAppRoute(req: Request, app: string): boolean {
   return req.params.app === app && APP_ROUTE.exec(req.path)?.[1] === app;
 }
 
-export function authentication(context: Context): RequestHandler {
+export function tokenAuthentication(context: Context): RequestHandler {
   return async (req, res, next) => {
     try {
       const token = bearerToken(req);

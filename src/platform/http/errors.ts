@@ -28,7 +28,7 @@ function answerFor(error: unknown, limitBytes: number): { status: number; messag
   return { status: 500, message: "The platform failed to handle this request: its terminal shows the details." };
 }
 
-export function errorAnswer(limitBytes: number, report: (error: unknown) => void): ErrorRequestHandler {
+export function apiErrorAnswer(limitBytes: number, report: (error: unknown) => void): ErrorRequestHandler {
   return (error, _req, res, next) => {
     if (res.headersSent) return next(error);
     const answer = answerFor(error, limitBytes);
@@ -39,6 +39,6 @@ export function errorAnswer(limitBytes: number, report: (error: unknown) => void
   };
 }
 
-export const notFound: RequestHandler = (req, res) => {
+export const unknownRoute: RequestHandler = (req, res) => {
   sendText(res, 404, `The platform has no route for ${req.method} ${req.path}.`);
 };

@@ -4,7 +4,7 @@ import { mayUse } from "../domain/services.js";
 import { optionalActor } from "./auth.js";
 import { query, sendJson, sendText, type Route } from "./handler.js";
 
-export const healthcheck: Route = async ({ req, res, context }) => {
+export const healthReport: Route = async ({ req, res, context }) => {
   if (query(req, "check") !== "all") return sendText(res, 200, "WORKING");
   // Provider lines for a logged-in caller only, and only the services it may use.
   const actor = await optionalActor(context, req);

@@ -9,14 +9,14 @@ import express, { type Express, type RequestHandler } from "express";
 import { consoleAsset } from "../console/assets.js";
 import type { Context } from "../domain/context.js";
 import { appCreate, appList, appLog, appRemove, appRestart, appShow, appSwap, envReveal, envSet, envShow, envUnset, poolChange, unitsAdd, unitsRemove } from "./apps.js";
-import { authentication } from "./auth.js";
+import { tokenAuthentication } from "./auth.js";
 import { deployCreate, deployList, deployShow } from "./deploys.js";
-import { errorAnswer, notFound } from "./errors.js";
+import { apiErrorAnswer, unknownRoute } from "./errors.js";
 import { handle, type Route } from "./handler.js";
 import { healerList, healerRun } from "./healers.js";
 import { hostGuard, type HostGuardOptions } from "./host-guard.js";
 import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemove, instanceRevoke, instanceShow, instanceStatusShow, instanceUnbind } from "./instances.js";
-import { healthcheck, info } from "./meta.js";
+import { healthReport, info } from "./meta.js";
 import { platformList } from "./platforms.js";
 import { poolList } from "./pools.js";
 import { providerCallList } from "./provider-calls.js";
@@ -46,7 +46,7 @@ type Method = "get" | "post" | "put" | "delete";
 /** How the body is read: JSON or form fields, or plain text (YAML, docs, commands, counts). */
 type BodyKind = "fields" | "text" | "none";
 
-export interface RouteEntry {
+export interface ApiRoute {
   method: Method;
   path: string;
   route: Route;
@@ -54,17 +54,17 @@ export interface RouteEntry {
   body: BodyKind;
 }
 
-const r = (method: Method, path: string, route: Route, body: BodyKind = "none", auth = true): RouteEntry => ({ method, path, route, auth, body });
+const r = (method: Method, path: string, route: Route, body: BodyKind = "none", auth = true): ApiRoute => ({ method, path, route, auth, body });
 
 /**
  * Order matters where paths overlap: `/services/instances...` before `/services/:service...`,
  * and `/services/:service/doc` before `/services/:service/:team`.
  */
-function routes(options: ServerOptions): RouteEntry[] {
+function routes(options: ServerOptions): ApiRoute[] {
   return [
     // The console: the page at / and its files at /console/<file>; it calls the routes below with a token.
     r("get", "/{console/:asset}", consoleAsset, "none", false),
-    r("get", "/healthcheck", healthcheck, "none", false),
+    r("get", "/healthcheck", healthReport, "none", false),
     r("get", "/info", info(options.version), "none", false),
 
     r("post", "/users", signUp(options.openSignup), "fields", false),
@@ -140,7 +140,7 @@ function routes(options: ServerOptions): RouteEntry[] {
 }
 
 /** Today's client (`tsuru` 1.34): its paths and encodings where they are not the spec's. */
-const CLIENT_ROUTES: RouteEntry[] = [
+const CLIENT_ROUTES: ApiRoute[] = [
   r("get", "/auth/schemes", authSchemes, "none", false),
   r("post", "/services", serviceCreateForm, "fields"),
   r("post", "/services/:service/instances", instanceCreateForm, "fields"),
@@ -152,10 +152,10 @@ const CLIENT_ROUTES: RouteEntry[] = [
 const VERSION_PREFIXES = ["/1.0", "/1.13", "/1.18"];
 
 /** Every path a route answers on: client routes first, so they win under the prefixes. */
-export function mountedRoutes(options: ServerOptions): RouteEntry[] {
+export function mountedRoutes(options: ServerOptions): ApiRoute[] {
   const spec = routes(options);
-  const prefixed = (entry: RouteEntry) => VERSION_PREFIXES.map((prefix) => ({ ...entry, path: `${prefix}${entry.path}` }));
-  const inSpec = (entry: RouteEntry) => spec.some((known) => known.method === entry.method && known.path === entry.path);
+  const prefixed = (entry: ApiRoute) => VERSION_PREFIXES.map((prefix) => ({ ...entry, path: `${prefix}${entry.path}` }));
+  const inSpec = (entry: ApiRoute) => spec.some((known) => known.method === entry.method && known.path === entry.path);
   return [
     ...CLIENT_ROUTES.flatMap((entry) => [...prefixed(entry), ...(inSpec(entry) ? [] : [entry])]),
     ...spec,
@@ -170,7 +170,7 @@ export function createPlatformApp(context: Context, options: ServerOptions): Exp
     text: [express.text({ limit, type: () => true })],
     none: [],
   };
-  const auth = authentication(context);
+  const auth = tokenAuthentication(context);
 
   const app = express();
   app.disable("x-powered-by");
@@ -180,7 +180,7 @@ export function createPlatformApp(context: Context, options: ServerOptions): Exp
     // Auth first: a stranger's body is never read.
     app[entry.method](entry.path, ...(entry.auth ? [auth] : []), ...parsers[entry.body], handle(context, entry.route));
   }
-  app.use(notFound);
-  app.use(errorAnswer(limit, options.report));
+  app.use(unknownRoute);
+  app.use(apiErrorAnswer(limit, options.report));
   return app;
 }

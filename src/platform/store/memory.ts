@@ -2,11 +2,11 @@
  * State in memory: for throw-away runs (`--memory`) and tests. Values are copied in and out,
  * so callers can never change a stored record without `put`, as with Redis.
  */
-import type { Kind, Lists, Records, Store } from "./store.js";
+import type { Kind, Lists, Records, PlatformStore } from "./store.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-export class MemoryStore implements Store {
+export class MemoryPlatformStore implements PlatformStore {
   readonly name = "memory";
   private readonly records = new Map<Kind, Map<string, unknown>>();
   private readonly lists = new Map<string, unknown[]>();

@@ -4,9 +4,9 @@
  * the platform loses nothing.
  */
 import type { RedisClient } from "../../redis/connection.js";
-import type { Kind, Lists, Records, Store } from "./store.js";
+import type { Kind, Lists, Records, PlatformStore } from "./store.js";
 
-export class RedisStore implements Store {
+export class RedisPlatformStore implements PlatformStore {
   readonly name = "redis";
   constructor(
     private readonly client: RedisClient,

@@ -25,7 +25,7 @@ export interface Lists {
   log: LogEntry;
 }
 
-export interface Store {
+export interface PlatformStore {
   /** What keeps the state, as the full health check names it. */
   readonly name: string;
   get<K extends Kind>(kind: K, key: string): Promise<Records[K] | undefined>;
