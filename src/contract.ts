@@ -86,7 +86,10 @@ export function jsonName(formName: string): string {
   throw new Error(`"${formName}" is not a field of the provider contract: add it to FIELDS in src/contract.ts.`);
 }
 
-/** Headers the platform adds: who asked and the event (on changes), and where the app runs. */
+/**
+ * Headers the platform adds: who asked and the event (on changes), and where the instance lives
+ * (multi-cluster services; on plans, the pool asked for).
+ */
 export const HEADERS = {
   user: "X-Tsuru-User",
   eventId: "X-Tsuru-Eventid",
@@ -96,4 +99,6 @@ export const HEADERS = {
   clusterProvisioner: "X-Tsuru-Cluster-Provisioner",
   /** Repeated, one header per address. */
   clusterAddresses: "X-Tsuru-Cluster-Addresses",
+  /** Base64 of the cluster's kube config as JSON, when the cluster propagates it: a secret. */
+  clusterKubeConfig: "X-Tsuru-Cluster-Kube-Config",
 } as const;

@@ -11,7 +11,6 @@ import type { Logger } from "pino";
 import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
 import type { Encoding } from "../contract.js";
-import type { Fields } from "./fields.js";
 
 export interface RequestScope {
   readonly requestId: string;
@@ -25,8 +24,8 @@ export interface RequestScope {
   instance?: string;
   user?: string;
   eventId?: string;
-  /** The body as canonical fields (empty without a body). */
-  fields: Fields;
+  /** The body as parsed (form keys to text or lists, or any JSON value); undefined without a body. */
+  body: unknown;
   encoding: Encoding;
   /** What went wrong behind a 5xx answer, for the log line only. */
   error?: unknown;
@@ -39,7 +38,6 @@ export interface RequestScope {
 const SCOPE = Symbol("provider-kit.scope");
 type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 
-const NO_FIELDS: Fields = Object.freeze({});
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The scope `openScope` attached; every later middleware runs after it. */
@@ -102,7 +100,7 @@ export function requestScopes(logger: Logger, requestIdHeader: string, drain: Dr
       instance: undefined,
       user: undefined,
       eventId: undefined,
-      fields: NO_FIELDS,
+      body: undefined,
       encoding: "form",
       error: undefined,
       reason: undefined,

@@ -11,6 +11,7 @@ import type {
   BindingKind,
   BindingRecord,
   BindResult,
+  CallPlacement,
   CreateRequest,
   HandlerContext,
   InstanceRecord,
@@ -112,6 +113,10 @@ class RegistryContext implements HandlerContext {
   get log(): Logger {
     return this.#call.log;
   }
+
+  get placement(): CallPlacement {
+    return this.#call.placement;
+  }
 }
 
 function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
@@ -155,7 +160,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     if (handlers.deprovision) return handlers.deprovision(record, context);
     const result = await handlers.destroy(
       { instance: record.name },
-      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record },
+      // In the background there is no call, so no call placement.
+      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record, placement: { clusterAddresses: [] } },
     );
     if (result?.pending) throw missingStepHandler("deprovision", "destroy");
   };
