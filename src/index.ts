@@ -12,6 +12,23 @@ export {
   type Variant,
 } from "./contract.js";
 export * from "./types.js";
+export {
+  declareActions,
+  instanceAction,
+  serviceAction,
+  type ActionDeclaration,
+  type ActionHandler,
+  type ActionMethod,
+  type DeclaredActions,
+  type InstanceActionDeclaration,
+  type InstanceActionRequest,
+  type LockedActionContext,
+  type PathParams,
+  type ProviderActions,
+  type ServiceActionContext,
+  type ServiceActionDeclaration,
+  type ServiceActionRequest,
+} from "./actions.js";
 export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";

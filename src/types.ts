@@ -3,6 +3,7 @@
  * Nothing here knows about HTTP; the endpoints in `src/endpoints/` translate.
  */
 import type { Logger } from "pino";
+import type { ProviderActions } from "./actions.js";
 
 /** Free-form parameters: `parameters.tls.enabled=true` arrives as `{ tls: { enabled: "true" } }`. */
 export type Parameters = { [key: string]: string | string[] | Parameters };
@@ -242,4 +243,6 @@ export interface ProviderHandlers {
   status?: Handler<InstanceRequest, StatusResult>;
   /** `GET /resources/:name`. Return nothing for 404 "no extra info". */
   info?: Handler<InstanceRequest, InfoResult>;
+  /** Your own commands, which the platform's proxy forwards: `declareActions({...}).implement({...})`. */
+  actions?: ProviderActions;
 }

@@ -27,6 +27,8 @@ export interface RequestScope {
   /** The body as parsed (form keys to text or lists, or any JSON value); undefined without a body. */
   body: unknown;
   encoding: Encoding;
+  /** The custom action the route serves (`rotate-password`); unset on the contract's routes. */
+  action?: string;
   /** What went wrong behind a 5xx answer, for the log line only. */
   error?: unknown;
   /** Why a 4xx answer refused the call: its message, which the caller reads too. */
@@ -59,6 +61,7 @@ function requestIdOf(req: IncomingMessage, header: string): string {
 function logLine(logger: Logger, req: IncomingMessage, res: ServerResponse, scope: RequestScope, durationMs: number): void {
   const line: Record<string, unknown> = { method: req.method, path: scope.path };
   if (scope.route !== undefined) line.route = scope.route;
+  if (scope.action !== undefined) line.action = scope.action;
   if (scope.instance !== undefined) line.instance = scope.instance;
   line.status = res.statusCode;
   line.durationMs = Math.round(durationMs * 10) / 10;
@@ -102,6 +105,7 @@ export function requestScopes(logger: Logger, requestIdHeader: string, drain: Dr
       eventId: undefined,
       body: undefined,
       encoding: "form",
+      action: undefined,
       error: undefined,
       reason: undefined,
       admitted: drain.admit(),

@@ -387,6 +387,25 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       return handler(request, handlerContext(context, record));
     },
 
+    async instanceAction(instance, lock, context, work) {
+      if (!lock) {
+        const record = found(await store.getInstance(instance), instance);
+        refuseUnlessReady(record);
+        return (await work(handlerContext(context, record))).result;
+      }
+      return locked(instance, context, async (held) => {
+        const record = found(held.record, instance);
+        refuseUnlessReady(record);
+        const { result, data } = await work(handlerContext(context, structuredClone(record)));
+        if (data !== undefined) {
+          Object.assign(record.data, data);
+          record.updatedAt = now();
+          await store.saveInstance(record);
+        }
+        return result;
+      });
+    },
+
     async close() {
       await runner.stop();
       if (ownsStore) await store.close();
