@@ -267,3 +267,41 @@ export function checkActions(actions: ProviderActions): void {
     }
   }
 }
+
+// ---------------------------------------------------------------------------
+// The platform's service manifest (1.31).
+
+/**
+ * Which proxied calls are which action, as `PUT /1.31/services/<service>/manifest` takes it. The
+ * platform never asks the provider for it: write it from the declarations, so it cannot drift.
+ */
+export interface ActionsManifest {
+  enabled: boolean;
+  strict_actions: boolean;
+  legacy_compat: boolean;
+  /** Paths relative to the instance, parameters as `{name}`. */
+  operations: Array<{ method: ActionMethod; path: string; action: string }>;
+}
+
+export interface ActionsManifestOptions {
+  /**
+   * Refuse proxied calls that match no operation (default true: every path the provider serves
+   * under an instance, the contract's aside, is declared).
+   */
+  strictActions?: boolean;
+  /** Let holders of the platform's general proxy permission call the declared actions too (default false). */
+  legacyCompat?: boolean;
+}
+
+/**
+ * The service manifest of the instance actions (service actions are open to every logged-in user:
+ * the platform checks no permission for them). Each action's name becomes the permission
+ * `service-action.<service>.<name>`, which the platform's admins grant to teams.
+ */
+export function actionsManifest(actions: { readonly declarations: Readonly<Record<string, ActionDeclaration>> }, options: ActionsManifestOptions = {}): ActionsManifest {
+  checkDeclarations(actions.declarations);
+  const operations = Object.values(actions.declarations)
+    .filter((declaration) => declaration.kind === "instance")
+    .map(({ method, path, name }) => ({ method, path: path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}"), action: name }));
+  return { enabled: true, strict_actions: options.strictActions ?? true, legacy_compat: options.legacyCompat ?? false, operations };
+}

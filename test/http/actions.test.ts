@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { INSTANCE_SUBPATHS } from "../../src/contract.js";
 import {
+  actionsManifest,
   ConfigurationError,
   createProvider,
   declareActions,
@@ -445,5 +446,40 @@ describe("declarations the provider could not serve are refused", () => {
     const doc = readFileSync(path.resolve(import.meta.dirname, "../../docs/reference/routes.md"), "utf8");
     const documented = [...doc.matchAll(/^\| [A-Z]+ \| `\/resources\/:name(\/[^`]+)` \| (?:A|B|current)/gm)].map((match) => match[1]!);
     expect(new Set(documented)).toEqual(new Set(INSTANCE_SUBPATHS));
+  });
+});
+
+describe("actionsManifest", () => {
+  it("is the platform's service manifest of the instance actions, written from the declarations", () => {
+    expect(actionsManifest(actions)).toEqual({
+      enabled: true,
+      strict_actions: true,
+      legacy_compat: false,
+      operations: [
+        { method: "POST", path: "/apps/{app}/rotate-password", action: "apps.rotate-password" },
+        { method: "GET", path: "/memory", action: "memory" },
+        { method: "POST", path: "/flush", action: "flush" },
+        { method: "GET", path: "/users/{user}", action: "users.read" },
+        { method: "GET", path: "/users/me", action: "users.me" },
+      ],
+    });
+  });
+
+  it("takes the platform's two switches, and the implemented actions as well as the declared ones", () => {
+    const implemented = actions.implement({
+      rotatePassword: () => {},
+      memory: () => {},
+      flush: () => {},
+      anyUser: () => {},
+      me: () => {},
+      regions: () => {},
+      feedback: () => {},
+    });
+    expect(actionsManifest(implemented, { strictActions: false, legacyCompat: true })).toMatchObject({ strict_actions: false, legacy_compat: true });
+  });
+
+  it("refuses declarations the provider would refuse", () => {
+    const clash = { declarations: { a: instanceAction({ name: "a", method: "GET", path: "/status", lock: false }) } };
+    expect(() => actionsManifest(clash)).toThrow(ConfigurationError);
   });
 });
