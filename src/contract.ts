@@ -1,7 +1,7 @@
 /**
  * The provider contract's wire facts, written once: the platform generations, the body
- * encodings, the name rules, the fields the platform sends with their names in each encoding,
- * and its headers. The server side (src/http, src/schemas.ts), the provider client
+ * encodings, the name rules, the paths under an instance, the fields the platform sends with
+ * their names in each encoding, and its headers. The server side (src/http, src/schemas.ts), the provider client
  * (src/provider-client), the conformance kit and the local platform all read them from here.
  * docs/contract.md says the same in words.
  */
@@ -21,6 +21,16 @@ export const NAME_PATTERN = /^[A-Za-z][-a-zA-Z0-9_]*$/;
 export const NAME_MAX_LENGTH = 63;
 /** A `create` with this name would shadow `GET /resources/plans`. */
 export const RESERVED_INSTANCE_NAMES: ReadonlySet<string> = new Set(["plans"]);
+
+/**
+ * The contract's paths under an instance (`/resources/<instance>` itself aside), in every
+ * variant. The platform's proxy forwards its users' calls to any other path there: a provider's
+ * custom actions, which must not overlap these.
+ */
+export const INSTANCE_SUBPATHS: readonly string[] = ["/status", "/bind-app", "/bind", "/binds/jobs/:job", "/hostname/:host"];
+
+/** Names of custom actions in the platform's service manifest (1.31); each becomes a permission. */
+export const ACTION_NAME_PATTERN = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
 
 /** Pool and cluster the platform says the app or job runs on (multi-cluster services). */
 export interface Placement {
@@ -86,7 +96,10 @@ export function jsonName(formName: string): string {
   throw new Error(`"${formName}" is not a field of the provider contract: add it to FIELDS in src/contract.ts.`);
 }
 
-/** Headers the platform adds: who asked and the event (on changes), and where the app runs. */
+/**
+ * Headers the platform adds: who asked and the event (on changes), and where the instance lives
+ * (multi-cluster services; on plans, the pool asked for).
+ */
 export const HEADERS = {
   user: "X-Tsuru-User",
   eventId: "X-Tsuru-Eventid",
@@ -96,4 +109,6 @@ export const HEADERS = {
   clusterProvisioner: "X-Tsuru-Cluster-Provisioner",
   /** Repeated, one header per address. */
   clusterAddresses: "X-Tsuru-Cluster-Addresses",
+  /** Base64 of the cluster's kube config as JSON, when the cluster propagates it: a secret. */
+  clusterKubeConfig: "X-Tsuru-Cluster-Kube-Config",
 } as const;

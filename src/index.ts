@@ -12,6 +12,28 @@ export {
   type Variant,
 } from "./contract.js";
 export * from "./types.js";
+export {
+  actionsManifest,
+  declareActions,
+  instanceAction,
+  serviceAction,
+  type ActionDeclaration,
+  type ActionsManifest,
+  type ActionsManifestOptions,
+  type ActionHandler,
+  type ActionMethod,
+  type DeclaredActions,
+  type InstanceActionDeclaration,
+  type InstanceActionRequest,
+  type LockedActionContext,
+  type PathParams,
+  type ProviderActions,
+  type ServiceActionContext,
+  type ServiceActionDeclaration,
+  type ServiceActionRequest,
+} from "./actions.js";
+// The zod the action schemas are checked with: declare them with this one.
+export { z } from "zod";
 export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";

@@ -19,6 +19,8 @@ import { unbindHostname } from "./endpoints/unbind-hostname.js";
 import { unbindJob } from "./endpoints/unbind-job.js";
 import { unbindUnit } from "./endpoints/unbind-unit.js";
 import { update } from "./endpoints/update.js";
+import { actionRoutes } from "./endpoints/action.js";
+import { checkActions } from "./actions.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
@@ -143,6 +145,7 @@ function checkHandlers(handlers: ProviderHandlers): void {
       throw new ConfigurationError(`createProvider: handlers.${name} is required (an async function).`);
     }
   }
+  if (handlers.actions !== undefined) checkActions(handlers.actions);
 }
 
 export function createProvider(handlers: ProviderHandlers, options: ProviderOptions): Provider {
@@ -170,6 +173,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
 
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
+  routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
   const openScope = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
   const open = routeTable([{ method: "get", path: HEALTHCHECK_PATH, handler: healthcheck(healthChecks, config.healthCheckTimeoutMs) }], {

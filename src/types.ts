@@ -3,6 +3,7 @@
  * Nothing here knows about HTTP; the endpoints in `src/endpoints/` translate.
  */
 import type { Logger } from "pino";
+import type { ProviderActions } from "./actions.js";
 
 /** Free-form parameters: `parameters.tls.enabled=true` arrives as `{ tls: { enabled: "true" } }`. */
 export type Parameters = { [key: string]: string | string[] | Parameters };
@@ -24,6 +25,21 @@ export interface InfoItem {
 import type { Placement } from "./contract.js";
 
 export type { Placement } from "./contract.js";
+
+/** A cluster's credentials as the platform propagates them: a secret, never log it. */
+export interface KubeConfig {
+  cluster: { [key: string]: JsonValue };
+  user: { [key: string]: JsonValue };
+}
+
+/**
+ * Where the call's instance lives (multi-cluster services), from the `X-Tsuru-Pool-*` and
+ * `X-Tsuru-Cluster-*` headers; on plans, the pool the user asked plans for. Empty otherwise.
+ */
+export interface CallPlacement extends Placement {
+  /** Present when the cluster propagates its kube config to services. */
+  kubeConfig?: KubeConfig;
+}
 
 // ---------------------------------------------------------------------------
 // Requests: one typed, validated object per call. `instance` is always the instance name.
@@ -182,6 +198,8 @@ export interface HandlerContext extends Caller {
   signal: AbortSignal;
   /** Child logger carrying the request id. */
   log: Logger;
+  /** The pool and cluster of the call (the instance's; on binds, `request.placement` is the app's or job's). */
+  placement: CallPlacement;
   /** The instance as the registry knows it (absent with `registry: false`). */
   record?: InstanceRecord;
   /** On bind and unbind: the binding the registry already holds for this app, unit or job. */
@@ -225,4 +243,6 @@ export interface ProviderHandlers {
   status?: Handler<InstanceRequest, StatusResult>;
   /** `GET /resources/:name`. Return nothing for 404 "no extra info". */
   info?: Handler<InstanceRequest, InfoResult>;
+  /** Your own commands, which the platform's proxy forwards: `declareActions({...}).implement({...})`. */
+  actions?: ProviderActions;
 }

@@ -1,7 +1,8 @@
 /**
  * The service manifest: the YAML the platform registers a provider from
  * (`tsuru service-create service.yaml`), and `provider-kit manifest`, which prints it for a
- * project made by `provider-kit init`.
+ * project made by `provider-kit init`. With `--actions <module>` it prints instead the JSON the
+ * platform (1.31) takes for the service's custom actions, from the module's declarations.
  *
  * Where `provider-kit manifest` finds each field (in a project directory):
  * - id:       `--service-id`, else package.json `providerKit.serviceId`, else package.json `name`
@@ -16,6 +17,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import type { Command } from "commander";
+import { actionsManifest } from "../actions.js";
+import { loadActions } from "./actions-module.js";
 import { SERVICE_NAME } from "../platform/domain/model.js"; // the platform's own rule for service ids
 
 export interface ServiceManifest {
@@ -129,18 +132,45 @@ export async function projectManifest(options: ProjectManifestOptions): Promise<
   };
 }
 
+interface ManifestCommandOptions {
+  dir: string;
+  serviceId?: string;
+  endpoint?: string;
+  actions?: string;
+  export: string;
+  strictActions: boolean;
+  legacyCompat: boolean;
+}
+
+async function printManifest(options: ManifestCommandOptions): Promise<void> {
+  if (options.actions !== undefined) {
+    const declared = await loadActions(options.actions, options.export);
+    const manifest = actionsManifest(declared, { strictActions: options.strictActions, legacyCompat: options.legacyCompat });
+    process.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
+    return;
+  }
+  const manifest = await projectManifest({ ...options, dir: path.resolve(options.dir), env: process.env });
+  process.stdout.write(renderManifest(manifest));
+}
+
 /** Adds `provider-kit manifest` to the CLI. */
 export function registerManifest(program: Command): void {
   program
     .command("manifest")
-    .description("print the service manifest (YAML) of the provider project in the current directory")
+    .description(
+      "print the service manifest (YAML) of the provider project in the current directory; " +
+        "with --actions, the platform's manifest of its custom actions (JSON, for PUT /1.31/services/<service>/manifest)",
+    )
     .option("--dir <path>", "project directory", ".")
     .option("--service-id <id>", "service id (default: package.json providerKit.serviceId, else its name)")
     .option("--endpoint <url>", "address at which the platform reaches the provider (default: PROVIDER_ENDPOINT)")
-    .action(async (options: { dir: string; serviceId?: string; endpoint?: string }, command: Command) => {
+    .option("--actions <module>", "module exporting the provider's declareActions(...) (.ts through the project's tsx, or .js)")
+    .option("--export <name>", "the module's export holding the declarations", "actions")
+    .option("--no-strict-actions", "let holders of the platform's general proxy permission call paths no action declares")
+    .option("--legacy-compat", "let holders of the platform's general proxy permission call the declared actions too", false)
+    .action(async (options: ManifestCommandOptions, command: Command) => {
       try {
-        const manifest = await projectManifest({ ...options, dir: path.resolve(options.dir), env: process.env });
-        process.stdout.write(renderManifest(manifest));
+        await printManifest(options);
       } catch (error) {
         command.error(`error: ${(error as Error).message}`);
       }

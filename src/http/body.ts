@@ -1,7 +1,8 @@
 /**
- * Reads the body once, by Content-Type, into the canonical fields on the request scope:
- * form (the platform's default; src/http/form.ts) or JSON (services registered with
- * `encoding: json`, read by body-parser). DELETE bodies are read too. A call without a body is
+ * Reads the body once, by Content-Type, onto the request scope: form (the platform's default;
+ * src/http/form.ts) or JSON (services registered with `encoding: json`, read by body-parser).
+ * The contract's routes read it as canonical fields (fields.ts), custom actions as it came.
+ * DELETE bodies are read too. A call without a body is
  * fine whatever its Content-Type. Refused before any parsing: another media type, a charset other than UTF-8 or
  * a Content-Encoding (415); then a body over the byte limit, or a form with more fields than
  * the field limit (413). The field limit keeps form parsing linear: body-parser's parser merges
@@ -11,7 +12,6 @@ import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import type { Encoding } from "../contract.js";
-import { formFields, jsonFields, type Fields } from "./fields.js";
 import { formReader } from "./form.js";
 import type { Middleware } from "./router.js";
 import { scopeOf } from "./scope.js";
@@ -85,7 +85,6 @@ function explain(error: ParserError, limits: BodyLimits, res: ServerResponse): P
 interface Reader {
   encoding: Encoding;
   parse: (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void;
-  normalise(body: unknown): Fields;
 }
 
 export interface BodyLimits {
@@ -104,7 +103,6 @@ export function bodyParsing(limits: BodyLimits): Middleware {
         // Flat keys (`parameters.tls.enabled`, repeated `tags`): fields.ts applies the platform's
         // conventions. More fields than the limit are refused (413), never dropped silently.
         parse: formReader(limits),
-        normalise: (body) => formFields(body as Record<string, unknown>),
       },
     ],
     [
@@ -112,7 +110,6 @@ export function bodyParsing(limits: BodyLimits): Middleware {
       {
         encoding: "json",
         parse: bodyParser.json({ limit: limits.bytes, type: JSON_TYPE, strict: false }),
-        normalise: jsonFields,
       },
     ],
   ]);
@@ -130,11 +127,7 @@ export function bodyParsing(limits: BodyLimits): Middleware {
       if (error) return next(explain(error as ParserError, limits, res));
       const scope = scopeOf(req);
       scope.encoding = reader.encoding;
-      try {
-        scope.fields = reader.normalise((req as IncomingMessage & { body?: unknown }).body);
-      } catch (invalid) {
-        return next(invalid);
-      }
+      scope.body = (req as IncomingMessage & { body?: unknown }).body;
       next();
     });
   };

@@ -1,22 +1,35 @@
 /**
  * What an endpoint is: a schema for its request, the lifecycle call, and the answer.
  * `mountEndpoint` supplies the shared mechanics around it: the input (path segments over body
- * fields, pool/cluster headers as a fallback), validation, the handler context and the timeout.
+ * fields, pool/cluster headers as a fallback), validation, the handler context and the timeout;
+ * `mountCall` the last two for any route (custom actions too).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { HEADERS } from "../contract.js";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
+import type { CallPlacement } from "../types.js";
+import { fieldsOf, type Fields } from "./fields.js";
+import { callPlacement, placementHeaders } from "./placement.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
 import { LazyAbort, type Deadlines } from "./timeout.js";
 import { validate } from "./validate.js";
 
-export interface Endpoint<Req, Res> {
-  schema: z.ZodType<Req>;
+/**
+ * Any route's call: how its typed request is read from the request and its scope (which it
+ * also tells the instance and the caller), the work, and the answer.
+ */
+export interface Call<Req, Res> {
+  parse(req: IncomingMessage, scope: RequestScope): Req;
   run(lifecycle: Lifecycle, request: Req, context: RequestContext): Promise<Res>;
   answer(res: ServerResponse, result: Res): void;
+}
+
+/** A contract route: its request is the body's fields and the path's segments, checked by `schema`. */
+export interface Endpoint<Req, Res> extends Omit<Call<Req, Res>, "parse"> {
+  schema: z.ZodType<Req>;
 }
 
 /** Declares an endpoint; the identity, there to infer `Req` and `Res` once for all three parts. */
@@ -31,43 +44,43 @@ export interface EndpointDeps {
   deadlines: Deadlines;
 }
 
-/** Multi-cluster services: the platform names the app's pool and cluster in headers too. */
-const PLACEMENT_HEADERS = (["poolName", "poolProvisioner", "clusterName", "clusterProvisioner"] as const).map(
-  (field) => [HEADERS[field].toLowerCase(), field] as const,
-);
-const CLUSTER_ADDRESSES_HEADER = HEADERS.clusterAddresses.toLowerCase();
-const USER_HEADER = HEADERS.user.toLowerCase();
-const EVENT_ID_HEADER = HEADERS.eventId.toLowerCase();
-
-function inputOf(req: IncomingMessage, scope: RequestScope): Record<string, unknown> {
-  const input: Record<string, unknown> = Object.assign({}, scope.fields, scope.params);
-  for (const [header, field] of PLACEMENT_HEADERS) {
-    const value = req.headers[header];
-    if (input[field] === undefined && typeof value === "string") input[field] = value;
-  }
-  // Repeated header, one per address; Node keeps the raw list in rawHeaders only.
-  if (input.clusterAddresses === undefined && req.headers[CLUSTER_ADDRESSES_HEADER] !== undefined) {
-    input.clusterAddresses = headerValues(req, CLUSTER_ADDRESSES_HEADER);
-  }
-  return input;
-}
-
-function headerValues(req: IncomingMessage, name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]?.toLowerCase() === name) values.push(req.rawHeaders[i + 1] ?? "");
-  }
-  return values;
-}
-
 function textOrUndefined(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** The platform user and event id: headers on newer platforms, body fields on older ones. */
-function identifyCaller(req: IncomingMessage, scope: RequestScope): void {
-  scope.user = textOrUndefined(req.headers[USER_HEADER]) ?? textOrUndefined(scope.fields.user);
-  scope.eventId = textOrUndefined(req.headers[EVENT_ID_HEADER]) ?? textOrUndefined(scope.fields.eventId);
+const USER_HEADER = HEADERS.user.toLowerCase();
+const EVENT_ID_HEADER = HEADERS.eventId.toLowerCase();
+
+/** The platform user and event id its headers name; they are all an action's caller has. */
+export function identifyCaller(req: IncomingMessage, scope: RequestScope): void {
+  scope.user = textOrUndefined(req.headers[USER_HEADER]);
+  scope.eventId = textOrUndefined(req.headers[EVENT_ID_HEADER]);
+}
+
+/** Path segments over body fields; the pool and cluster headers fill placement fields the body leaves out. */
+function inputOf(req: IncomingMessage, params: RequestScope["params"], fields: Fields): Record<string, unknown> {
+  const input: Record<string, unknown> = Object.assign({}, fields, params);
+  const sent = placementHeaders(req);
+  if (sent !== undefined) {
+    for (const [field, value] of Object.entries(sent)) if (input[field] === undefined) input[field] = value;
+  }
+  return input;
+}
+
+/**
+ * A contract call's request: its instance from the path or the body's `name`; its user and event
+ * id from the headers on newer platforms, from body fields on older ones.
+ */
+function contractRequest<Req>(schema: z.ZodType<Req>): Call<Req, unknown>["parse"] {
+  return (req, scope) => {
+    scope.instance = textOrUndefined(scope.params.instance);
+    identifyCaller(req, scope);
+    const fields = fieldsOf(scope.body, scope.encoding);
+    scope.instance ??= textOrUndefined(fields.name);
+    scope.user ??= textOrUndefined(fields.user);
+    scope.eventId ??= textOrUndefined(fields.eventId);
+    return validate(schema, inputOf(req, scope.params, fields), scope.encoding);
+  };
 }
 
 /** `signal` and `log` are built only when read: most handlers never read them. */
@@ -75,15 +88,18 @@ class CallContext implements RequestContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
+  readonly #req: IncomingMessage;
   readonly #scope: RequestScope;
   readonly #abort: LazyAbort;
   readonly #logger: Logger;
   #log: Logger | undefined;
+  #placement: CallPlacement | undefined;
 
-  constructor(scope: RequestScope, abort: LazyAbort, logger: Logger) {
+  constructor(req: IncomingMessage, scope: RequestScope, abort: LazyAbort, logger: Logger) {
     this.requestId = scope.requestId;
     this.user = scope.user;
     this.eventId = scope.eventId;
+    this.#req = req;
     this.#scope = scope;
     this.#abort = abort;
     this.#logger = logger;
@@ -97,31 +113,37 @@ class CallContext implements RequestContext {
     return (this.#log ??= this.#logger.child({ requestId: this.requestId, instance: this.#scope.instance }));
   }
 
+  get placement(): CallPlacement {
+    return (this.#placement ??= callPlacement(this.#req));
+  }
+
   throwIfAborted(): void {
     this.#abort.throwIfAborted();
   }
 }
 
-export function mountEndpoint<Req, Res>(definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
+export function mountCall<Req, Res>(call: Call<Req, Res>, deps: EndpointDeps): RouteHandler {
   return async (req, res, next) => {
     try {
       const scope = scopeOf(req);
-      scope.instance = textOrUndefined(scope.params.instance) ?? textOrUndefined(scope.fields.name);
-      identifyCaller(req, scope);
-      const request = validate(definition.schema, inputOf(req, scope), scope.encoding);
+      const request = call.parse(req, scope);
       const abort = new LazyAbort();
-      const context = new CallContext(scope, abort, deps.logger);
-      const call = deps.deadlines.start(abort, scope.requestId, next);
+      const context = new CallContext(req, scope, abort, deps.logger);
+      const pending = deps.deadlines.start(abort, scope.requestId, next);
       let result: Res;
       try {
-        result = await definition.run(deps.lifecycle, request, context);
+        result = await call.run(deps.lifecycle, request, context);
       } catch (error) {
-        if (deps.deadlines.finish(call)) throw error;
+        if (deps.deadlines.finish(pending)) throw error;
         return; // Past the deadline: the call was answered 500 already.
       }
-      if (deps.deadlines.finish(call)) definition.answer(res, result);
+      if (deps.deadlines.finish(pending)) call.answer(res, result);
     } catch (error) {
       next(error);
     }
   };
+}
+
+export function mountEndpoint<Req, Res>({ schema, run, answer }: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
+  return mountCall({ parse: contractRequest(schema), run, answer }, deps);
 }

@@ -140,6 +140,14 @@ function jsonParameters(value: unknown, path: string, depth = 1): Parameters {
   return result;
 }
 
+const NO_FIELDS: Fields = Object.freeze({});
+
+/** The canonical fields of a body as the body middleware read it (undefined: the call had none). */
+export function fieldsOf(body: unknown, encoding: Encoding): Fields {
+  if (body === undefined) return NO_FIELDS;
+  return encoding === "form" ? formFields(body as Record<string, unknown>) : jsonFields(body);
+}
+
 /** JSON scalars become text (the platform's values are text in the form encoding); null means absent. */
 export function jsonFields(body: unknown): Fields {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {

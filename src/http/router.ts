@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { scopeOf } from "./scope.js";
 
-export type Method = "get" | "post" | "put" | "delete";
+export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** Passes what went wrong on (an error), or hands the request to what comes next (nothing). */
 export type Next = (error?: unknown) => void;

@@ -11,7 +11,6 @@ import type { Logger } from "pino";
 import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
 import type { Encoding } from "../contract.js";
-import type { Fields } from "./fields.js";
 
 export interface RequestScope {
   readonly requestId: string;
@@ -25,9 +24,11 @@ export interface RequestScope {
   instance?: string;
   user?: string;
   eventId?: string;
-  /** The body as canonical fields (empty without a body). */
-  fields: Fields;
+  /** The body as parsed (form keys to text or lists, or any JSON value); undefined without a body. */
+  body: unknown;
   encoding: Encoding;
+  /** The custom action the route serves (`rotate-password`); unset on the contract's routes. */
+  action?: string;
   /** What went wrong behind a 5xx answer, for the log line only. */
   error?: unknown;
   /** Why a 4xx answer refused the call: its message, which the caller reads too. */
@@ -39,7 +40,6 @@ export interface RequestScope {
 const SCOPE = Symbol("provider-kit.scope");
 type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 
-const NO_FIELDS: Fields = Object.freeze({});
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The scope `openScope` attached; every later middleware runs after it. */
@@ -61,6 +61,7 @@ function requestIdOf(req: IncomingMessage, header: string): string {
 function logLine(logger: Logger, req: IncomingMessage, res: ServerResponse, scope: RequestScope, durationMs: number): void {
   const line: Record<string, unknown> = { method: req.method, path: scope.path };
   if (scope.route !== undefined) line.route = scope.route;
+  if (scope.action !== undefined) line.action = scope.action;
   if (scope.instance !== undefined) line.instance = scope.instance;
   line.status = res.statusCode;
   line.durationMs = Math.round(durationMs * 10) / 10;
@@ -102,8 +103,9 @@ export function requestScopes(logger: Logger, requestIdHeader: string, drain: Dr
       instance: undefined,
       user: undefined,
       eventId: undefined,
-      fields: NO_FIELDS,
+      body: undefined,
       encoding: "form",
+      action: undefined,
       error: undefined,
       reason: undefined,
       admitted: drain.admit(),

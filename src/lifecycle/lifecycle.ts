@@ -17,6 +17,7 @@ import type {
   DestroyRequest,
   HandlerContext,
   InfoResult,
+  InstanceData,
   InstanceRequest,
   Plan,
   ProviderHandlers,
@@ -48,9 +49,17 @@ export interface Lifecycle {
   unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void>;
   status(request: InstanceRequest, context: RequestContext): Promise<StatusResult>;
   info(request: InstanceRequest, context: RequestContext): Promise<InfoResult>;
+  /**
+   * A custom action's work on a ready instance, holding the instance lock when `lock`; the data it
+   * kept is saved before the lock is released.
+   */
+  instanceAction<T>(instance: string, lock: boolean, context: RequestContext, work: ActionWork<T>): Promise<T>;
   /** Stop background work and release the store. */
   close(): Promise<void>;
 }
+
+/** A custom action's work: its answer, and what to keep on the instance record. */
+export type ActionWork<T> = (context: HandlerContext) => Promise<{ result: T; data?: InstanceData }>;
 
 /** 404 for a route whose optional handler the author left out (never 405: see contract-notes). */
 export function notSupported(what: string): ProviderError {
@@ -108,6 +117,8 @@ export function statelessLifecycle(handlers: ProviderHandlers): Lifecycle {
     unbindJob: async (request, context) => handlerFor(handlers, "unbindJob")(request, context),
     status: async (request, context) => handlerFor(handlers, "status")(request, context),
     info: async (request, context) => handlerFor(handlers, "info")(request, context),
+    // No registry: no record to check or keep data on, no lock.
+    instanceAction: async (_instance, _lock, context, work) => (await work(context)).result,
     close: async () => {},
   };
 }

@@ -11,6 +11,7 @@ import type {
   BindingKind,
   BindingRecord,
   BindResult,
+  CallPlacement,
   CreateRequest,
   HandlerContext,
   InstanceRecord,
@@ -112,6 +113,10 @@ class RegistryContext implements HandlerContext {
   get log(): Logger {
     return this.#call.log;
   }
+
+  get placement(): CallPlacement {
+    return this.#call.placement;
+  }
 }
 
 function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
@@ -155,7 +160,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     if (handlers.deprovision) return handlers.deprovision(record, context);
     const result = await handlers.destroy(
       { instance: record.name },
-      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record },
+      // In the background there is no call, so no call placement.
+      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record, placement: { clusterAddresses: [] } },
     );
     if (result?.pending) throw missingStepHandler("deprovision", "destroy");
   };
@@ -379,6 +385,25 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       const record = found(await store.getInstance(request.instance), request.instance);
       if (record.state === "deleting") throw notFound(request.instance);
       return handler(request, handlerContext(context, record));
+    },
+
+    async instanceAction(instance, lock, context, work) {
+      if (!lock) {
+        const record = found(await store.getInstance(instance), instance);
+        refuseUnlessReady(record);
+        return (await work(handlerContext(context, record))).result;
+      }
+      return locked(instance, context, async (held) => {
+        const record = found(held.record, instance);
+        refuseUnlessReady(record);
+        const { result, data } = await work(handlerContext(context, structuredClone(record)));
+        if (data !== undefined) {
+          Object.assign(record.data, data);
+          record.updatedAt = now();
+          await store.saveInstance(record);
+        }
+        return result;
+      });
     },
 
     async close() {

@@ -99,7 +99,7 @@ export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { sto
 
 export function context(): RequestContext {
   const { signal } = new AbortController();
-  return { requestId: "test-request", signal, log: silent, throwIfAborted: () => signal.throwIfAborted() };
+  return { requestId: "test-request", signal, log: silent, placement: { clusterAddresses: [] }, throwIfAborted: () => signal.throwIfAborted() };
 }
 
 export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({

@@ -356,6 +356,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       requestId: "req-42",
       user: "alice",
       signal,
+      placement: { poolName: "pool-a", clusterAddresses: [] },
       throwIfAborted: () => signal.throwIfAborted(),
       get log() {
         loggerBuilt++;
@@ -368,7 +369,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
     await lifecycle.create(createRequest("cache"), ctx);
     await lifecycle.bindApp(bindAppRequest("cache", "web"), lazy);
     expect(loggerBuilt).toBe(0);
-    expect(seen[0]).toMatchObject({ requestId: "req-42", user: "alice", signal, record: { name: "cache" } });
+    expect(seen[0]).toMatchObject({ requestId: "req-42", user: "alice", signal, placement: { poolName: "pool-a" }, record: { name: "cache" } });
     expect(seen[0]?.log).toBe(silent);
     expect(loggerBuilt).toBe(1);
   });

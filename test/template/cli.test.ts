@@ -1,8 +1,9 @@
 /**
- * `provider-kit init`, `provider-kit manifest` and `provider-kit --version` as a user runs them:
+ * `provider-kit init`, `provider-kit manifest` (the YAML, and the platform's manifest of the
+ * actions) and `provider-kit --version` as a user runs them:
  * real processes of the CLI (from source, through tsx), their output and exit codes.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,5 +104,58 @@ describe("provider-kit manifest", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("No package.json in");
     expect(result.stderr).toContain("provider-kit init");
+  });
+});
+
+describe("provider-kit manifest --actions", () => {
+  let project: string;
+  const declarations = (from: string) => `
+import { declareActions, instanceAction, serviceAction, z } from ${JSON.stringify(from)};
+export const actions = declareActions({
+  rotate: instanceAction({ name: "apps.rotate-password", method: "POST", path: "/apps/:app/rotate-password", lock: true, body: z.object({ length: z.number() }) }),
+  memory: instanceAction({ name: "memory", method: "GET", path: "/memory", lock: false }),
+  regions: serviceAction({ name: "regions", method: "GET", path: "/regions" }),
+});
+`;
+  const OPERATIONS = [
+    { method: "POST", path: "/apps/{app}/rotate-password", action: "apps.rotate-password" },
+    { method: "GET", path: "/memory", action: "memory" },
+  ];
+
+  beforeAll(async () => {
+    project = path.join(scratch, "with-actions");
+    await mkdir(path.join(project, "node_modules"), { recursive: true });
+    // The project's own tsx, as a project made by init has it.
+    await symlink(path.join(root, "node_modules", "tsx"), path.join(project, "node_modules", "tsx"));
+    await writeFile(path.join(project, "actions.ts"), declarations(path.join(root, "src", "index.ts")));
+    await writeFile(path.join(project, "actions.mjs"), declarations(path.join(root, "dist", "src", "index.js")).replace("export const actions", "export const declared"));
+  });
+
+  it("prints the platform's manifest of the actions a TypeScript module declares, without building it", async () => {
+    const result = await providerKit(["manifest", "--actions", "actions.ts"], project);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ enabled: true, strict_actions: true, legacy_compat: false, operations: OPERATIONS });
+  });
+
+  it("reads a compiled module's export of another name, and the platform's two switches", async () => {
+    const result = await providerKit(["manifest", "--actions", "actions.mjs", "--export", "declared", "--no-strict-actions", "--legacy-compat"], project);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ enabled: true, strict_actions: false, legacy_compat: true, operations: OPERATIONS });
+  });
+
+  it("fails, saying what to do, for a module without the export", async () => {
+    const result = await providerKit(["manifest", "--actions", "actions.mjs"], project);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain('actions.mjs has no export "actions" made by declareActions(...)');
+  });
+
+  it("fails for a TypeScript module where no tsx is installed", async () => {
+    const bare = path.join(scratch, "bare");
+    await mkdir(bare);
+    await writeFile(path.join(bare, "actions.ts"), declarations(path.join(root, "src", "index.ts")));
+    const result = await providerKit(["manifest", "--actions", "actions.ts"], bare);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("is TypeScript, and tsx is not installed for it: npm install --save-dev tsx, or give the compiled .js file.");
   });
 });

@@ -62,6 +62,7 @@ describe("provider-kit init", () => {
       "tsconfig.build.json",
       "src/main.ts",
       "src/handlers.ts",
+      "src/actions.ts",
       "src/resource.ts",
       "test/provider.test.ts",
       "test/conformance.test.ts",

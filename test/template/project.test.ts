@@ -182,4 +182,15 @@ describe("a project made by provider-kit init", () => {
     expectSuccess(result);
     expect(result.stdout).toBe(await readFile(path.join(project, "service.yaml"), "utf8"));
   }, SLOW);
+
+  it("prints the platform's manifest of its actions from src/actions.ts, through its own tsx", async () => {
+    const result = await run("npx", ["provider-kit", "manifest", "--actions", "src/actions.ts"], { cwd: project });
+    expectSuccess(result);
+    expect(JSON.parse(result.stdout)).toEqual({
+      enabled: true,
+      strict_actions: true,
+      legacy_compat: false,
+      operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
+    });
+  }, SLOW);
 });

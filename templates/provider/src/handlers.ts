@@ -14,6 +14,7 @@ import {
   type Plan,
   type ProviderHandlers,
 } from "provider-kit";
+import { actions } from "./actions.js";
 import type { Credentials, InMemoryDatabases } from "./resource.js";
 
 export const PLANS: Plan[] = [
@@ -138,5 +139,16 @@ export function createHandlers(databases: InMemoryDatabases): ProviderHandlers {
         { label: "Allowed unit hosts", value: String(facts.allowedHosts) },
       ];
     },
+
+    /**
+     * Your own commands, declared in actions.ts: one handler each, typed from its declaration.
+     * What a handler returns is the answer (JSON; nothing answers 204).
+     */
+    actions: actions.implement({
+      allowHost({ instance, body }) {
+        databases.allowHost(existing(instance), body.host);
+        return { allowedHosts: databases.describe(instance).allowedHosts };
+      },
+    }),
   };
 }

@@ -93,6 +93,17 @@ describe("the provider", () => {
     expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Plan", value: "large" });
   });
 
+  it("serves its own action: the body checked, the instance changed", async () => {
+    await createInstance();
+    const allowed = await call("post", "/resources/db1/allowed-hosts", { host: "10.0.0.8" }).expect(200);
+    expect(allowed.body).toEqual({ allowedHosts: 1 });
+    expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Allowed unit hosts", value: "1" });
+
+    const bad = await call("post", "/resources/db1/allowed-hosts", {}).expect(400);
+    expect(bad.text).toMatch(/^Field "host": /);
+    await call("post", "/resources/db2/allowed-hosts", { host: "10.0.0.8" }).expect(404);
+  });
+
   it("destroys an instance, after which it is unknown", async () => {
     await createInstance();
     await call("delete", "/resources/db1").expect(200);
