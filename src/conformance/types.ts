@@ -28,8 +28,8 @@ export type CheckGroup =
   | "info"
   | "unbind-app"
   | "destroy"
-  | "actions"
   | "isolation"
+  | "actions"
   | "not-found"
   | "errors"
   | "transport";
@@ -46,8 +46,8 @@ export const CHECK_GROUPS: readonly CheckGroup[] = [
   "info",
   "unbind-app",
   "destroy",
-  "actions",
   "isolation",
+  "actions",
   "not-found",
   "errors",
   "transport",
