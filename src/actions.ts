@@ -10,11 +10,11 @@
  * nothing to run, so `provider-kit manifest` reads them without starting the provider.
  */
 import type { z } from "zod";
-import { ACTION_NAME_PATTERN, INSTANCE_SUBPATHS } from "./contract.js";
+import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_SUBPATHS } from "./contract.js";
 import { ConfigurationError } from "./options.js";
 import type { HandlerContext, InstanceData } from "./types.js";
 
-export const ACTION_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export { ACTION_METHODS };
 export type ActionMethod = (typeof ACTION_METHODS)[number];
 
 /** The schema of a body or query an action leaves undeclared: an empty object. */

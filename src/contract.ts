@@ -31,6 +31,8 @@ export const INSTANCE_SUBPATHS: readonly string[] = ["/status", "/bind-app", "/b
 
 /** Names of custom actions in the platform's service manifest (1.31); each becomes a permission. */
 export const ACTION_NAME_PATTERN = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
+/** The methods of custom actions (a `GET` one also answers `HEAD`). */
+export const ACTION_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 /** Pool and cluster the platform says the app or job runs on (multi-cluster services). */
 export interface Placement {

@@ -153,6 +153,21 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
       ];
     },
 
+    flush(record) {
+      // DBSIZE and FLUSHALL in one transaction: the count is what FLUSHALL removed.
+      return asAdmin(record, async (client) => {
+        const [keys] = await client.multi().dbSize().flushAll().exec();
+        return Number(keys);
+      });
+    },
+
+    memory(record) {
+      return asAdmin(record, async (client) => {
+        const [keys, info] = await client.multi().dbSize().info("memory").exec();
+        return { plan: "dedicated", keys: Number(keys), complete: true, usedBytes: Number(parseInfo(String(info)).used_memory) };
+      });
+    },
+
     async destroy(record) {
       forget(record.name);
       await removeRedisServer(instanceDir(record.name));

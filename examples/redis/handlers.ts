@@ -6,13 +6,16 @@
 import {
   appBindingKey,
   BadRequestError,
+  NotFoundError,
   ProviderError,
   type BindingKind,
   type HandlerContext,
   type InstanceRecord,
   type ProviderHandlers,
+  type Store,
 } from "../../src/index.js";
 import { isRedisOutage } from "../../src/redis/connection.js";
+import { actions } from "./actions.js";
 import type { RedisPlan } from "./plan.js";
 
 /**
@@ -28,7 +31,8 @@ async function whileRedisServes<T>(work: () => Promise<T> | T): Promise<T> {
   }
 }
 
-export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): ProviderHandlers {
+/** `bindings`: the registry's, which says whether an app is bound (rotate-password). */
+export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindings: Pick<Store, "getBinding">): ProviderHandlers {
   const [defaultPlan] = plans;
   const names = plans.map((plan) => plan.plan.name).join(", ");
 
@@ -99,5 +103,22 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]]): Prov
       const record = recordOf(context);
       return whileRedisServes(() => planOf(record).info(record));
     },
+    actions: actions.implement({
+      // The bind again, on a binding that exists: the same user, reset with a new password.
+      async rotatePassword({ instance, params }, context) {
+        if ((await bindings.getBinding(instance, "app", params.app)) === undefined) {
+          throw new NotFoundError(`App "${params.app}" is not bound to instance "${instance}"; bind it first.`);
+        }
+        return bind("app", params.app, context);
+      },
+      async flush(_request, context) {
+        const record = recordOf(context);
+        return { removedKeys: await whileRedisServes(() => planOf(record).flush(record)) };
+      },
+      memory(_request, context) {
+        const record = recordOf(context);
+        return whileRedisServes(() => planOf(record).memory(record));
+      },
+    }),
   };
 }

@@ -35,6 +35,19 @@ export interface RedisPlan {
   info(record: InstanceRecord): Promise<InfoItem[]>;
   /** Removes everything the instance owns. Idempotent: a retried destroy succeeds. */
   destroy(record: InstanceRecord): Promise<void>;
+  /** Removes the instance's keys and nothing else; resolves with how many were removed. */
+  flush(record: InstanceRecord): Promise<number>;
+  memory(record: InstanceRecord): Promise<MemoryUse>;
+}
+
+/** What the `memory` action answers. */
+export interface MemoryUse {
+  plan: string;
+  /** Keys counted; with `complete` false, counting stopped there. */
+  keys: number;
+  complete: boolean;
+  /** Bytes used; null when there were too many keys to weigh one by one. */
+  usedBytes: number | null;
 }
 
 /** Reads a string field of the instance data written by `create`, or says the record is broken. */

@@ -83,7 +83,10 @@ const RULES_MARKER = `${RULES_MARKER_PREFIX}${createHash("sha256")
   .digest("hex")
   .slice(0, 16)}`;
 
-/** `info` is called for every instance of a listing: it scans at most this many SCAN pages of 1000. */
+/**
+ * `info` is called for every instance of a listing (and `memory` by any user holding the action):
+ * each scans at most this many SCAN pages of 1000.
+ */
 const INFO_SCAN_PAGES = 10;
 /** Memory is summed key by key, so only for instances with at most this many keys. */
 const INFO_MEMORY_KEY_LIMIT = 1_000;
@@ -190,12 +193,26 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     },
 
     async destroy(record) {
-      for await (const keys of admin.scanIterator({ MATCH: `${keyPrefix(record.name)}*`, COUNT: 1000 })) {
-        if (keys.length > 0) await admin.unlink(keys);
-      }
+      await unlinkUnder(admin, keyPrefix(record.name));
       await users.deleteInstanceUsers(record.name);
     },
+
+    flush: (record) => unlinkUnder(admin, keyPrefix(record.name)),
+
+    async memory(record) {
+      const { count, complete, memoryBytes } = await measure(admin, keyPrefix(record.name));
+      return { plan: "shared", keys: count, complete, usedBytes: memoryBytes ?? null };
+    },
   };
+}
+
+/** Removes the keys under `prefix`, a SCAN page at a time, so the server never blocks on all of them; resolves with how many. */
+async function unlinkUnder(admin: RedisClient, prefix: string): Promise<number> {
+  let removed = 0;
+  for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+    if (keys.length > 0) removed += await admin.unlink(keys);
+  }
+  return removed;
 }
 
 /** Counts (and, when few, weighs) the keys under `prefix`, within INFO_SCAN_PAGES. */

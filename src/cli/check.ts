@@ -4,7 +4,7 @@
  * unreachable (or the report file cannot be written); 3 the kit itself broke; 130/143
  * interrupted (after removing the instance).
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
 import {
   CHECK_GROUPS,
@@ -17,6 +17,7 @@ import {
   ProviderUnreachableError,
   runConformance,
   VARIANTS,
+  type ActionsManifest,
   type CheckGroup,
   type ConformanceReport,
   type Encoding,
@@ -48,6 +49,7 @@ interface CheckOptions {
   listChecks?: boolean;
   verbose?: boolean;
   cleanupRetries?: number[];
+  manifest?: string;
 }
 
 const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
@@ -75,6 +77,7 @@ export function registerCheck(program: Command): void {
       "comma-separated waits, in seconds, before each retry of a destroy that failed at cleanup; 'none' tries once (default: 0.5,1,2,4)",
       retryDelays,
     )
+    .option("--manifest <file>", "the service's manifest of its custom actions (JSON, as `provider-kit manifest --actions` writes it): check each operation")
     .option("--verbose", "show every exchange of every failure and warning in the tree (default: the first, briefly)")
     .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
     .action(async (options: CheckOptions, command: Command) => {
@@ -105,9 +108,11 @@ async function check(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
+  const manifest = options.manifest === undefined ? undefined : await readManifest(options.manifest, usage);
   let report: ConformanceReport;
   try {
     report = await runConformance({
+      manifest,
       url: options.url,
       username: options.username,
       password: options.password,
@@ -211,4 +216,19 @@ function groups(value: string): CheckGroup[] {
     throw new InvalidArgumentError(`unknown group ${unknown.join(", ") || "(none given)"}; groups are ${CHECK_GROUPS.join(", ")}.`);
   }
   return list as CheckGroup[];
+}
+
+/** The manifest file as JSON; runConformance says what is wrong with its content. */
+async function readManifest(file: string, usage: (message: string) => never): Promise<ActionsManifest> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    return usage(`cannot read the manifest ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as ActionsManifest;
+  } catch (error) {
+    return usage(`the manifest ${file} is not JSON (${(error as Error).message}): write it with provider-kit manifest --actions <module>`);
+  }
 }

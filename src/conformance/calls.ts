@@ -2,7 +2,7 @@
  * The calls of a conformance run: the shared provider calls (src/provider-client/calls.ts)
  * with the run's made-up names, so the lifecycle and the unknown-instance probes send the same thing.
  */
-import type { Call } from "../provider-client/client.js";
+import type { Call, Method } from "../provider-client/client.js";
 import { providerCalls, type AppSpec, type InstanceSpec, type JobSpec } from "../provider-client/calls.js";
 import type { ParameterTree } from "../provider-client/payloads.js";
 import type { Placement } from "../contract.js";
@@ -101,5 +101,16 @@ export function platformCalls(names: RunNames, variant: Variant, settings: Creat
     unbindJob: (name: string): Call => calls.unbindJob(name, job),
     status: (name: string): Call => calls.status(name),
     info: (name: string): Call => calls.info(name),
+    /**
+     * A custom action, as the platform's proxy forwards it: the event headers on a write; the
+     * answer may hold credentials (a rotated password), so it is never recorded.
+     */
+    action: (method: Method, path: string, extra: Partial<Call> = {}): Call => ({
+      method,
+      path,
+      ...(method === "GET" ? {} : { event: { user: KIT_USER } }),
+      secretAnswer: true,
+      ...extra,
+    }),
   };
 }

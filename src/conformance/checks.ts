@@ -344,6 +344,42 @@ export const CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["bind-app.json", "create.fresh-name"],
   },
 
+  // actions: each operation of the service's manifest, on the created instance
+  {
+    id: "actions.exists",
+    group: "actions",
+    level: "MUST",
+    variants: CURRENT,
+    title: "Each operation of the service's manifest is served on the instance: it answers neither 404 nor 405",
+    cite: contract(84, "each operation of the service's manifest (method, path, action) is one the provider serves there"),
+  },
+  {
+    id: "actions.auth",
+    group: "actions",
+    level: "MUST",
+    variants: CURRENT,
+    title: "Each operation of the service's manifest refuses a call without credentials with 401",
+    cite: contract(85, "an action refuses a call without them with 401"),
+  },
+  {
+    id: "actions.no-405",
+    group: "actions",
+    level: "MUST",
+    variants: CURRENT,
+    title: "No operation's path answers 405, with its own method or another one",
+    cite: contract(86, "A method the provider does not serve on an action's path answers 404, never 405."),
+    // A declared operation answering 405 is missing first.
+    followsFrom: ["actions.exists"],
+  },
+  {
+    id: "actions.bad-input",
+    group: "actions",
+    level: "MUST",
+    variants: CURRENT,
+    title: "Each write operation answers a malformed body with 2xx or a 4xx plain-text explanation, never a 5xx",
+    cite: contract(87, "with a 4xx plain-text sentence saying what to send, never a crash page"),
+  },
+
   // not-found: every instance route, called for an instance that does not exist
   ...notFoundChecks(),
 
@@ -356,7 +392,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "Every 500 answer explains the failure (not empty, not HTML, not a framework's default text)",
     cite: contract(33, "A framework's default page or bare status text (\"Internal Server Error\") explains nothing"),
     // A crash on an unknown plan or an unknown instance: those checks already show the answer.
-    followsFrom: ["create.unknown-plan", ...notFoundChecks().map((check) => check.id)],
+    followsFrom: ["create.unknown-plan", "actions.bad-input", ...notFoundChecks().map((check) => check.id)],
   },
   {
     id: "errors.plain-text",

@@ -21,7 +21,7 @@ import {
   type ProgressEvent,
   type Variant,
 } from "./types.js";
-import { INSTANCE_NAME_PATTERN } from "../contract.js";
+import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN } from "../contract.js";
 
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
 export const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
@@ -68,6 +68,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       onProgress: options.onProgress,
       created,
       jsonAnswers: [],
+      manifest: options.manifest,
     });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
@@ -171,9 +172,29 @@ function validate(options: ConformanceOptions): void {
   })) {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) fail(`${name} must be a positive number of milliseconds.`);
   }
+  if (options.manifest !== undefined) manifestProblems(options.manifest).forEach(fail);
   if (options.cleanupRetryDelaysMs !== undefined && !options.cleanupRetryDelaysMs.every((delay) => Number.isFinite(delay) && delay >= 0)) {
     fail("cleanupRetryDelaysMs must be a list of delays in milliseconds, each 0 or more (e.g. [500, 1000]; [] tries once).");
   }
+}
+
+/** A path under the instance: literal segments and `{name}` parameters. */
+const OPERATION_PATH = /^(\/([A-Za-z0-9._~-]+|\{[A-Za-z_][A-Za-z0-9_]*\}))+$/;
+
+/** What makes a manifest one the platform would not take, operation by operation. */
+function manifestProblems(manifest: unknown): string[] {
+  const operations = (manifest as { operations?: unknown } | null)?.operations;
+  if (!Array.isArray(operations)) {
+    return ['The manifest has no "operations" list: give the JSON `provider-kit manifest --actions` writes (or actionsManifest(actions)).'];
+  }
+  return operations.flatMap((operation: { method?: unknown; path?: unknown; action?: unknown } | null, index) => {
+    const { method, path, action } = operation ?? {};
+    const which = `The manifest's operation ${index + 1}`;
+    if (!ACTION_METHODS.includes(method as (typeof ACTION_METHODS)[number])) return [`${which} has method ${JSON.stringify(method)}: use one of ${ACTION_METHODS.join(", ")}.`];
+    if (typeof path !== "string" || !OPERATION_PATH.test(path)) return [`${which} has path ${JSON.stringify(path)}: give a path under the instance, such as /users/{user}/keys.`];
+    if (typeof action !== "string" || !ACTION_NAME_PATTERN.test(action)) return [`${which} has action ${JSON.stringify(action)}: names are lower-case words, digits and "-", dot-separated.`];
+    return [];
+  });
 }
 
 function randomId(): string {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AppNames, PlatformCalls, RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
 import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
-import type { Call, CallResult, PlatformClient } from "../provider-client/client.js";
+import type { Call, CallResult, Method, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
   bindResultProblem,
@@ -19,7 +19,7 @@ import {
   isJsonContentType,
   plansProblem,
 } from "../provider-client/shapes.js";
-import type { ProgressEvent, Variant } from "./types.js";
+import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
 
 export interface ScenarioContext {
   client: PlatformClient;
@@ -37,6 +37,8 @@ export interface ScenarioContext {
   created: Set<string>;
   /** Answers whose body is JSON data (plans, bind results, info): their Content-Type is judged. */
   jsonAnswers: CallResult[];
+  /** The service's manifest of its actions: each operation is called on the instance. */
+  manifest?: ActionsManifest;
 }
 
 /** The provider did not answer the first call at all. */
@@ -396,6 +398,9 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
     }, [info.exchange]);
   }
 
+  // While the app is bound: an action about an app finds the one the kit names.
+  await actionSteps(context, send, calls);
+
   if (bound && checks.wants("unbind-app.status")) {
     const unbind = await send(calls.unbindApp(instance));
     checks.judge("unbind-app.status", () => expectStatus(unbind, is2xx, "2xx"), [unbind.exchange]);
@@ -404,6 +409,109 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
       checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
     }
   }
+}
+
+const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
+/** Tried, in this order, as the method an action's path does not declare. */
+const OTHER_METHODS: readonly Method[] = ["PATCH", "PUT", "DELETE", "POST", "GET"];
+/** A body no parser accepts. */
+const MALFORMED_BODY = { contentType: "application/json", body: '{"' };
+
+/** What one operation of the manifest answered. */
+interface ActionProbe {
+  action: string;
+  /** Sent as the platform's proxy does, without a body. */
+  declared: CallResult;
+  anonymous: CallResult;
+  /** Writes only: the same call with a malformed body. */
+  malformed?: CallResult;
+  /** The path with a method no operation declares for it. */
+  other?: CallResult;
+}
+
+/**
+ * Calls each operation of the manifest on the instance: as declared, without credentials, with a
+ * malformed body (writes), and with a method it does not declare. Path parameters get the name
+ * of the run's app, bound at that point.
+ */
+async function actionSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names, manifest } = context;
+  if (!checks.wants(...ACTION_CHECKS)) return;
+  if (!manifest) {
+    checks.skipAll(ACTION_CHECKS, "no service manifest given: pass it (--manifest <file>, or manifest in the options) to check the provider's actions");
+    return;
+  }
+  if (manifest.operations.length === 0) {
+    checks.skipAll(ACTION_CHECKS, "the service manifest declares no operation");
+    return;
+  }
+  const pathOf = (path: string) => `/resources/${names.instance}${path.replace(/\{[^/}]+\}/g, encodeURIComponent(names.app.name))}`;
+  const declared = new Set(manifest.operations.map(({ method, path }) => `${method} ${pathOf(path)}`));
+  const probes: ActionProbe[] = [];
+  for (const { method, path: pattern, action } of manifest.operations) {
+    const path = pathOf(pattern);
+    const otherMethod = OTHER_METHODS.find((candidate) => !declared.has(`${candidate} ${path}`));
+    probes.push({
+      action,
+      declared: await send(calls.action(method, path)),
+      anonymous: await send(calls.action(method, path, { credentials: "none" })),
+      malformed: method === "GET" ? undefined : await send(calls.action(method, path, { rawBody: MALFORMED_BODY })),
+      other: otherMethod && (await send(calls.action(otherMethod, path))),
+    });
+  }
+
+  const missing = probes.filter(({ declared }) => [undefined, 404, 405].includes(statusOf(declared)));
+  const list = (offending: CallResult[], what: (result: CallResult) => string, fix: string) => `${offending.map(what).join("; ")}: ${fix}`;
+  checks.judge("actions.exists", () =>
+    missing.length === 0
+      ? ok(`${probes.length} operation(s) served`)
+      : problem(
+          missing
+            .map(({ declared, action }) =>
+              statusOf(declared) === undefined
+                ? `${describe(declared)} (action "${action}") got no answer: ${declared.error}`
+                : `${describe(declared)} (action "${action}") answered ${statusOf(declared)}`,
+            )
+            .join("; ") + ": the platform forwards what the manifest declares; serve it, or remove it from the manifest",
+        ),
+    (missing.length > 0 ? missing : probes).map(({ declared }) => declared.exchange),
+  );
+
+  const open = probes.map(({ anonymous }) => anonymous).filter((result) => statusOf(result) !== 401);
+  checks.judge("actions.auth", () =>
+    open.length === 0
+      ? ok()
+      : problem(list(open, (result) => `${describe(result)} without credentials answered ${statusOf(result) ?? result.error}`, "refuse it with 401, as every call")),
+    open.map((result) => result.exchange),
+  );
+
+  const answered405 = probes
+    .flatMap(({ declared, malformed, other }) => [declared, malformed, other])
+    .filter((result): result is CallResult => statusOf(result) === 405);
+  checks.judge("actions.no-405", () =>
+    answered405.length === 0 ? ok() : problem(list(answered405, (result) => `${describe(result)} answered 405`, "answer 404 for a method the path does not serve")),
+    answered405.map((result) => result.exchange),
+  );
+
+  const writes = probes.filter((probe) => probe.malformed && !missing.includes(probe)).map((probe) => probe.malformed!);
+  const refusedBadly = writes.filter((result) => badInputProblem(result) !== undefined);
+  checks.judge("actions.bad-input", () => {
+    if (writes.length === 0) return skip("no write operation the provider serves");
+    return refusedBadly.length === 0
+      ? ok()
+      : problem(list(refusedBadly, (result) => `${describe(result)} with a malformed JSON body ${badInputProblem(result)}`, "refuse input the action cannot read with 400 and a sentence saying what to send"));
+  }, (refusedBadly.length > 0 ? refusedBadly : writes).map((result) => result.exchange));
+}
+
+/** Why an action's answer to a malformed body is not a clear refusal (2xx: it reads no body); undefined when it is fine. */
+function badInputProblem(result: CallResult): string | undefined {
+  const status = statusOf(result);
+  if (status === undefined) return `got no answer: ${result.error}`;
+  if (is2xx(status)) return undefined;
+  const contentType = result.answer?.contentType ?? "";
+  const unclear = explanationProblem(bodyOf(result), contentType) ?? errorTextProblem(bodyOf(result), contentType);
+  if (status >= 400 && status < 500) return unclear && `answered ${status} with ${unclear}`;
+  return `answered ${status}${unclear ? ` with ${unclear}` : ""}`;
 }
 
 /**

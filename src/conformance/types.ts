@@ -5,9 +5,11 @@
 
 import type { Encoding, Variant } from "../contract.js";
 import type { Exchange } from "../provider-client/types.js";
+import type { ActionsManifest } from "../actions.js";
 
 export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../contract.js";
 export type { Exchange } from "../provider-client/types.js";
+export type { ActionsManifest } from "../actions.js";
 
 /** A MUST check that does not hold fails the run; a SHOULD check only warns. */
 export type Level = "MUST" | "SHOULD";
@@ -27,6 +29,7 @@ export type CheckGroup =
   | "unbind-app"
   | "destroy"
   | "isolation"
+  | "actions"
   | "not-found"
   | "errors"
   | "transport";
@@ -44,6 +47,7 @@ export const CHECK_GROUPS: readonly CheckGroup[] = [
   "unbind-app",
   "destroy",
   "isolation",
+  "actions",
   "not-found",
   "errors",
   "transport",
@@ -162,6 +166,12 @@ export interface ConformanceOptions {
    * [500, 1000, 2000, 4000] (five attempts); `[]` tries once.
    */
   cleanupRetryDelaysMs?: readonly number[];
+  /**
+   * The service's manifest of its custom actions (`provider-kit manifest --actions`, or
+   * `actionsManifest(actions)`): each operation is called on the created instance. Without it the
+   * actions checks are skipped.
+   */
+  manifest?: ActionsManifest;
   /** Abort the run: the instance is still removed before the promise resolves. */
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;

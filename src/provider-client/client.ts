@@ -17,13 +17,15 @@ import { jsonType } from "./shapes.js";
 import { HEADERS, type Encoding, type Placement } from "../contract.js";
 import type { EventContext, Exchange } from "./types.js";
 
-export type Method = "GET" | "POST" | "PUT" | "DELETE";
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export interface Call {
   method: Method;
   /** Path below the provider URL, starting with `/`. */
   path: string;
   payload?: Payload;
+  /** A body sent as it is, in place of the payload: the probes of input a provider must refuse. */
+  rawBody?: { contentType: string; body: string };
   /** Default `valid`. The probes of the auth checks send none, or a wrong password. */
   credentials?: "valid" | "none" | { password: string };
   /** Mutating call: `user` and `eventid` in the body and X-Tsuru-* headers. */
@@ -101,7 +103,7 @@ export class PlatformClient {
     const event = call.event && { user: call.event.user, id: call.event.id ?? randomBytes(12).toString("hex") };
     const headers = this.headers(call, event);
     const payload = call.payload && event ? withEvent(call.payload, event) : call.payload;
-    const encoded = payload ? encodePayload(payload, this.options.encoding) : undefined;
+    const encoded = call.rawBody ?? (payload ? encodePayload(payload, this.options.encoding) : undefined);
     if (encoded) headers["Content-Type"] = encoded.contentType;
     const body = encoded?.body ?? "";
     if (call.method !== "GET") headers["Content-Length"] = String(Buffer.byteLength(body));

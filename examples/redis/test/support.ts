@@ -89,6 +89,8 @@ export function platform(baseUrl: string) {
     bindHostname: (name: string, hostname: string) => call("POST", `/resources/${name}`, { hostname }),
     unbindHostname: (name: string, hostname: string) => call("DELETE", `/resources/${name}/hostname/${hostname}`),
     destroy: (name: string) => call("DELETE", `/resources/${name}`, { user: "admin@example.com" }),
+    /** A custom action under the instance, as the platform's proxy forwards it. */
+    action: (method: string, name: string, path: string, form?: Record<string, string>) => call(method, `/resources/${name}${path}`, form),
   };
 }
 

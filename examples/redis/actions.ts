@@ -1,0 +1,21 @@
+/**
+ * The provider's own commands, which the platform's proxy forwards from its users:
+ * `tsuru service-instance proxy` style calls under `/resources/<instance>/...`. Declared apart
+ * from their work (handlers.ts), so `provider-kit manifest --actions examples/redis/actions.ts`
+ * writes the platform's service manifest without starting anything.
+ */
+import { declareActions, instanceAction } from "../../src/index.js";
+
+export const actions = declareActions({
+  /** A new password for a bound app's user; the old one stops working at once. */
+  rotatePassword: instanceAction({
+    name: "apps.rotate-password",
+    method: "POST",
+    path: "/apps/:app/rotate-password",
+    lock: true,
+  }),
+  /** Removes the instance's keys, and only them. */
+  flush: instanceAction({ name: "flush", method: "POST", path: "/flush", lock: true }),
+  /** How much memory the instance's keys take. */
+  memory: instanceAction({ name: "memory", method: "GET", path: "/memory", lock: false }),
+});
