@@ -455,7 +455,7 @@ async function actionSteps(context: ScenarioContext, send: Send, calls: Platform
       action,
       declared: await send(calls.action(method, path)),
       anonymous: await send(calls.action(method, path, { credentials: "none" })),
-      malformed: method === "GET" ? undefined : await send(calls.action(method, path, { rawBody: MALFORMED_BODY })),
+      malformed: method === "GET" ? undefined : await send(calls.action(method, path, { raw: MALFORMED_BODY })),
       other: otherMethod && (await send(calls.action(otherMethod, path))),
     });
   }

@@ -18,14 +18,19 @@ import { HEADERS, type Encoding, type Placement } from "../contract.js";
 import type { EventContext, Exchange } from "./types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+/** The methods the platform's proxy forwards (its router's, and HEAD with GET). */
+export type ProxiedMethod = Method | "HEAD";
 
 export interface Call {
-  method: Method;
-  /** Path below the provider URL, starting with `/`. */
+  method: Method | ProxiedMethod;
+  /** Path below the provider URL, starting with `/` (a query string may follow). */
   path: string;
   payload?: Payload;
-  /** A body sent as it is, in place of the payload: the probes of input a provider must refuse. */
-  rawBody?: { contentType: string; body: string };
+  /**
+   * A body sent as it is, in place of `payload`: what the platform's proxy forwards from its
+   * user, and the kit's probes of input a provider must refuse.
+   */
+  raw?: { contentType?: string; body: string };
   /** Default `valid`. The probes of the auth checks send none, or a wrong password. */
   credentials?: "valid" | "none" | { password: string };
   /** Mutating call: `user` and `eventid` in the body and X-Tsuru-* headers. */
@@ -40,6 +45,8 @@ export interface Answer {
   status: number;
   contentType: string;
   body: string;
+  /** The provider sent more than the client keeps (1 MiB): `body` is its beginning only. */
+  truncated?: true;
 }
 
 export interface CallResult {
@@ -103,10 +110,15 @@ export class PlatformClient {
     const event = call.event && { user: call.event.user, id: call.event.id ?? randomBytes(12).toString("hex") };
     const headers = this.headers(call, event);
     const payload = call.payload && event ? withEvent(call.payload, event) : call.payload;
-    const encoded = call.rawBody ?? (payload ? encodePayload(payload, this.options.encoding) : undefined);
+    const encoded = payload ? encodePayload(payload, this.options.encoding) : undefined;
     if (encoded) headers["Content-Type"] = encoded.contentType;
-    const body = encoded?.body ?? "";
-    if (call.method !== "GET") headers["Content-Length"] = String(Buffer.byteLength(body));
+    if (call.raw) {
+      // A forwarded body keeps its caller's type; none given, none sent.
+      if (call.raw.contentType) headers["Content-Type"] = call.raw.contentType;
+      else delete headers["Content-Type"];
+    }
+    const body = call.raw?.body ?? encoded?.body ?? "";
+    if (call.method !== "GET" && call.method !== "HEAD") headers["Content-Length"] = String(Buffer.byteLength(body));
 
     const exchange: Exchange = {
       method: call.method,
@@ -205,6 +217,7 @@ export class PlatformClient {
               contentType: response.headers["content-type"] ?? "",
               location: response.headers.location,
               body: Buffer.concat(chunks).toString("utf8"),
+              ...(size > MAX_BODY ? { truncated: true as const } : {}),
             }),
           );
           response.on("error", reject);

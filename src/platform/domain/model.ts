@@ -76,6 +76,28 @@ export interface Service {
   /** Teams whose users may create instances of it. */
   teams: string[];
   doc: string;
+  /** Which proxied instance calls are which action (`PUT /1.31/services/<s>/manifest`); absent: none stored. */
+  actionsManifest?: ServiceActionsManifest;
+  /**
+   * The action permissions granted, by the part below `service-action.<service>.` (an action, or
+   * a leading part of one: `apps` covers `apps.rotate-password`), each with the teams holding it.
+   */
+  actionGrants?: Record<string, string[]>;
+}
+
+/** The platform's service manifest (1.31), as stored and shown. */
+export interface ServiceActionsManifest {
+  enabled: boolean;
+  strict_actions: boolean;
+  legacy_compat: boolean;
+  /** Paths relative to the instance, Go ServeMux patterns: `/apps/{app}/rotate-password`. */
+  operations: ActionOperation[];
+}
+
+export interface ActionOperation {
+  method: string;
+  path: string;
+  action: string;
 }
 
 export interface Instance {

@@ -17,7 +17,7 @@ export function mayUse(actor: Actor, service: Service): boolean {
   return sharesTeam(actor, service.teams);
 }
 
-function assertOwner(actor: Actor, service: Service): void {
+export function assertOwner(actor: Actor, service: Service): void {
   if (!sharesTeam(actor, service.ownerTeams)) throw forbidden(`You are not in a team that owns the service "${service.name}".`);
 }
 

@@ -20,8 +20,10 @@ import { healthReport, info } from "./meta.js";
 import { platformList } from "./platforms.js";
 import { poolList } from "./pools.js";
 import { providerCallList } from "./provider-calls.js";
+import { authenticatedProxy, instanceProxy, instanceProxyV2, serviceProxy } from "./proxy.js";
 import { quotaShow } from "./quota.js";
 import { runRoute } from "./run.js";
+import { actionGrant, actionGrantList, actionRevoke, manifestShow, manifestUpdate } from "./service-actions.js";
 import { docShow, docUpdate, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
 import { appTokenCreate } from "./tokens.js";
@@ -42,9 +44,12 @@ export interface ServerOptions {
   bodyLimitBytes?: number;
 }
 
-type Method = "get" | "post" | "put" | "delete";
-/** How the body is read: JSON or form fields, or plain text (YAML, docs, commands, counts). */
-type BodyKind = "fields" | "text" | "none";
+type Method = "get" | "post" | "put" | "patch" | "delete";
+/**
+ * How the body is read: JSON or form fields, plain text (YAML, docs, commands, counts), or the
+ * bytes as sent (the proxy forwards them).
+ */
+type BodyKind = "fields" | "text" | "raw" | "none";
 
 export interface ApiRoute {
   method: Method;
@@ -55,6 +60,10 @@ export interface ApiRoute {
 }
 
 const r = (method: Method, path: string, route: Route, body: BodyKind = "none", auth = true): ApiRoute => ({ method, path, route, auth, body });
+
+/** A proxy route answers the methods the platform's router gives it (AddAll); GET answers HEAD too. */
+const proxy = (path: string, route: Route): ApiRoute[] =>
+  (["get", "post", "put", "patch", "delete"] as const).map((method) => r(method, path, route, "raw"));
 
 /**
  * Order matters where paths overlap: `/services/instances...` before `/services/:service...`,
@@ -98,6 +107,10 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("delete", "/services/instances/:instance", instanceRemove),
     r("put", "/services/instances/:instance/:app", instanceBind),
     r("delete", "/services/instances/:instance/:app", instanceUnbind),
+
+    // The proxy, before `/services/:service/...`: `/services/proxy/service/x` is no service "proxy".
+    ...proxy("/services/proxy/service/:service", serviceProxy),
+    ...proxy("/services/:service/proxy/:instance", instanceProxy),
 
     r("get", "/services", serviceList),
     r("post", "/services", serviceCreate, "text"),
@@ -151,6 +164,20 @@ const CLIENT_ROUTES: ApiRoute[] = [
 
 const VERSION_PREFIXES = ["/1.0", "/1.13", "/1.18"];
 
+/**
+ * Routes of later API versions, served under their own version only (the platform's router
+ * serves them unprefixed too; here `PUT /services/<s>/manifest` would be the spec's team grant).
+ */
+const VERSIONED_ROUTES: ApiRoute[] = [
+  ...proxy("/1.20/services/:service/resources/:instance{/*path}", instanceProxyV2),
+  ...proxy("/1.21/services/:service/authenticated-resources{/*path}", authenticatedProxy),
+  r("put", "/1.31/services/:service/manifest", manifestUpdate, "fields"),
+  r("get", "/1.31/services/:service/manifest", manifestShow),
+  r("get", "/1.31/services/:service/actions", actionGrantList),
+  r("put", "/1.31/services/:service/actions/:action/:team", actionGrant),
+  r("delete", "/1.31/services/:service/actions/:action/:team", actionRevoke),
+];
+
 /** Every path a route answers on: client routes first, so they win under the prefixes. */
 export function mountedRoutes(options: ServerOptions): ApiRoute[] {
   const spec = routes(options);
@@ -160,6 +187,7 @@ export function mountedRoutes(options: ServerOptions): ApiRoute[] {
     ...CLIENT_ROUTES.flatMap((entry) => [...prefixed(entry), ...(inSpec(entry) ? [] : [entry])]),
     ...spec,
     ...spec.flatMap(prefixed),
+    ...VERSIONED_ROUTES,
   ];
 }
 
@@ -168,6 +196,7 @@ export function createPlatformApp(context: Context, options: ServerOptions): Exp
   const parsers: Record<BodyKind, RequestHandler[]> = {
     fields: [express.json({ limit, strict: false }), express.urlencoded({ limit, extended: false })],
     text: [express.text({ limit, type: () => true })],
+    raw: [express.raw({ limit, type: () => true })],
     none: [],
   };
   const auth = tokenAuthentication(context);
