@@ -129,6 +129,13 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
       await asAdmin(record, (client) => deleteUser(client, bindingUserName(record.name, target.kind, target.key)));
     },
 
+    async rotate(record, target) {
+      const env = await this.bind(record, target);
+      const user = bindingUserName(record.name, target.kind, target.key);
+      await asAdmin(record, (client) => client.sendCommand(["CLIENT", "KILL", "USER", user]));
+      return env;
+    },
+
     async status(record, log) {
       const spec = serverSpec(record.name, record.data);
       if (await answersPing(record)) return "running";

@@ -109,7 +109,8 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
         if ((await bindings.getBinding(instance, "app", params.app)) === undefined) {
           throw new NotFoundError(`App "${params.app}" is not bound to instance "${instance}"; bind it first.`);
         }
-        return bind("app", params.app, context);
+        const record = recordOf(context);
+        return whileRedisServes(() => planOf(record).rotate(record, { kind: "app", key: params.app }));
       },
       async flush(_request, context) {
         const record = recordOf(context);

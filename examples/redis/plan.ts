@@ -31,6 +31,11 @@ export interface RedisPlan {
   /** Creates or resets the binding's user; returns the app's environment. */
   bind(record: InstanceRecord, target: BindingTarget): Promise<Record<string, string>>;
   unbind(record: InstanceRecord, target: BindingTarget): Promise<void>;
+  /**
+   * Gives the binding's user a new password, as `bind` does, and closes the connections logged in
+   * with the old one: a rotated password must not leave a leaked one's sessions open.
+   */
+  rotate(record: InstanceRecord, target: BindingTarget): Promise<Record<string, string>>;
   status(record: InstanceRecord, log: Logger): Promise<StatusResult>;
   info(record: InstanceRecord): Promise<InfoItem[]>;
   /** Removes everything the instance owns. Idempotent: a retried destroy succeeds. */

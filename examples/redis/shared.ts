@@ -154,6 +154,12 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       await users.deleteUser(record.name, bindingUserName(record.name, target.kind, target.key));
     },
 
+    async rotate(record, target) {
+      const env = await this.bind(record, target);
+      await admin.sendCommand(["CLIENT", "KILL", "USER", bindingUserName(record.name, target.kind, target.key)]);
+      return env;
+    },
+
     // On a connection the provider keeps open, never a new one per call: a tenant that fills the
     // server's connection slots cannot make every other instance look down.
     status(record) {

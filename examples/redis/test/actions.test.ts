@@ -38,6 +38,8 @@ describe("the Redis provider's actions", () => {
       const web = bindEnv(await api().bindApp(instance, "web"));
       const worker = bindEnv(await api().bindApp(instance, "worker"));
       const workerClient = await setup.connect(worker);
+      const webClient = await setup.connect(web);
+      expect(await webClient.ping()).toBe("PONG");
 
       const answer = await api().action("POST", instance, "/apps/web/rotate-password");
       expect(answer.status).toBe(200);
@@ -45,6 +47,8 @@ describe("the Redis provider's actions", () => {
       expect(rotated.REDIS_USER).toBe(web.REDIS_USER);
       expect(rotated.REDIS_PASSWORD).not.toBe(web.REDIS_PASSWORD);
       expect(await failure(appClient(web))).toMatch(/WRONGPASS/);
+      // A session opened with the old password is closed, not left running.
+      expect(await failure(webClient.ping())).not.toMatch(/^OK:/);
       expect(await (await setup.connect(rotated)).ping()).toBe("PONG");
       expect(await workerClient.ping()).toBe("PONG");
       expect(await (await setup.connect(worker)).ping()).toBe("PONG");
