@@ -10,8 +10,8 @@
 import { createRequire } from "node:module";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type * as PromClient from "prom-client";
-import type { StepKind } from "./lifecycle/steps.js";
 import type { Store, StoreCensus } from "./lifecycle/store.js";
+import type { PendingStep } from "./types.js";
 
 // prom-client's index also loads its default process metrics (with @opentelemetry/api), the
 // Pushgateway and cluster aggregation: ~80 modules and 25-30 ms of every provider's start, none
@@ -31,11 +31,11 @@ const NO_ROUTE = "none";
 /** What the background step runner reports. */
 export interface StepMetrics {
   /** An attempt starts. */
-  run(step: StepKind): void;
+  run(step: PendingStep["kind"]): void;
   /** An attempt failed and another will follow. */
-  retry(step: StepKind): void;
+  retry(step: PendingStep["kind"]): void;
   /** The step failed for good (attempts or time limit spent). */
-  failure(step: StepKind): void;
+  failure(step: PendingStep["kind"]): void;
 }
 
 export interface ProviderMetrics {

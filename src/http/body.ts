@@ -11,7 +11,7 @@ import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import { formFields, jsonFields, type Encoding, type Fields } from "./fields.js";
-import { formReader } from "./form.js";
+import { formReader, type BodyLimits } from "./form.js";
 import type { Step } from "./router.js";
 import { scopeOf } from "./scope.js";
 
@@ -87,13 +87,6 @@ interface Reader {
   normalise(body: unknown): Fields;
 }
 
-export interface BodyLimits {
-  /** Largest body, in bytes. */
-  bytes: number;
-  /** Most `&`-separated fields in a form body. */
-  formFields: number;
-}
-
 export function bodyParsing(limits: BodyLimits): Step {
   const readers = new Map<string, Reader>([
     [
@@ -126,7 +119,7 @@ export function bodyParsing(limits: BodyLimits): Step {
     const refused = refusedEncoding(req);
     if (refused !== undefined) return next(refused);
     reader.parse(req, res, (error?: unknown) => {
-      if (error) return next(explain(error as ParserError, limits, res));
+      if (error) return next(explain(error, limits, res));
       const scope = scopeOf(req);
       scope.encoding = reader.encoding;
       try {
