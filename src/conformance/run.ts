@@ -25,7 +25,7 @@ import {
 /** Instance names the platform accepts (docs/contract.md, Transport). */
 const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
-export const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
+const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 
 /** The options cannot describe a run (bad URL, unknown variant...). */
 export class ConformanceUsageError extends Error {
@@ -54,7 +54,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const created = new Set<string>();
 
   let interrupted = false;
-  let leftovers: Leftover[] = [];
+  let leftovers: Leftover[];
   try {
     await runScenario({
       client,

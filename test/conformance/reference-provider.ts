@@ -137,7 +137,7 @@ class Reference {
 }
 
 /** One deliberate contract violation each. */
-export const FAULTS = {
+const FAULTS = {
   "update-405": { routes: { update: () => (_req, res) => text(res, 405, "Method Not Allowed") } },
   "numeric-env": {
     routes: {
