@@ -19,6 +19,9 @@ export default defineConfig(
       // Interfaces here declare plain function members with method syntax, and the objects that
       // hold them never use `this`: taking such a member off its object is fine.
       "@typescript-eslint/unbound-method": "off",
+      // Passing on a caught error, typed unknown (or any, as AbortSignal's reason), is fine, as
+      // only-throw-error allows for a throw; a rejection with a literal still fails.
+      "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
       // Express tells error handlers by their four parameters; a rest pattern leaves keys out.
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", ignoreRestSiblings: true }],
     },
