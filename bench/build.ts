@@ -20,7 +20,9 @@ export function compileServers(): void {
     execFileSync(process.execPath, [tsc, "-p", config], { cwd: projectRoot, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   } catch (error) {
     const output = error as { stdout?: string; stderr?: string };
-    throw new Error(`Compiling the benchmark servers failed (tsc -p bench/tsconfig.servers.json):\n${output.stdout ?? ""}${output.stderr ?? ""}`);
+    throw new Error(`Compiling the benchmark servers failed (tsc -p bench/tsconfig.servers.json):\n${output.stdout ?? ""}${output.stderr ?? ""}`, {
+      cause: error,
+    });
   }
 }
 

@@ -65,7 +65,7 @@ function readSettings(): Settings | undefined {
   const { values } = parseArgs({
     options: Object.fromEntries(
       ["connections", "sweeps", "slice", "warmup", "apps", "bind-instances", "users", "runs", "quiet-wait", "profile"].map((name) => [name, { type: "string" }] as const),
-    ) as Record<string, { type: "string" }>,
+    ),
     allowPositionals: false,
     strict: false,
   });

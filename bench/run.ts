@@ -196,8 +196,8 @@ async function main(): Promise<number> {
 
   const members = await startFleet(servers, settings, cpus.server);
   const results: Results = new Map();
-  let logging: string[] = [];
-  let memory: string[] = [];
+  let logging: string[];
+  let memory: string[];
   const redis: string[] = [];
   try {
     for (const call of settings.calls) {

@@ -483,8 +483,8 @@ async function main(): Promise<number> {
   const members: Member[] = [];
   const phases: Phase[] = [];
   const rss = new Map<Member, RssAfterLoad>();
-  let fills: Fill[] = [];
-  let completed = false;
+  let fills: Fill[];
+  let stopped: PromiseSettledResult<void>[];
   try {
     fills = await setUp(members, settings, cpus.server);
     const pairs = settings.servers.map((id) => members.filter((member) => member.id === id));
@@ -514,10 +514,9 @@ async function main(): Promise<number> {
       const commandsPerStatus = Math.round(status.reduce((sum, phase) => sum + phase.redis.commands, 0) / status.length);
       phases.push(await startUps(member, settings.starts, cpus.server, commandsPerStatus));
     }
-    completed = true;
   } finally {
     // Everything is stopped even when one server died; that death then breaks the run.
-    const stopped = await Promise.allSettled(
+    stopped = await Promise.allSettled(
       members.map(async (member) => {
         try {
           await member.running?.stop();
@@ -526,9 +525,9 @@ async function main(): Promise<number> {
         }
       }),
     );
-    const failed = stopped.find((result) => result.status === "rejected");
-    if (failed && completed) throw failed.reason;
   }
+  const failed = stopped.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
   const minutes = (performance.now() - startedAt) / 60_000;
   const facts = [
     ...machineFacts(),

@@ -118,7 +118,7 @@ async function startOnce(target: Target): Promise<Start> {
     if (!target.direct) return { ms };
     return { ms, cpuMs: cpuMs(child.pid), rss: rssMiB(child.pid) };
   } catch (error) {
-    throw new Error(`${target.id}: ${error instanceof Error ? error.message : String(error)}\n${stderr}`);
+    throw new Error(`${target.id}: ${error instanceof Error ? error.message : String(error)}\n${stderr}`, { cause: error });
   } finally {
     await stopGroup(child.pid);
     rmSync(dataDir, { recursive: true, force: true });

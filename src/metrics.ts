@@ -7,23 +7,10 @@
  * failures. Read from the store at each scrape: instances by state, bindings by kind, and
  * whether the store answers at all.
  */
-import { createRequire } from "node:module";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type * as PromClient from "prom-client";
-import type { StepKind } from "./lifecycle/steps.js";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Store, StoreCensus } from "./lifecycle/store.js";
-
-// prom-client's index also loads its default process metrics (with @opentelemetry/api), the
-// Pushgateway and cluster aggregation: ~80 modules and 25-30 ms of every provider's start, none
-// of it used here. These are the files its index re-exports, so the classes are the very same
-// (a user's `new Counter({ registers: [provider.metricsRegistry] })` works as before).
-const promClient = createRequire(import.meta.url);
-const Registry = promClient("prom-client/lib/registry") as typeof PromClient.Registry;
-const Counter = promClient("prom-client/lib/counter") as typeof PromClient.Counter;
-const Gauge = promClient("prom-client/lib/gauge") as typeof PromClient.Gauge;
-const Histogram = promClient("prom-client/lib/histogram") as typeof PromClient.Histogram;
-type Registry = PromClient.Registry;
-type Gauge<L extends string = string> = PromClient.Gauge<L>;
+import type { PendingStep } from "./types.js";
 
 /** Route label of calls no route matched (404, and 401: auth answers before routing). */
 const NO_ROUTE = "none";
@@ -31,11 +18,11 @@ const NO_ROUTE = "none";
 /** What the background step runner reports. */
 export interface StepMetrics {
   /** An attempt starts. */
-  run(step: StepKind): void;
+  run(step: PendingStep["kind"]): void;
   /** An attempt failed and another will follow. */
-  retry(step: StepKind): void;
+  retry(step: PendingStep["kind"]): void;
   /** The step failed for good (attempts or time limit spent). */
-  failure(step: StepKind): void;
+  failure(step: PendingStep["kind"]): void;
 }
 
 export interface ProviderMetrics {

@@ -37,6 +37,7 @@ const host = () =>
   text()
     .min(1, "is empty.")
     .max(1024, "is longer than 1024 characters.")
+    // eslint-disable-next-line no-control-regex -- the control characters are what it refuses
     .regex(/^[^\s\x00-\x1f\x7f]+$/, "must not contain spaces or control characters.");
 
 /** A host in the path (Variant B unbind): a host name or address, optionally with a port. */
@@ -102,6 +103,10 @@ export const createSchema = z
 export const updateSchema = z.object({ instance: instanceName(), ...instanceFields }) satisfies z.ZodType<UpdateRequest>;
 
 export const instanceSchema = z.object({ instance: instanceName() }) satisfies z.ZodType<InstanceRequest>;
+/**
+ * A destroy names only the instance.
+ * @alias instanceSchema
+ */
 export const destroySchema: z.ZodType<DestroyRequest> = instanceSchema;
 
 /** `app-host` is the first of `app-hosts`; older platforms send only `app-host`. */
@@ -172,6 +177,10 @@ export const bindUnitSchema = z.object({
   unitHost: host(),
 }) satisfies z.ZodType<BindUnitRequest>;
 
+/**
+ * An unbind of a unit carries what its bind carried.
+ * @alias bindUnitSchema
+ */
 export const unbindUnitSchema = bindUnitSchema;
 
 /** The job comes from the path (`/binds/jobs/:job`); a `job-name` in the body is ignored. */

@@ -189,7 +189,7 @@ export class AclJournal {
     saved.catch((error: unknown) => {
       this.options.log.warn({ err: error }, "saving the shared Redis server's ACL file failed; trying again");
       clearTimeout(this.retry);
-      if (!this.closed) this.retry = setTimeout(() => this.saveSoon(true), RETRY_MS).unref();
+      if (!this.closed) this.retry = setTimeout(() => void this.saveSoon(true), RETRY_MS).unref();
     });
     return saved;
   }

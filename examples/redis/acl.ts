@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { BindingKind } from "../../src/index.js";
-import { ErrorReply } from "redis";
+import { ErrorReply } from "@redis/client";
 import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 
 /** Passwords are URL-safe, so they go into REDIS_URL as they are. */

@@ -52,7 +52,7 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
   }
 
   /** `create` stores the plan name in the data, so an instance created without a plan still has one. */
-  const planOf = (record: InstanceRecord) => planNamed(String(record.data.plan ?? record.plan ?? ""));
+  const planOf = (record: InstanceRecord) => planNamed(typeof record.data.plan === "string" ? record.data.plan : (record.plan ?? ""));
 
   const bind = (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
     if (!key) throw new BadRequestError(`The ${kind} to bind is missing from the request.`);

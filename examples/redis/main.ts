@@ -5,7 +5,6 @@
  * Configuration comes from the environment (see config.ts and the README section "example").
  */
 import { pino, type Logger } from "pino";
-import { PinoPretty } from "pino-pretty";
 import { ConfigError, readConfig, type Config } from "./config.js";
 import { DataDirLockedError, onParentExit } from "../../src/redis/process.js";
 import { RedisServerNotFoundError } from "../../src/redis/server.js";
@@ -24,10 +23,18 @@ try {
   throw error;
 }
 
-/** JSON lines for machines; with LOG_FORMAT=pretty (the default on a terminal), lines for people. */
-function createLogger({ logLevel, logFormat }: Config): Logger {
+/**
+ * JSON lines for machines; with LOG_FORMAT=pretty (the default on a terminal), lines for people,
+ * through pino-pretty: a checkout has it, a project that installs provider-kit may not.
+ */
+async function createLogger({ logLevel, logFormat }: Config): Promise<Logger> {
   if (logFormat === "json") return pino({ level: logLevel });
-  return pino({ level: logLevel }, PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname" }));
+  const pretty = await import("pino-pretty").catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    process.stderr.write("Readable log lines need pino-pretty (npm install pino-pretty): writing JSON lines.\n");
+  });
+  if (pretty === undefined) return pino({ level: logLevel });
+  return pino({ level: logLevel }, pretty.PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname" }));
 }
 
 /** Start-up failures a user fixes without a stack trace: one plain line. */
@@ -41,7 +48,7 @@ function plainStartError(error: unknown): string | undefined {
   return undefined;
 }
 
-const logger = createLogger(config);
+const logger = await createLogger(config);
 const provider = await startRedisProvider(config, { logger }).catch((error: unknown) => {
   const plain = plainStartError(error);
   if (plain !== undefined) fail(plain);

@@ -17,7 +17,7 @@ import type {
 import type { Logger } from "pino";
 
 /** Who a binding is for: the user name and the credentials follow from it. */
-export interface BindingTarget {
+interface BindingTarget {
   kind: BindingKind;
   /** App name (or app host on Variant B), unit host, or job name. */
   key: string;

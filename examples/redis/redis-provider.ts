@@ -227,7 +227,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     await store.close();
     admin.destroy();
     checker.close();
-    registryClient?.destroy();
+    await registryClient?.destroy();
     await administered.stop();
     if (registry !== administered) await registry?.stop();
     await lock.release();

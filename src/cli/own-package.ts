@@ -53,6 +53,7 @@ export async function packOwnPackage(destination: string): Promise<string> {
     throw new Error(
       `Could not pack provider-kit from ${root} with npm (${stderr?.trim() || message}). ` +
         "Once provider-kit is on the npm registry, pass --registry-version <range> to depend on it from there instead.",
+      { cause: error },
     );
   }
   const [packed] = JSON.parse(stdout) as { filename: string }[];

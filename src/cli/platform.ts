@@ -143,7 +143,7 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
     ].join("\n"),
   );
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= platform.close().then(() => process.exit(0)));
+  const stop = () => void (stopping ??= platform.close().then(() => process.exit(0)));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   // Started through npm or a shell that is killed without passing a signal on, the platform

@@ -24,7 +24,7 @@ import {
 import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN } from "../contract.js";
 
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
-export const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
+const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 
 /** The options cannot describe a run (bad URL, unknown variant...). */
 export class ConformanceUsageError extends Error {
@@ -53,7 +53,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const created = new Set<string>();
 
   let interrupted = false;
-  let leftovers: Leftover[] = [];
+  let leftovers: Leftover[];
   try {
     await runScenario({
       client,

@@ -12,7 +12,7 @@ import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import type { Encoding } from "../contract.js";
-import { formReader } from "./form.js";
+import { formReader, type BodyLimits } from "./form.js";
 import type { Middleware } from "./router.js";
 import { scopeOf } from "./scope.js";
 
@@ -87,13 +87,6 @@ interface Reader {
   parse: (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void;
 }
 
-export interface BodyLimits {
-  /** Largest body, in bytes. */
-  bytes: number;
-  /** Most `&`-separated fields in a form body. */
-  formFields: number;
-}
-
 export function bodyParsing(limits: BodyLimits): Middleware {
   const readers = new Map<string, Reader>([
     [
@@ -124,7 +117,7 @@ export function bodyParsing(limits: BodyLimits): Middleware {
     const refused = refusedEncoding(req);
     if (refused !== undefined) return next(refused);
     reader.parse(req, res, (error?: unknown) => {
-      if (error) return next(explain(error as ParserError, limits, res));
+      if (error) return next(explain(error, limits, res));
       const scope = scopeOf(req);
       scope.encoding = reader.encoding;
       scope.body = (req as IncomingMessage & { body?: unknown }).body;

@@ -154,7 +154,7 @@ export function jsonFields(body: unknown): Fields {
     throw new BadRequestError("The JSON body must be an object of fields.");
   }
   const fields: Fields = {};
-  for (const [key, value] of Object.entries(body)) {
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
     if (value === null || value === undefined) continue;
     if (key === "parameters") {
       fields.parameters = jsonParameters(value, "");
@@ -163,7 +163,7 @@ export function jsonFields(body: unknown): Fields {
     const field = CANONICAL.json.get(key);
     if (field === undefined) continue;
     const text = scalarText(value);
-    setField(fields, field, text ?? (Array.isArray(value) ? value.map((item) => scalarText(item) ?? item) : value));
+    setField(fields, field, text ?? (Array.isArray(value) ? value.map((item: unknown) => scalarText(item) ?? item) : value));
   }
   return fields;
 }

@@ -16,9 +16,16 @@
 import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQuery } from "qs";
-import type { BodyLimits } from "./body.js";
 
 const FORM = "application/x-www-form-urlencoded";
+
+/** The limits every body is read within, form or JSON (body.ts). */
+export interface BodyLimits {
+  /** Largest body, in bytes. */
+  bytes: number;
+  /** Most `&`-separated fields in a form body. */
+  formFields: number;
+}
 
 /** A failure, spelled as body-parser's errors are (`status`, `type`): body.ts explains both alike. */
 export interface ReadFailure {

@@ -39,7 +39,7 @@ interface CompiledRoute {
 }
 
 /** A route that matched a request, its parameters not yet decoded. */
-export interface Match {
+interface Match {
   route: CompiledRoute;
   segments: readonly string[];
 }

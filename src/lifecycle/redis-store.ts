@@ -21,7 +21,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import type { RedisClientType, RedisSentinelType } from "redis";
+import type { RedisClientType, RedisSentinelType } from "@redis/client";
 import { isTransientReply, nodeRedis, sentinelClient } from "../redis/connection.js";
 import { ProviderError } from "../errors.js";
 import { ConfigurationError } from "../options.js";

@@ -2,10 +2,10 @@
  * Connections to Redis servers: the one place that knows how this provider connects.
  */
 import { createRequire } from "node:module";
-import type { ErrorReply } from "redis";
+import type { ErrorReply } from "@redis/client";
 import type { SentinelAddress } from "../lifecycle/redis-store.js";
 
-type NodeRedis = typeof import("redis");
+type NodeRedis = typeof import("@redis/client");
 let loaded: NodeRedis | undefined;
 
 /**
@@ -14,7 +14,7 @@ let loaded: NodeRedis | undefined;
  * ~700 modules (a third of a compiled provider's start-up).
  */
 export function nodeRedis(): NodeRedis {
-  return (loaded ??= createRequire(import.meta.url)("redis") as NodeRedis);
+  return (loaded ??= createRequire(import.meta.url)("@redis/client") as NodeRedis);
 }
 
 export interface Address {

@@ -308,7 +308,7 @@ async function spawnServer(spec: RedisServerSpec): Promise<ChildProcess> {
   // Output goes to the log file too: a config error is printed before Redis opens its log.
   const log = await open(join(spec.dir, LOG_FILE), "a");
   try {
-    const child = spawn(command!, args, {
+    const child = spawn(command, args, {
       cwd: spec.dir,
       detached: spec.detached,
       stdio: ["ignore", log.fd, log.fd],

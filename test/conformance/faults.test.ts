@@ -271,7 +271,7 @@ describe("a broken provider (plain Express, one fault each)", () => {
     "$fault (variant $variant, $encoding): fails exactly $fails, warns $warns",
     async ({ fault, fails, warns = [], follows = {}, skips = {}, details = {}, passes = [], password = CREDENTIALS.password, provisionMs = PROVISION_MS, variant, encoding }) => {
       const credentials = { ...CREDENTIALS, password };
-      await serving(referenceProvider({ ...credentials, provisionMs, fault }), async ({ url }) => {
+      await serving(referenceProvider({ ...credentials, provisionMs, readyAfterRefusedBind: true, fault }), async ({ url }) => {
         const cleanups: ProgressEvent[] = [];
         const report = await runConformance({
           url,

@@ -37,7 +37,7 @@ function inMemoryHandlers(): ProviderHandlers {
     },
     provision: async (record) => {
       await sleep(PROVISION_MS);
-      resources.set(record.name, { size: String(record.data.size) });
+      resources.set(record.name, { size: record.data.size as string });
     },
     update: () => {},
     destroy: (request) => {

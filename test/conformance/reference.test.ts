@@ -17,7 +17,7 @@ describe("a provider that follows the contract (plain Express)", () => {
   ];
 
   it.each(runs)("passes every check of variant %s with %s bodies, and its instance is removed", async (variant, encoding) => {
-    const app = referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS });
+    const app = referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS, readyAfterRefusedBind: true });
     await serving(app, async ({ url }) => {
       const report = await runConformance({ url, ...CREDENTIALS, ...FAST, variant, encoding });
       expect(ids(report, "fail")).toEqual([]);

@@ -120,6 +120,7 @@ describe("unexpected failures", () => {
     const running = await start(
       fakeResource({
         status: async () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- what a handler may throw, not what it should
           throw "plain string";
         },
       }).handlers,

@@ -131,7 +131,7 @@ const running = new Set<Running>();
  * vitest.config.ts runs this suite both ways.
  */
 export type Serving = "direct" | "express";
-export const SERVING: Serving = process.env.PROVIDER_KIT_TEST_SERVING === "express" ? "express" : "direct";
+const SERVING: Serving = process.env.PROVIDER_KIT_TEST_SERVING === "express" ? "express" : "direct";
 
 /** Listens on a free loopback port, served `serving`'s way. */
 export function serve(provider: Provider, serving: Serving = SERVING): Promise<Server> {

@@ -119,7 +119,7 @@ describe("Variant B", () => {
   it("POST /resources/:name with hostname binds the app known by that host: 201, env of strings", async () => {
     const { fake, running, auth } = await withInstance();
     const res = await running.http.post("/resources/cache1").set("Authorization", auth).type(FORM).send("hostname=web.example.com").expect(201);
-    expect(res.body.REDIS_PORT).toBe("6379");
+    expect((res.body as Record<string, unknown>).REDIS_PORT).toBe("6379");
     expect(fake.last("bindApp")).toEqual({
       instance: "cache1",
       appHost: "web.example.com",
@@ -389,7 +389,7 @@ describe("with the registry on (the default)", () => {
     await running.http.post("/resources").set("Authorization", auth).type(FORM).send("name=reg1&team=core").expect(201);
     await running.http.get("/resources/reg1/status").set("Authorization", auth).expect(204);
     const bind = await running.http.post("/resources/reg1/bind-app").set("Authorization", auth).type(FORM).send("app-name=web&app-host=web.example.com").expect(201);
-    expect(bind.body.REDIS_PORT).toBe("6379");
+    expect((bind.body as Record<string, unknown>).REDIS_PORT).toBe("6379");
     await running.http.delete("/resources/reg1/bind-app").set("Authorization", auth).type(FORM).send("app-name=web").expect(200);
     await running.http.delete("/resources/reg1").set("Authorization", auth).expect(200);
     await running.http.get("/resources/reg1/status").set("Authorization", auth).expect(404);

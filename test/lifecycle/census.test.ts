@@ -3,7 +3,7 @@
  * (no walk at a scrape), right through every call, and, for Redis, right for a store an older
  * version wrote and after a process died between two steps of a call.
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";

@@ -140,9 +140,12 @@ describe("the registry on a Redis Sentinel group", { timeout: 180_000 }, () => {
       phases.killed = Date.now();
       await eventually(async () => ((await group.primaryPort()) === group.replica.port ? true : undefined), 60_000);
       phases.promoted = Date.now();
-      // A while with no replica to confirm writes; then the old primary comes back, empty, the
-      // sentinels make it a replica of the new one, and writes can be confirmed again.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Writes with no replica to confirm them, until one has been refused for that; then the old
+      // primary comes back, empty, the sentinels make it a replica of the new one, and writes can
+      // be confirmed again.
+      const refusedForWantOfReplica = (outcome: Outcome) =>
+        outcome.startedAt + outcome.ms >= phases.promoted && outcome.body.includes("confirmed the write on 0 of 1 replicas");
+      await eventually(() => outcomes.some(refusedForWantOfReplica), 30_000);
       restarted = await startRedisServer({ port: group.primary.port });
       phases.back = Date.now();
       const before = successes();

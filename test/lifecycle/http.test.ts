@@ -42,7 +42,7 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
       destroy: () => {},
       bindApp: (_request, ctx) => {
         bindCalls++;
-        return { REDIS_PASSWORD: String(ctx.record?.data.password), REBOUND: String(ctx.binding !== undefined) };
+        return { REDIS_PASSWORD: ctx.record?.data.password as string, REBOUND: String(ctx.binding !== undefined) };
       },
       unbindApp: () => void unbindCalls++,
     });
@@ -163,7 +163,7 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     });
     const answers = await Promise.all(Array.from({ length: 10 }, () => call("POST", "/resources", { name: "race" })));
     const statuses = answers.map((answer) => answer.status).sort();
-    expect(statuses).toEqual([201, ...Array(9).fill(409)]);
+    expect(statuses).toEqual([201, ...Array<number>(9).fill(409)]);
   });
 
   it("a bind whose handler timeout passes while it waits for the instance lock is answered 500 and never runs", async () => {

@@ -3,7 +3,7 @@
  * outlives the process, locks and leases that expire when their holder dies and are never
  * released by someone else, and a client of the caller's own.
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";

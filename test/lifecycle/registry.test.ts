@@ -267,7 +267,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       const { handlers, callsOf } = recordingHandlers();
       const unbindApp = handlers.unbindApp;
       handlers.unbindApp = (request, c) => {
-        unbindApp(request, c);
+        void unbindApp(request, c);
         if (fail) throw new ProviderError("Could not drop the user; try again.");
       };
       const { lifecycle, store } = start(handlers);
@@ -409,7 +409,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
   describe("status and info", () => {
     it("calls the status handler for a ready instance so it can report the resource's own state", async () => {
       const { handlers } = recordingHandlers({
-        status: (_request, c) => ({ down: `redis on port ${String(c.record?.data.port)} does not answer` }),
+        status: (_request, c) => ({ down: `redis on port ${c.record?.data.port as number} does not answer` }),
         create: () => ({ data: { port: 7000 } }),
       });
       const { lifecycle } = start(handlers);
@@ -420,7 +420,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
     it("gives the info handler the record", async () => {
       const { handlers } = recordingHandlers({
         create: () => ({ data: { port: 7000 } }),
-        info: (_request, c) => [{ label: "Port", value: String(c.record?.data.port) }],
+        info: (_request, c) => [{ label: "Port", value: `${c.record?.data.port as number}` }],
       });
       const { lifecycle } = start(handlers);
       await lifecycle.create(createRequest("cache"), ctx);

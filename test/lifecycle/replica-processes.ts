@@ -44,7 +44,7 @@ export function useReplicaProcesses(): { start(name: string, env: Record<string,
       child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       const port = await new Promise<number>((resolve, reject) => {
         child.once("exit", (code) => reject(new Error(`replica ${name} exited (${code}) before listening:\n${stderr}`)));
-        createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
+        createInterface({ input: child.stdout }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
       });
       return { ...httpClient(`http://127.0.0.1:${port}`), process: child };
     },

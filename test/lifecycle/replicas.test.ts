@@ -3,7 +3,7 @@
  * other reports and binds, a background step runs on exactly one of them, and when the
  * process running a step dies, the other finishes it.
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 
-export const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
 
 export interface TestBrowser {
   browser: Browser;

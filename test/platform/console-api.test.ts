@@ -73,7 +73,7 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
     expect((await t.admin.get("/apps/shop/env")).text).not.toContain("k-123");
     expect((await t.admin.ok(t.admin.get("/apps/shop/env/API_KEY"))).json()).toEqual({ name: "API_KEY", value: "k-123", public: false });
     const services = (await t.admin.ok(t.admin.get("/apps/shop/env/TSURU_SERVICES"))).json<{ value: string }>();
-    expect(Object.keys(JSON.parse(services.value))).toEqual(["kv"]);
+    expect(Object.keys(JSON.parse(services.value) as object)).toEqual(["kv"]);
     const missing = await t.admin.get("/apps/shop/env/NOPE");
     expect([missing.status, missing.text]).toEqual([404, 'The app "shop" has no environment variable "NOPE".']);
     const outsider = await t.admin.user("olga@example.com");

@@ -118,7 +118,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     await page.waitForSelector("#tsuru-services:not([hidden])");
     const services = await page.$eval("#tsuru-services", (pre) => pre.textContent ?? "");
     expect(services).toContain('\n      "instance_name": "big",');
-    expect(JSON.parse(services).redis[0].envs.REDIS_URL).toBe(url);
+    expect((JSON.parse(services) as { redis: [{ envs: Record<string, string> }] }).redis[0].envs.REDIS_URL).toBe(url);
 
     // Run redis-cli with the app's environment.
     await page.click("#run-form button[type=submit]");

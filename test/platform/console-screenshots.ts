@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     // Open the newest bind-app call to show its request, answer and curl line.
     await page.$$eval("#calls-rows details", (all) => {
       const bind = all.find((details) => details.querySelector("summary")?.textContent?.includes("/resources/big/bind-app"));
-      if (bind) (bind as HTMLDetailsElement).open = true;
+      if (bind) (bind).open = true;
     });
     await shoot(page, "calls", "#calls", "#calls-rows details[open]");
     await shoot(page, "calls-dark", "#calls", "#calls-rows details[open]", true);

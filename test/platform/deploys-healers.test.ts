@@ -122,7 +122,7 @@ describe.each(STORES)("deploys, healers, ?check=all, app tokens (%s store)", (ki
     const healed = await t.admin.ok(t.admin.get("/healers/bind-units"));
     const units = await unitIps("shop");
     expect(healed.text.trim().split("\n").sort()).toEqual(
-      units.map((ip) => expect.stringMatching(new RegExp(`^shop: bound the unit shop-\\d+ \\(${ip.replace(/\./g, "\\.")}\\) to the instance kv1$`))),
+      units.map((ip): unknown => expect.stringMatching(new RegExp(`^shop: bound the unit shop-\\d+ \\(${ip.replace(/\./g, "\\.")}\\) to the instance kv1$`))),
     );
     expect(await unitCallsSince(since)).toEqual(units.map((ip) => `bind ${ip}`).sort());
     const healerLog = (await t.admin.get("/apps/shop/log?lines=10&source=healer")).json<LogEntry[]>();

@@ -63,7 +63,10 @@ describe("a web page against the platform, in real Chromium", () => {
   });
   afterAll(async () => {
     await browser?.close();
-    for (const server of servers) server.closeAllConnections(), server.close();
+    for (const server of servers) {
+      server.closeAllConnections();
+      server.close();
+    }
     await t?.stop();
   });
 

@@ -147,7 +147,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   it("service-instance-unbind: DELETE on the same path streams; a provider failure arrives as the stream's Error", async () => {
     const unbound = readStream(await client("DELETE", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
     expect(unbound.error).toBeUndefined();
-    expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text).map((variable: { name: string }) => variable.name)).not.toContain("KV_URL");
+    expect((JSON.parse((await client("GET", "/1.0/apps/web/env")).text) as { name: string }[]).map((variable) => variable.name)).not.toContain("KV_URL");
     failBind = true;
     const failed = readStream(await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
     expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": no more room on this plan');

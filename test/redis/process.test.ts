@@ -65,17 +65,17 @@ describe("the data-directory lock", () => {
       expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
       expect(outcomes.filter((outcome) => outcome === "lost")).toHaveLength(5);
       for (const racer of racers) racer.stdin.end();
-      await Promise.all(racers.map((racer) => (racer.exitCode === null ? once(racer, "exit") : undefined)));
+      await Promise.all(racers.filter((racer) => racer.exitCode === null).map((racer) => once(racer, "exit")));
     }
   });
 });
 
 /** Reads a child's output a line at a time: each call answers the next line. */
 function lines(stream: NodeJS.ReadableStream): () => Promise<string> {
-  const reader = createInterface({ input: stream })[Symbol.asyncIterator]();
+  const reader: AsyncIterator<string> = createInterface({ input: stream })[Symbol.asyncIterator]();
   return async () => {
     const { value, done } = await reader.next();
     if (done) throw new Error("the process ended without saying won or lost");
-    return value as string;
+    return value;
   };
 }

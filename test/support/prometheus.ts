@@ -3,7 +3,7 @@
  * that is not a well-formed comment or sample throws, and every sample must belong to a family
  * declared by `# TYPE` before it (histograms: `_bucket`, `_sum`, `_count`).
  */
-export interface Sample {
+interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;

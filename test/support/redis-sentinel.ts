@@ -8,7 +8,7 @@
  *
  * Sentinels here declare a primary down after 1 s (production setups use several seconds).
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import type { SentinelAddress } from "../../src/lifecycle/redis-store.js";
 import { eventually } from "./eventually.js";
 import { startRedisServer, type RedisServer } from "./redis-server.js";

@@ -43,7 +43,7 @@ export interface RedisServerOptions {
 /** The executable every test starts (`REDIS_SERVER_BIN` overrides it). */
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
 /** The sentinel executable (`REDIS_SENTINEL_BIN` overrides it). */
-export const REDIS_SENTINEL = process.env.REDIS_SENTINEL_BIN ?? "/usr/bin/redis-sentinel";
+const REDIS_SENTINEL = process.env.REDIS_SENTINEL_BIN ?? "/usr/bin/redis-sentinel";
 
 /** A port nobody listens on right now (redis-server cannot pick one itself and report it). */
 function freePort(): Promise<number> {

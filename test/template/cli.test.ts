@@ -50,7 +50,7 @@ describe("provider-kit init", () => {
     const result = await providerKit(["init", "published", "--registry-version", "^1.2.0"], scratch);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("provider-kit comes from the npm registry: ^1.2.0.");
-    const pkg = JSON.parse(await readFile(path.join(scratch, "published", "package.json"), "utf8"));
+    const pkg = JSON.parse(await readFile(path.join(scratch, "published", "package.json"), "utf8")) as { dependencies: Record<string, string> };
     expect(pkg.dependencies["provider-kit"]).toBe("^1.2.0");
   });
 

@@ -102,7 +102,14 @@ describe("provider-kit init", () => {
   it("makes package.json depend on a copy of this provider-kit in vendor/, and on the kit's own dev tool versions", async () => {
     const dir = await freshDir("queue-provider");
     const result = await initProject({ dir });
-    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
+    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
+      name: string;
+      providerKit: unknown;
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+      engines: unknown;
+      scripts: Record<string, string>;
+    };
 
     expect(pkg.name).toBe("queue-provider");
     expect(pkg.providerKit).toEqual({ serviceId: "queue-provider" });
@@ -133,7 +140,7 @@ describe("provider-kit init", () => {
   it("depends on provider-kit from the npm registry with registryVersion, and copies nothing", async () => {
     const dir = await freshDir();
     const result = await initProject({ dir, registryVersion: "^0.2.0" });
-    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
+    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as { dependencies: Record<string, string> };
     expect(pkg.dependencies["provider-kit"]).toBe("^0.2.0");
     expect(result.files.filter((file) => file.startsWith("vendor"))).toEqual([]);
     expect(existsSync(path.join(dir, "vendor"))).toBe(false);
@@ -186,7 +193,7 @@ describe("provider-kit init", () => {
     expect((await initFromRegistry({ dir: await freshDir("Some_Dir"), name: "from-name" })).manifest.id).toBe("from-name");
     const both = await initFromRegistry({ dir: await freshDir(), name: "@team/provider", serviceId: "team-db" });
     expect(both.manifest).toMatchObject({ id: "team-db", username: "team-db" });
-    expect(JSON.parse(await readFile(path.join(both.dir, "package.json"), "utf8")).name).toBe("@team/provider");
+    expect((JSON.parse(await readFile(path.join(both.dir, "package.json"), "utf8")) as { name: string }).name).toBe("@team/provider");
   });
 
   it("writes into an existing empty directory", async () => {

@@ -37,7 +37,7 @@ async function expectTestsPass(dir: string): Promise<void> {
 
 /** Where the project's installed provider-kit came from, according to its package-lock.json. */
 async function installedFrom(dir: string): Promise<string | undefined> {
-  const lock = JSON.parse(await readFile(path.join(dir, "package-lock.json"), "utf8"));
+  const lock = JSON.parse(await readFile(path.join(dir, "package-lock.json"), "utf8")) as { packages: Record<string, { resolved?: string }> };
   return lock.packages["node_modules/provider-kit"]?.resolved;
 }
 
@@ -66,7 +66,7 @@ async function dotEnv(key: string): Promise<string> {
 describe("a project made by provider-kit init", () => {
   it("installs provider-kit from its own vendor/ copy, not from the npm registry", async () => {
     expect(await installedFrom(project)).toBe(VENDORED);
-    const installed = JSON.parse(await readFile(path.join(project, "node_modules", "provider-kit", "package.json"), "utf8"));
+    const installed = JSON.parse(await readFile(path.join(project, "node_modules", "provider-kit", "package.json"), "utf8")) as { version: string };
     expect(installed.version).toBe(ownPackage.version);
   });
 

@@ -28,8 +28,8 @@ function run(env: Record<string, string>, command: readonly string[] = [process.
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exit = once(child, "exit").then(([code]) => code as number | null);
   return { child, output: () => output, exit };
 }

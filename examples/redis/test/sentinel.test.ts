@@ -4,7 +4,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import { startSentinelGroup, type SentinelGroup } from "../../../test/support/redis-sentinel.js";

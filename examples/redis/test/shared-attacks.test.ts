@@ -71,7 +71,7 @@ describe("plan shared under attack", () => {
    * DEBUG, against its own settings first, so the refusal is asked of the ACL with DRYRUN.)
    */
   const expectRefused = async (command: string[]) => {
-    const verdict = String(await admin.sendCommand(["ACL", "DRYRUN", attackerEnv.REDIS_USER!, ...command]));
+    const verdict = await admin.sendCommand<string>(["ACL", "DRYRUN", attackerEnv.REDIS_USER!, ...command]);
     expect(verdict, command.join(" ")).toMatch(/no permissions to run/);
     expect(await failure(attacker.sendCommand(command)), command.join(" ")).not.toMatch(/^OK/);
   };
@@ -160,7 +160,7 @@ describe("plan shared under attack", () => {
     // Every command and subcommand this Redis knows, tried with arguments under the app's own
     // prefix: what passes names its keys (filtered by the ACL key pattern), or is reviewed above.
     const prefix = attackerEnv.REDIS_KEY_PREFIX;
-    const commands = ((await admin.sendCommand(["COMMAND", "INFO"])) as CommandInfo[]).flatMap((info) =>
+    const commands = (await admin.sendCommand<CommandInfo[]>(["COMMAND", "INFO"])).flatMap((info) =>
       info[9].length > 0 ? info[9] : [info],
     );
     const allowedKeyless: string[] = [];
@@ -168,7 +168,7 @@ describe("plan shared under attack", () => {
       const [command, subcommand] = name.split("|") as [string, string | undefined];
       const argCount = Math.abs(arity) - 1 - (subcommand === undefined ? 0 : 1);
       const args = [command, ...(subcommand === undefined ? [] : [subcommand]), ...Array<string>(argCount).fill(`${prefix}*`)];
-      const verdict = String(await admin.sendCommand(["ACL", "DRYRUN", attackerEnv.REDIS_USER!, ...args]));
+      const verdict = await admin.sendCommand<string>(["ACL", "DRYRUN", attackerEnv.REDIS_USER!, ...args]);
       expect(verdict, name).toMatch(/^OK$|no permissions to run/);
       if (verdict === "OK" && firstKey === 0 && keySpecs.length === 0) allowedKeyless.push(name);
     }

@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
 import { runningPid } from "../../../src/redis/server.js";

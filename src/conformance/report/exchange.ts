@@ -9,8 +9,8 @@ export function exchangeLines(exchange: Exchange, options: { brief?: boolean } =
     const line = oneLine(text);
     return options.brief && line.length > BRIEF_BODY ? `${line.slice(0, BRIEF_BODY)}… (--verbose shows more)` : line;
   };
-  const auth = exchange.requestHeaders.Authorization ?? "none";
-  const type = exchange.requestHeaders["Content-Type"];
+  const auth = String(exchange.requestHeaders.Authorization ?? "none");
+  const type = String(exchange.requestHeaders["Content-Type"]);
   const lines = [`sent:     ${exchange.method} ${exchange.path} (Authorization: ${auth}; Content-Type: ${type})`];
   if (exchange.requestBody) lines.push(`          ${body(exchange.requestBody)}`);
   const response = exchange.response;
