@@ -171,7 +171,7 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     memory(record) {
       return asAdmin(record, async (client) => {
         const [keys, info] = await client.multi().dbSize().info("memory").exec();
-        return { plan: "dedicated", keys: Number(keys), complete: true, usedBytes: Number(parseInfo(String(info)).used_memory) };
+        return { plan: "dedicated", keys: Number(keys), complete: true, usedBytes: Number(parseInfo(typeof info === "string" ? info : "").used_memory) };
       });
     },
 

@@ -78,8 +78,8 @@ describe("docs/reference/routes.md", () => {
     const served: string[] = [];
     for (const { method, path: template, handler } of rows) {
       const before = resource.received.length;
-      await request(provider)
-        [method.toLowerCase() as "get"](concrete(template))
+      const call = request(provider)[method.toLowerCase() as "get"];
+      await call(concrete(template))
         .set("Authorization", basic(USER, PASSWORD))
         .type("form")
         .send({ "app-name": "web", "app-host": "web.example.com", hostname: "web.example.com", "unit-host": "10.0.0.9", name: "db1" });

@@ -377,7 +377,7 @@ describe("declarations the provider could not serve are refused", () => {
   const provide = (declarations: Record<string, ActionDeclaration>) => {
     const declared = declareActions(declarations);
     const handlers = Object.fromEntries(Object.keys(declarations).map((key) => [key, async () => {}]));
-    return createProvider({ ...CONTRACT, actions: declared.implement(handlers as never) }, { auth: AUTH, logger: pino({ level: "silent" }) });
+    return createProvider({ ...CONTRACT, actions: declared.implement(handlers) }, { auth: AUTH, logger: pino({ level: "silent" }) });
   };
   const refused = (declarations: Record<string, ActionDeclaration>) => {
     try {

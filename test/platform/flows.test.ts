@@ -150,7 +150,7 @@ describe("unbind and remove", () => {
   });
 
   it("a unit unbind failing midway: the unit already unbound is bound again and bind-app is left alone", async () => {
-    let refused: string | undefined;
+    let refused: string | undefined = undefined;
     const provider = await startTestProvider({
       unbindUnit: async (request) => {
         if (request.unitHost === refused) throw new ProviderError(AWAY, 503);

@@ -177,7 +177,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
       "---- Restarting the app ----\n",
       '\nInstance "kv1" is not bound to the app "web" anymore.\n',
     ]);
-    expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text).map((variable: { name: string }) => variable.name)).not.toContain("KV_URL");
+    expect((JSON.parse((await client("GET", "/1.0/apps/web/env")).text) as Array<{ name: string }>).map((variable) => variable.name)).not.toContain("KV_URL");
     failUnbind = false;
   });
 });

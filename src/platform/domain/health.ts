@@ -49,7 +49,7 @@ const providerHealth = new WeakMap<Context, Map<string, { at: number; result: Pr
 
 /** The provider's health line, probed again once the last probe is older than the TTL. */
 function providerLine(context: Context, service: Service): Promise<{ ok: boolean; line: string }> {
-  const cache = providerHealth.get(context) ?? new Map();
+  const cache = providerHealth.get(context) ?? new Map<string, { at: number; result: Promise<{ ok: boolean; line: string }> }>();
   providerHealth.set(context, cache);
   const cached = cache.get(service.name);
   if (cached && Date.now() - cached.at < PROVIDER_HEALTH_TTL_MS) return cached.result;

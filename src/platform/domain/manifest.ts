@@ -19,6 +19,11 @@ export interface Manifest {
 }
 
 
+/** A manifest value as text, whatever YAML made of it, for the check and its message. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "";
+}
+
 export function parseManifest(text: string): Manifest {
   let document: unknown;
   try {
@@ -48,9 +53,9 @@ export function manifestOf(document: unknown): Manifest {
   if (!SERVICE_NAME.test(id)) {
     throw badRequest(`Invalid service id "${id.slice(0, 60)}": use lower-case letters, digits and dashes, starting with a letter, at most 40 characters.`);
   }
-  const variant = (fields.variant === undefined ? "A" : String(fields.variant)) as Variant;
+  const variant = (fields.variant === undefined ? "A" : shown(fields.variant)) as Variant;
   if (!VARIANTS.includes(variant)) throw badRequest(`Invalid variant "${String(variant).slice(0, 20)}": use A, B or current.`);
-  const encoding = (fields.encoding === undefined ? "form" : String(fields.encoding)) as Encoding;
+  const encoding = (fields.encoding === undefined ? "form" : shown(fields.encoding)) as Encoding;
   if (!ENCODINGS.includes(encoding)) throw badRequest(`Invalid encoding "${String(encoding).slice(0, 20)}": use form or json.`);
   return { id, username: scalar(fields.username) || id, password, endpoint: withScheme(url), variant, encoding };
 }

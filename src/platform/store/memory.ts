@@ -14,7 +14,7 @@ export class MemoryPlatformStore implements PlatformStore {
 
   private kind(kind: Kind): Map<string, unknown> {
     let records = this.records.get(kind);
-    if (!records) this.records.set(kind, (records = new Map()));
+    if (!records) this.records.set(kind, (records = new Map<string, unknown>()));
     return records;
   }
 
