@@ -14,6 +14,7 @@ import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest 
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 
 export { eventually } from "../support/eventually.js";
+export { gate } from "../support/gate.js";
 
 export const silent = pino({ level: "silent" });
 /** Step metrics counted into a registry nobody reads. */
@@ -129,12 +130,6 @@ export const unbindAppRequest = (instance: string, appName: string, extra: Parti
   ...extra,
 });
 
-/** A promise the test settles when it wants: lets a handler wait at a known point. */
-export function gate<T = void>() {
-  let open!: (value: T) => void;
-  const opened = new Promise<T>((resolve) => (open = resolve));
-  return { opened, open };
-}
 
 /** Resolves with the error a promise rejects with; fails the test if it resolves. */
 export async function rejection(promise: Promise<unknown>): Promise<Error & { status?: number }> {
