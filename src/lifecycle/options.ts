@@ -6,11 +6,11 @@ import type { Store } from "./store.js";
 
 export interface RegistryOptions {
   /**
-   * Where state lives. Default: a `MemoryStore` (one process; lost on restart).
-   * Pass a `RedisStore` to survive restarts and to run several replicas.
-   * A store passed here is the caller's to close; the default one is closed by `close()`.
+   * Required: where state lives. A `RedisStore` survives restarts and serves several replicas
+   * (production); a `MemoryStore` lives in one process and forgets everything on restart (tests,
+   * single-process trials). The store is the caller's to close, after the provider's `close()`.
    */
-  store?: Store;
+  store: Store;
   /** Tries of a background step (`provision`, `deprovision`), the first included. Default 5. */
   maxStepAttempts?: number;
   /** Wait before the second try; each later wait is multiplied by `stepRetryBackoff`. Default 1 000 ms. */

@@ -20,7 +20,6 @@ import type {
 } from "../types.js";
 import { handlerFor, statelessLifecycle, type Lifecycle, type RequestContext } from "./lifecycle.js";
 import type { BindingRef, LockedInstance } from "./store.js";
-import { MemoryStore } from "./memory-store.js";
 import { resolveRegistryOptions, type RegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
@@ -135,8 +134,7 @@ function refuseUnlessReady(record: InstanceRecord): void {
 
 export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
   const settings = resolveRegistryOptions(options);
-  const ownsStore = options.store === undefined;
-  const store = options.store ?? new MemoryStore();
+  const store = options.store;
   const stateless = statelessLifecycle(handlers);
 
   const missingStepHandler = (step: "provision" | "deprovision", by: "create" | "destroy") =>
@@ -383,7 +381,6 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async close() {
       await runner.stop();
-      if (ownsStore) await store.close();
     },
   };
 }

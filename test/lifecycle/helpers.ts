@@ -75,14 +75,14 @@ export function useStores(): Stores {
 
 export type StartLifecycle = (
   handlers: ProviderHandlers,
-  options?: RegistryOptions,
+  options?: Partial<RegistryOptions>,
 ) => { lifecycle: Lifecycle; store: Store };
 
 /**
  * Registers hooks: `start` opens a registry lifecycle on a fresh store of `kind` (or the one in
  * `options`), with `defaults` under `options`; every lifecycle is closed after its test.
  */
-export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { stores: Stores; start: StartLifecycle } {
+export function useLifecycles(kind: StoreKind, defaults: Partial<RegistryOptions>): { stores: Stores; start: StartLifecycle } {
   const stores = useStores();
   let lifecycles: Lifecycle[] = [];
   afterEach(async () => {

@@ -4,10 +4,65 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
+import { ConfigurationError } from "../../src/options.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import { createProvider } from "../../src/provider.js";
 import type { ProviderHandlers } from "../../src/types.js";
 import { eventually, gate, serve, silent, STORE_KINDS, useStores, type Served } from "./helpers.js";
+
+describe("choosing where the registry keeps its state", () => {
+  const handlers: ProviderHandlers = { create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} };
+  const optionsWith = (registry: unknown) => ({ auth: false, logger: silent, registry }) as Parameters<typeof createProvider>[1];
+
+  it.each([
+    ["no registry option", undefined, /no instance registry configured/],
+    ["a registry without a store", { lockTimeoutMs: 1_000 }, /registry\.store is missing/],
+  ])("refuses to start with %s, naming the store for production, the one for trials and registry: false", (_what, registry, problem) => {
+    const attempt = () => createProvider(handlers, optionsWith(registry));
+    expect(attempt).toThrow(ConfigurationError);
+    expect(attempt).toThrow(problem);
+    expect(attempt).toThrow(/registry: \{ store: new RedisStore\(.*\) \} in production.*registry: \{ store: new MemoryStore\(\) \} for tests.*registry: false/);
+  });
+
+  it("starts with a store chosen, or with registry: false", async () => {
+    for (const registry of [{ store: new MemoryStore() }, false]) {
+      const provider = createProvider(handlers, optionsWith(registry));
+      await provider.close();
+    }
+  });
+});
+
+describe("a restarted provider on the Redis store", () => {
+  const stores = useStores();
+
+  it("still knows the instances and bindings made before: unbind and destroy reach their handlers", async () => {
+    const calls: string[] = [];
+    const handlers: ProviderHandlers = {
+      create: () => void calls.push("create"),
+      destroy: () => void calls.push("destroy"),
+      bindApp: () => (calls.push("bindApp"), { USER: "web" }),
+      unbindApp: () => void calls.push("unbindApp"),
+    };
+    const serveOn = (store: ReturnType<typeof stores.fresh>) =>
+      serve(createProvider(handlers, { auth: false, logger: silent, registry: { store } }));
+    const app = { "app-name": "web", "app-host": "web.example.com" };
+    const store = stores.fresh("redis");
+    const before = await serveOn(store);
+    expect((await before.call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    expect((await before.call("POST", "/resources/cache/bind-app", app)).status).toBe(201);
+    await before.close();
+
+    const after = await serveOn(stores.reopen(store));
+    try {
+      expect((await after.call("DELETE", "/resources/cache/bind-app", app)).status).toBe(200);
+      expect((await after.call("DELETE", "/resources/cache")).status).toBe(200);
+    } finally {
+      await after.close();
+    }
+    expect(calls).toEqual(["create", "bindApp", "unbindApp", "destroy"]);
+  });
+});
 
 describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
   const stores = useStores();
@@ -17,7 +72,7 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     served = [];
   });
 
-  async function start(handlers: ProviderHandlers, options: RegistryOptions = {}) {
+  async function start(handlers: ProviderHandlers, options: Partial<RegistryOptions> = {}) {
     const store = stores.fresh(kind);
     const provider = createProvider(handlers, {
       auth: false,

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import type { BindingRecord, HandlerContext, InstanceRecord, ProviderHandlers } from "../../src/types.js";
 import {
@@ -55,7 +56,7 @@ describe("registry options", () => {
     [{ lockTimeoutMs: -1 }, "registry.lockTimeoutMs must be a positive number, got -1."],
   ])("refuses %o at start-up", (options, message) => {
     const { handlers } = recordingHandlers();
-    expect(() => registryLifecycle(handlers, options, silent, steps)).toThrow(message);
+    expect(() => registryLifecycle(handlers, { ...options, store: new MemoryStore() }, silent, steps)).toThrow(message);
   });
 });
 

@@ -10,7 +10,7 @@ import type { InstanceRecord, ProviderHandlers, StepContext } from "../../src/ty
 import { bindAppRequest, context, createRequest, eventually, gate, rejection, STORE_KINDS, useLifecycles } from "./helpers.js";
 
 /** Short settings so retries and takeovers happen within a test. */
-const FAST: RegistryOptions = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
+const FAST: Partial<RegistryOptions> = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
 
 function asyncHandlers(provision: ProviderHandlers["provision"], extra: Partial<ProviderHandlers> = {}): ProviderHandlers {
   return {
