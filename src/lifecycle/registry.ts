@@ -85,27 +85,32 @@ function createUnfinished(record: InstanceRecord): boolean {
 
 /**
  * What a handler gets: the call's context plus the registry's view. A class (no closures built
- * per call); the signal and the logger stay the call's lazy accessors: most handlers use neither.
+ * per call); the signal and the logger stay lazy accessors: most handlers use neither.
  */
 class RegistryContext implements HandlerContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
   readonly #call: RequestContext;
+  readonly #lock: AbortSignal | undefined;
+  #signal: AbortSignal | undefined;
 
   constructor(
     call: RequestContext,
     readonly record: InstanceRecord,
+    lock?: LockedInstance,
     readonly binding?: BindingRecord,
   ) {
     this.requestId = call.requestId;
     this.user = call.user;
     this.eventId = call.eventId;
     this.#call = call;
+    this.#lock = lock?.signal;
   }
 
+  /** Aborts at the call's deadline, or when the instance lock the handler runs under is lost. */
   get signal(): AbortSignal {
-    return this.#call.signal;
+    return (this.#signal ??= this.#lock ? AbortSignal.any([this.#call.signal, this.#lock]) : this.#call.signal);
   }
 
   get log(): Logger {
@@ -113,8 +118,8 @@ class RegistryContext implements HandlerContext {
   }
 }
 
-function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
-  return new RegistryContext(context, record, binding);
+function handlerContext(context: RequestContext, record: InstanceRecord, lock?: LockedInstance, binding?: BindingRecord): HandlerContext {
+  return new RegistryContext(context, record, lock, binding);
 }
 
 /** Bind and update need a working instance; say why this one is not. */
@@ -172,7 +177,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         context.throwIfAborted();
         return work(held);
       },
-      binding,
+      { binding },
     );
 
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
@@ -201,18 +206,16 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         const record = found(held.record, instance);
         refuseUnlessReady(record);
         const binding = held.binding;
-        const result = await call(handlerContext(context, record, binding));
+        const result = await call(handlerContext(context, record, held, binding));
         const time = now();
-        held.writeOnRelease({
-          saveBinding: {
-            ...binding,
-            ...target.fields,
-            instance,
-            kind: target.kind,
-            key: target.key,
-            createdAt: binding?.createdAt ?? time,
-            updatedAt: time,
-          },
+        await held.saveBinding({
+          ...binding,
+          ...target.fields,
+          instance,
+          kind: target.kind,
+          key: target.key,
+          createdAt: binding?.createdAt ?? time,
+          updatedAt: time,
         });
         return result;
       },
@@ -233,8 +236,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       async (held) => {
         const record = found(held.record, instance);
         if (record.state === "deleting" || !held.binding) return;
-        await call(handlerContext(context, record, held.binding));
-        held.writeOnRelease({ deleteBinding: target });
+        await call(handlerContext(context, record, held, held.binding));
+        await held.deleteBinding(target);
       },
       target,
     );
@@ -249,28 +252,25 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       // Fast answer for the common retry; the insert below is the atomic check.
       const taken = await store.getInstance(instance);
       if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-      const pending = await locked(instance, context, async () => {
+      const pending = await locked(instance, context, async (held) => {
+        // Under the lock, a create still at its first stage is one whose process died before
+        // answering: the platform got no instance, so this create takes its place.
+        if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
         const record = newRecord(request);
-        if (!(await store.insertInstance(record))) {
-          const existing = await store.getInstance(instance);
-          // Under the lock, a create still at its first stage is one whose process died before
-          // answering: the platform got no instance, so this create takes its place.
-          if (!existing || !createUnfinished(existing)) throw alreadyExists(existing, instance);
-          await store.saveInstance(record);
-        }
+        await held.saveInstance(record);
         let result: LifecycleResult;
         try {
-          result = await handlers.create(request, handlerContext(context, structuredClone(record)));
+          result = await handlers.create(request, handlerContext(context, structuredClone(record), held));
           if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
         } catch (error) {
           // The platform gets no instance, so neither does the registry.
-          await store.deleteInstance(instance);
+          await held.deleteInstance();
           throw error;
         }
         const pending = absorb(record, result);
         if (pending) record.step = newStep("provision", settings.stepTimeLimitMs);
         else record.state = "ready";
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         return pending;
       });
       if (pending) runner.run(instance);
@@ -283,18 +283,18 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         refuseUnlessReady(record);
         record.state = "updating";
         record.updatedAt = now();
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         try {
-          const result = await handler(request, handlerContext(context, structuredClone(record)));
+          const result = await handler(request, handlerContext(context, structuredClone(record), held));
           Object.assign(record.data, result?.data);
         } catch (error) {
           record.state = "ready";
-          await store.saveInstance(record);
+          await held.saveInstance(record);
           throw error;
         }
         const { plan, team, tags, description, parameters } = request;
         Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
-        await store.saveInstance(record);
+        await held.saveInstance(record);
       });
     },
 
@@ -309,18 +309,18 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
           record.state = "deleting";
           record.step = newStep("deprovision", settings.stepTimeLimitMs);
           record.updatedAt = now();
-          await store.saveInstance(record);
+          await held.saveInstance(record);
           return true;
         }
-        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record)));
+        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record), held));
         if (!absorb(record, result)) {
-          await store.deleteInstance(instance);
+          await held.deleteInstance();
           return false;
         }
         if (!handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
         record.state = "deleting";
         record.step = newStep("deprovision", settings.stepTimeLimitMs);
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         return true;
       });
       if (queued) runner.run(instance);

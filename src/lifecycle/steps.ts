@@ -16,7 +16,8 @@ import { ProviderError } from "../errors.js";
 import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
-import type { Store } from "./store.js";
+import type { LockedInstance, Store } from "./store.js";
+import { untilAborted } from "./until-aborted.js";
 
 export type StepKind = PendingStep["kind"];
 
@@ -36,17 +37,6 @@ function publicReason(error: unknown): string {
 }
 
 type Outcome = { ok: true; data?: InstanceData } | { ok: false; error: unknown };
-
-/** Settles with the work's outcome, or rejects as soon as `signal` aborts (the work is then abandoned). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => {}); // an abandoned attempt may still fail later: nobody listens any more
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
 
 export class StepRunner {
   /** Unique per runner: a restarted process is a new owner and waits for the old lease to expire. */
@@ -140,15 +130,16 @@ export class StepRunner {
 
   /** Count the next attempt on the record before making it; undefined when no step is left. */
   private claimAttempt(instance: string): Promise<InstanceRecord | "gave up" | undefined> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
+      const record = held.record;
       if (!record?.step) return undefined;
       if (Date.now() >= Date.parse(record.step.deadline)) {
-        await this.fail(record, `${STEP_LABEL[record.step.kind]} failed: ${this.timeLimitReason()}`);
+        await this.fail(held, record, `${STEP_LABEL[record.step.kind]} failed: ${this.timeLimitReason()}`);
         return "gave up";
       }
       record.step.attempts += 1;
       record.updatedAt = new Date().toISOString();
-      await this.store.saveInstance(record);
+      await held.saveInstance(record);
       return record;
     });
   }
@@ -171,25 +162,26 @@ export class StepRunner {
 
   /** Record the outcome of an attempt; resolves to the wait before the next try (0: go on at once). */
   private settle(instance: string, step: PendingStep, outcome: Outcome): Promise<number> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
+      const record = held.record;
       if (!record) return 0;
       if (outcome.ok) Object.assign(record.data, outcome.data);
       record.updatedAt = new Date().toISOString();
       // A destroy arrived meanwhile and queued a removal: keep what this attempt made, then do that.
       if (record.step?.kind !== step.kind) {
-        await this.store.saveInstance(record);
+        await held.saveInstance(record);
         return 0;
       }
       if (outcome.ok) {
         this.log.info({ instance, step: step.kind, attempts: record.step.attempts }, `${step.kind} finished`);
         if (step.kind === "deprovision") {
-          await this.store.deleteInstance(instance);
+          await held.deleteInstance();
           return 0;
         }
         record.state = "ready";
         delete record.step;
         delete record.reason;
-        await this.store.saveInstance(record);
+        await held.saveInstance(record);
         return 0;
       }
       const reason = publicReason(outcome.error);
@@ -197,24 +189,24 @@ export class StepRunner {
       const delay = this.options.stepRetryDelayMs * this.options.stepRetryBackoff ** (attempts - 1);
       const timeLeft = Date.parse(record.step.deadline) - Date.now();
       if (attempts >= this.options.maxStepAttempts || timeLeft <= 0) {
-        await this.fail(record, `${STEP_LABEL[step.kind]} failed after ${attempts} attempt(s): ${reason}`);
+        await this.fail(held, record, `${STEP_LABEL[step.kind]} failed after ${attempts} attempt(s): ${reason}`);
         return 0;
       }
       record.reason = `Attempt ${attempts} of ${this.options.maxStepAttempts} failed: ${reason}`;
-      await this.store.saveInstance(record);
+      await held.saveInstance(record);
       this.metrics.retry(step.kind);
       return Math.min(delay, timeLeft);
     });
   }
 
-  private async fail(record: InstanceRecord, reason: string): Promise<void> {
+  private async fail(held: LockedInstance, record: InstanceRecord, reason: string): Promise<void> {
     if (record.step) this.metrics.failure(record.step.kind);
     this.log.error({ instance: record.name, step: record.step?.kind, reason }, "background step failed for good");
     record.state = "failed";
     record.reason = reason;
     delete record.step;
     record.updatedAt = new Date().toISOString();
-    await this.store.saveInstance(record);
+    await held.saveInstance(record);
   }
 
   private timeLimitReason(): string {

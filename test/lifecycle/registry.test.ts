@@ -128,7 +128,9 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       const { handlers, callsOf } = recordingHandlers();
       const { lifecycle, store } = start(handlers);
       const time = new Date().toISOString();
-      await store.insertInstance({ name: "cache", tags: [], parameters: {}, state: "provisioning", data: {}, createdAt: time, updatedAt: time });
+      await store.withLock("cache", 1_000, (held) =>
+        held.saveInstance({ name: "cache", tags: [], parameters: {}, state: "provisioning", data: {}, createdAt: time, updatedAt: time }),
+      );
       expect(await lifecycle.status({ instance: "cache" }, ctx)).toBe("pending");
       await lifecycle.create(createRequest("cache", { plan: "small" }), ctx);
       expect(callsOf("create")).toHaveLength(1);
