@@ -77,7 +77,11 @@ const ROUTES: readonly Route[] = [
 export type Provider = Express & {
   /** What `.listen()` serves, for a server of your own: `http.createServer(provider.requestListener)`. */
   requestListener: RequestListener;
-  /** Answer 503 to new requests, wait for those in flight, then stop the lifecycle. Every call gets the same promise. */
+  /**
+   * Answer 503 to new requests, wait for those in flight (with the registry, also for handlers
+   * past their timeout, until their instance lock is let go), then stop the background work.
+   * Every call gets the same promise.
+   */
   close(): Promise<void>;
   /** The provider's prom-client registry: add your own metrics to it. */
   metricsRegistry: ProviderMetrics["registry"];

@@ -78,15 +78,17 @@ class CallContext implements RequestContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
+  readonly deadline: number;
   readonly #scope: RequestScope;
   readonly #abort: LazyAbort;
   readonly #logger: Logger;
   #log: Logger | undefined;
 
-  constructor(scope: RequestScope, abort: LazyAbort, logger: Logger) {
+  constructor(scope: RequestScope, abort: LazyAbort, logger: Logger, timeoutMs: number) {
     this.requestId = scope.requestId;
     this.user = scope.user;
     this.eventId = scope.eventId;
+    this.deadline = Date.now() + timeoutMs;
     this.#scope = scope;
     this.#abort = abort;
     this.#logger = logger;
@@ -113,7 +115,7 @@ export function mountEndpoint<Req, Res>(definition: Endpoint<Req, Res>, deps: En
       identifyCaller(req, scope);
       const request = validate(definition.schema, inputOf(req, scope), scope.encoding);
       const abort = new LazyAbort();
-      const context = new CallContext(scope, abort, deps.logger);
+      const context = new CallContext(scope, abort, deps.logger, deps.deadlines.timeoutMs);
       const call = deps.deadlines.start(abort, scope.requestId, next);
       let result: Res;
       try {

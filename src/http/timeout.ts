@@ -40,6 +40,7 @@ interface PendingCall {
 
 /** The provider's handler timeout, shared by every call in flight. */
 export interface Deadlines {
+  readonly timeoutMs: number;
   /** Starts a call's clock: past the timeout, `abort` aborts and `expire` answers the call. */
   start(abort: LazyAbort, requestId: string, expire: (error: ProviderError) => void): PendingCall;
   /** The call's work is done: true while its answer is still owed, false once it expired. */
@@ -81,6 +82,7 @@ export function deadlinesOf(timeoutMs: number): Deadlines {
   };
 
   return {
+    timeoutMs,
     start(abort, requestId, expire) {
       const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire };
       inFlight.add(call);

@@ -31,6 +31,8 @@ import type {
 export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
   /** Throws the abort reason once the handler timeout passed, without building `signal` to ask. */
   throwIfAborted(): void;
+  /** When (`Date.now()` time) the handler timeout passes and the call answers 500. */
+  readonly deadline: number;
 };
 
 export interface Lifecycle {
@@ -48,7 +50,7 @@ export interface Lifecycle {
   unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void>;
   status(request: InstanceRequest, context: RequestContext): Promise<StatusResult>;
   info(request: InstanceRequest, context: RequestContext): Promise<InfoResult>;
-  /** Stop background work and release the store. */
+  /** Wait for the calls holding instance locks (bounded by their deadline plus the grace), then stop background work. */
   close(): Promise<void>;
 }
 

@@ -28,6 +28,12 @@ export interface RegistryOptions {
   pollIntervalMs?: number;
   /** How long a call waits for another call on the same instance to finish before answering 503. Default 30 000 ms. */
   lockTimeoutMs?: number;
+  /**
+   * How long a call keeps its instance lock past its handler timeout, for a handler that honours
+   * `ctx.signal` to wind up. Then the lock is let go even if the handler still runs: the next
+   * call on the instance goes ahead, and what the late handler saves is refused. Default 10 000 ms.
+   */
+  lockGraceMs?: number;
 }
 
 export type ResolvedRegistryOptions = Required<Omit<RegistryOptions, "store">>;
@@ -40,6 +46,7 @@ export const REGISTRY_DEFAULTS: ResolvedRegistryOptions = {
   leaseTtlMs: 15_000,
   pollIntervalMs: 5_000,
   lockTimeoutMs: 30_000,
+  lockGraceMs: 10_000,
 };
 
 export function resolveRegistryOptions(options: RegistryOptions): ResolvedRegistryOptions {

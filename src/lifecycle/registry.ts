@@ -165,20 +165,30 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
   const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }), stepMetrics);
   runner.start();
 
+  /** The calls holding or waiting for an instance lock: `close()` waits for them. */
+  const inFlight = new Set<Promise<unknown>>();
+
   /**
    * Run `work` holding the instance lock. A call whose caller gave up while it waited (the
-   * handler timeout aborted its signal) does nothing: the platform already has its answer.
+   * handler timeout aborted its signal) does nothing: the platform already has its answer. The
+   * lock is let go `lockGraceMs` after the handler timeout even if the handler never settles,
+   * so a hung handler blocks its instance (and `close()`) for that long at most.
    */
-  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) =>
-    store.withLock(
+  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) => {
+    const call = store.withLock(
       instance,
       settings.lockTimeoutMs,
       (held) => {
         context.throwIfAborted();
         return work(held);
       },
-      { binding },
+      { binding, holdUntil: context.deadline + settings.lockGraceMs },
     );
+    inFlight.add(call);
+    const forget = () => inFlight.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
 
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
   function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
@@ -380,6 +390,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     },
 
     async close() {
+      await Promise.allSettled(inFlight);
       await runner.stop();
     },
   };

@@ -142,6 +142,9 @@ export class HeldLock implements LockedInstance {
   }
 }
 
+/** Node fires a timer set for longer than this at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Runs `work` on a lock just taken, the part both stores share: `letGo` (which must be safe to
  * call twice) frees the lock once the work settles, or at once when it is lost; then `withLock`
@@ -149,7 +152,7 @@ export class HeldLock implements LockedInstance {
  */
 export async function holdLock<T>(held: HeldLock, work: (locked: LockedInstance) => Promise<T>, holdUntil: number | undefined, letGo: () => void): Promise<T> {
   held.signal.addEventListener("abort", letGo, { once: true });
-  const bound = holdUntil === undefined ? undefined : setTimeout(() => held.lose(), Math.max(0, holdUntil - Date.now()));
+  const bound = holdUntil === undefined ? undefined : setTimeout(() => held.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
   try {
     return await untilAborted(Promise.resolve().then(() => work(held)), held.signal);
   } finally {

@@ -100,7 +100,8 @@ export function useLifecycles(kind: StoreKind, defaults: Partial<RegistryOptions
 
 export function context(): RequestContext {
   const { signal } = new AbortController();
-  return { requestId: "test-request", signal, log: silent, throwIfAborted: () => signal.throwIfAborted() };
+  // No handler timeout: the tests that need one abort their own signal.
+  return { requestId: "test-request", signal, log: silent, throwIfAborted: () => signal.throwIfAborted(), deadline: Number.POSITIVE_INFINITY };
 }
 
 export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({

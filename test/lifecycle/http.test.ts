@@ -296,6 +296,56 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     expect((await store.listBindings("cache")).map((binding) => binding.key)).not.toContain("late");
   });
 
+  /** A provider whose bind-app handler ignores its signal and returns only when the test says. */
+  async function startWithHangingBind(release: Promise<void>) {
+    const calls: string[] = [];
+    const handlers: ProviderHandlers = {
+      create: () => {},
+      destroy: () => void calls.push("destroy"),
+      bindApp: async () => {
+        calls.push("bindApp");
+        await release;
+        return { USER: "web" };
+      },
+      unbindApp: () => {},
+    };
+    const store = stores.fresh(kind);
+    const provider = createProvider(handlers, {
+      auth: false,
+      logger: silent,
+      // The grace well inside the handler timeout: a call made right after the hung one's 500 has
+      // time left to run once that lock is let go.
+      handlerTimeoutMs: 1_000,
+      registry: { store, lockGraceMs: 100, lockTimeoutMs: 10_000 },
+    });
+    const server = await serve(provider);
+    served.push(server);
+    expect((await server.call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    const bind = await server.call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect([bind.status, bind.body]).toEqual([500, expect.stringMatching(/did not finish this call within 1 s/)]);
+    return { provider, server, store, calls };
+  }
+
+  it("a handler that never settles holds its instance only until its deadline plus the grace: destroy then reaches its handler", async () => {
+    const release = gate();
+    const { server, calls } = await startWithHangingBind(release.opened);
+    const destroy = await server.call("DELETE", "/resources/cache");
+    expect(destroy.status).toBe(200);
+    expect(calls).toEqual(["bindApp", "destroy"]);
+    expect((await server.call("GET", "/resources/cache/status")).status).toBe(404);
+    release.open();
+  });
+
+  it("close() waits for a handler past its deadline until its lock is let go; what the handler saves afterwards is refused", async () => {
+    const release = gate();
+    const { provider, store } = await startWithHangingBind(release.opened);
+    await provider.close();
+    release.open(); // the handler returns only now, after close()
+    // Queued behind the hung call if it still held the lock; reads what it saved.
+    const binding = await store.withLock("cache", 5_000, async (held) => held.binding, { binding: { kind: "app", key: "web" } });
+    expect(binding).toBeUndefined();
+  });
+
   it("concurrent binds of many apps to one instance: every one answered 201 and recorded", async () => {
     const { call, store } = await start({
       create: () => {},
