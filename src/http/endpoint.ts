@@ -9,7 +9,7 @@ import type { z } from "zod";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { LazyAbort, type Deadlines } from "./timeout.js";
+import { LazyAbort, type Deadlines, type PendingCall } from "./timeout.js";
 import { validate } from "./validate.js";
 
 export interface Endpoint<Req, Res> {
@@ -82,16 +82,20 @@ class CallContext implements RequestContext {
   readonly #scope: RequestScope;
   readonly #abort: LazyAbort;
   readonly #logger: Logger;
+  readonly #deadlines: Deadlines;
+  readonly #call: PendingCall;
   #log: Logger | undefined;
 
-  constructor(scope: RequestScope, abort: LazyAbort, logger: Logger, timeoutMs: number) {
+  constructor(scope: RequestScope, abort: LazyAbort, logger: Logger, deadlines: Deadlines, call: PendingCall) {
     this.requestId = scope.requestId;
     this.user = scope.user;
     this.eventId = scope.eventId;
-    this.deadline = Date.now() + timeoutMs;
+    this.deadline = Date.now() + deadlines.timeoutMs;
     this.#scope = scope;
     this.#abort = abort;
     this.#logger = logger;
+    this.#deadlines = deadlines;
+    this.#call = call;
   }
 
   get signal(): AbortSignal {
@@ -105,6 +109,10 @@ class CallContext implements RequestContext {
   throwIfAborted(): void {
     this.#abort.throwIfAborted();
   }
+
+  claimAnswer(): boolean {
+    return this.#deadlines.claim(this.#call);
+  }
 }
 
 export function mountEndpoint<Req, Res>(definition: Endpoint<Req, Res>, deps: EndpointDeps): RouteHandler {
@@ -115,8 +123,8 @@ export function mountEndpoint<Req, Res>(definition: Endpoint<Req, Res>, deps: En
       identifyCaller(req, scope);
       const request = validate(definition.schema, inputOf(req, scope), scope.encoding);
       const abort = new LazyAbort();
-      const context = new CallContext(scope, abort, deps.logger, deps.deadlines.timeoutMs);
       const call = deps.deadlines.start(abort, scope.requestId, next);
+      const context = new CallContext(scope, abort, deps.logger, deps.deadlines, call);
       let result: Res;
       try {
         result = await definition.run(deps.lifecycle, request, context);

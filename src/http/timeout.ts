@@ -30,12 +30,14 @@ export class LazyAbort {
   }
 }
 
-interface PendingCall {
+export interface PendingCall {
   readonly deadline: number;
   readonly abort: LazyAbort;
   readonly requestId: string;
   /** Answers the call with the timeout error. */
   readonly expire: (error: ProviderError) => void;
+  /** Taken from the timeout before its work was done: its own answer is owed, however late. */
+  claimed: boolean;
 }
 
 /** The provider's handler timeout, shared by every call in flight. */
@@ -43,6 +45,12 @@ export interface Deadlines {
   readonly timeoutMs: number;
   /** Starts a call's clock: past the timeout, `abort` aborts and `expire` answers the call. */
   start(abort: LazyAbort, requestId: string, expire: (error: ProviderError) => void): PendingCall;
+  /**
+   * The call's work is about to make the change the platform will be told about: true when the
+   * call's own answer is owed from now on (the timeout no longer answers it), false when the
+   * timeout answered it already.
+   */
+  claim(call: PendingCall): boolean;
   /** The call's work is done: true while its answer is still owed, false once it expired. */
   finish(call: PendingCall): boolean;
 }
@@ -84,11 +92,15 @@ export function deadlinesOf(timeoutMs: number): Deadlines {
   return {
     timeoutMs,
     start(abort, requestId, expire) {
-      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire };
+      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire, claimed: false };
       inFlight.add(call);
       if (timer === undefined) arm(timeoutMs);
       return call;
     },
-    finish: (call) => inFlight.delete(call),
+    claim(call) {
+      if (inFlight.delete(call)) call.claimed = true;
+      return call.claimed;
+    },
+    finish: (call) => inFlight.delete(call) || call.claimed,
   };
 }

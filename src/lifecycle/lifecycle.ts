@@ -33,6 +33,12 @@ export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
   throwIfAborted(): void;
   /** When (`Date.now()` time) the handler timeout passes and the call answers 500. */
   readonly deadline: number;
+  /**
+   * Called once the outcome is known, before recording it: true when the platform will get this
+   * call's own answer (the timeout no longer answers it), false when the timeout answered 500
+   * already, so the platform believes the call failed.
+   */
+  claimAnswer(): boolean;
 };
 
 export interface Lifecycle {

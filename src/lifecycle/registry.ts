@@ -162,7 +162,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     );
     if (result?.pending) throw missingStepHandler("deprovision", "destroy");
   };
-  const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }), stepMetrics);
+  const registryLog = log.child({ component: "registry" });
+  const runner = new StepRunner(store, { provision, deprovision }, settings, registryLog, stepMetrics);
   runner.start();
 
   /** The calls holding or waiting for an instance lock: `close()` waits for them. */
@@ -259,10 +260,10 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async create(request, context) {
       const instance = request.instance;
-      // Fast answer for the common retry; the insert below is the atomic check.
+      // Fast answer for the common retry; the check under the lock below is the one that counts.
       const taken = await store.getInstance(instance);
       if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-      const pending = await locked(instance, context, async (held) => {
+      const stepQueued = await locked(instance, context, async (held) => {
         // Under the lock, a create still at its first stage is one whose process died before
         // answering: the platform got no instance, so this create takes its place.
         if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
@@ -278,12 +279,21 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
           throw error;
         }
         const pending = absorb(record, result);
+        if (!context.claimAnswer()) {
+          // The handler timeout answered 500 meanwhile: the platform believes the create failed
+          // and will never remove this instance, so undo what the handler made.
+          registryLog.warn({ instance, requestId: context.requestId }, "create finished after its handler timeout answered 500; removing what it made");
+          record.state = "deleting";
+          record.step = newStep("deprovision", settings.stepTimeLimitMs);
+          await held.saveInstance(record);
+          return true;
+        }
         if (pending) record.step = newStep("provision", settings.stepTimeLimitMs);
         else record.state = "ready";
         await held.saveInstance(record);
         return pending;
       });
-      if (pending) runner.run(instance);
+      if (stepQueued) runner.run(instance);
     },
 
     async update(request, context) {

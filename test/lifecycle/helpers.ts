@@ -101,7 +101,14 @@ export function useLifecycles(kind: StoreKind, defaults: Partial<RegistryOptions
 export function context(): RequestContext {
   const { signal } = new AbortController();
   // No handler timeout: the tests that need one abort their own signal.
-  return { requestId: "test-request", signal, log: silent, throwIfAborted: () => signal.throwIfAborted(), deadline: Number.POSITIVE_INFINITY };
+  return {
+    requestId: "test-request",
+    signal,
+    log: silent,
+    throwIfAborted: () => signal.throwIfAborted(),
+    deadline: Number.POSITIVE_INFINITY,
+    claimAnswer: () => !signal.aborted,
+  };
 }
 
 export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({

@@ -7,7 +7,7 @@ import { ProviderError } from "../../src/errors.js";
 import { createClient } from "redis";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
-import { ConfigurationError } from "../../src/options.js";
+import { ConfigurationError, type ProviderOptions } from "../../src/options.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import { createProvider } from "../../src/provider.js";
 import type { ProviderHandlers } from "../../src/types.js";
@@ -114,11 +114,12 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     served = [];
   });
 
-  async function start(handlers: ProviderHandlers, options: Partial<RegistryOptions> = {}) {
+  async function start(handlers: ProviderHandlers, options: Partial<RegistryOptions> = {}, providerOptions: Partial<ProviderOptions> = {}) {
     const store = stores.fresh(kind);
     const provider = createProvider(handlers, {
       auth: false,
       logger: silent,
+      ...providerOptions,
       registry: { stepRetryDelayMs: 10, pollIntervalMs: 50, ...options, store },
     });
     const server = await serve(provider);
@@ -294,6 +295,36 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     await eventually(async () => (await store.withLock("cache", 1_000, async () => true)) || undefined);
     expect(bound).toEqual(["first"]);
     expect((await store.listBindings("cache")).map((binding) => binding.key)).not.toContain("late");
+  });
+
+  it("a create that succeeds after its handler timeout answered 500 is undone, and the platform's retry of that name creates it", async () => {
+    const slowFirst = gate();
+    const calls: string[] = [];
+    let creates = 0;
+    const { call } = await start(
+      {
+        create: async () => {
+          const attempt = ++creates;
+          calls.push(`create ${attempt}`);
+          if (attempt === 1) await slowFirst.opened; // ignores its signal, then succeeds
+          return { data: { attempt } };
+        },
+        destroy: (_request, ctx) => void calls.push(`destroy ${String(ctx.record?.data.attempt)}`),
+        bindApp: () => ({}),
+        unbindApp: () => {},
+      },
+      {},
+      { handlerTimeoutMs: 300 },
+    );
+    const failed = await call("POST", "/resources", { name: "cache" });
+    expect([failed.status, failed.body]).toEqual([500, expect.stringMatching(/did not finish this call within 0\.3 s/)]);
+    slowFirst.open();
+    // The platform was told the create failed: what the handler made is removed in the background.
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 404 ? true : undefined));
+    expect(calls).toEqual(["create 1", "destroy 1"]);
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    expect((await call("GET", "/resources/cache/status")).status).toBe(204);
+    expect(calls).toEqual(["create 1", "destroy 1", "create 2"]);
   });
 
   /** A provider whose bind-app handler ignores its signal and returns only when the test says. */

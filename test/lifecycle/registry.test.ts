@@ -396,6 +396,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       signal,
       throwIfAborted: () => signal.throwIfAborted(),
       deadline: Number.POSITIVE_INFINITY,
+      claimAnswer: () => true,
       get log() {
         loggerBuilt++;
         return silent;
