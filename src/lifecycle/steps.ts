@@ -5,7 +5,9 @@
  * The step to do lives on the instance record (`record.step`), so it survives restarts.
  * A process runs a step only while it holds the instance's lease in the store, renewed
  * every third of its ttl; if the process dies, the lease expires and the periodic scan of
- * any process (or of the same one after restart) takes the step over. Attempts are counted
+ * any process (or of the same one after restart) takes the step over. A process that can no
+ * longer prove it holds the lease (a renewal found it taken, or none succeeded for a whole
+ * ttl) abandons the step, aborting its signal, so two processes never run it knowingly. Attempts are counted
  * on the record before each try, so a step that keeps killing its process still ends.
  */
 import { randomUUID } from "node:crypto";
@@ -17,6 +19,7 @@ import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
 import type { LockedInstance, Store } from "./store.js";
+import { keepRenewed } from "./renewal.js";
 import { untilAborted } from "./until-aborted.js";
 
 export type StepKind = PendingStep["kind"];
@@ -96,19 +99,23 @@ export class StepRunner {
   private async drive(instance: string, stop: AbortController): Promise<void> {
     const { store, owner } = this;
     const ttl = this.options.leaseTtlMs;
+    const takenAt = Date.now();
     if (!(await store.acquireLease(instance, owner, ttl))) return; // another process runs it
-    const renewal = setInterval(() => {
-      store.acquireLease(instance, owner, ttl).then(
-        (held) => {
-          if (!held) stop.abort(new Error("Another process took the step over."));
-        },
-        (error: unknown) => this.log.warn({ err: error, instance }, "could not renew the step lease"),
-      );
-    }, ttl / 3);
+    // Once the lease can no longer be proven, another process may take the step over: stop it here.
+    const stopRenewing = keepRenewed({
+      renew: () => store.acquireLease(instance, owner, ttl),
+      ttlMs: ttl,
+      takenAt,
+      lost: () => {
+        this.log.warn({ instance }, "stopped a background step: its lease was taken over or could not be renewed in time");
+        stop.abort(new Error("The step's lease was taken over or could not be renewed in time; another process may run the step."));
+      },
+      failed: (error) => this.log.warn({ err: error, instance }, "could not renew the step lease; retrying"),
+    });
     try {
       await this.runSteps(instance, stop.signal);
     } finally {
-      clearInterval(renewal);
+      stopRenewing();
       // After an abort the abandoned attempt may still be running here: keep the lease until it expires.
       if (!stop.signal.aborted) await store.releaseLease(instance, owner);
     }
