@@ -58,7 +58,8 @@ export class MemoryStore implements Store {
   /** The lock is the in-process mutex; a write checks the hold in the same turn as it writes, so none lands after the lock was let go. */
   async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, options: LockOptions = {}): Promise<T> {
     const release = await this.locks.lock(instance, waitMs);
-    const held = new HeldLock(instance, this.readInstance(instance), options.binding && this.readBinding(instance, options.binding), this.writesOf(instance));
+    const binding = options.binding && this.readBinding(instance, options.binding);
+    const held = new HeldLock(instance, this.readInstance(instance), binding, this.writesOf(instance));
     return holdLock(held, work, options.holdUntil, release);
   }
 

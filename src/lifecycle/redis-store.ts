@@ -186,13 +186,11 @@ export class RedisStore implements Store {
     const releaseHere = await this.localLocks.lock(instance, waitMs);
     const token = randomUUID();
     const lockKey = this.key("lock", instance);
-    let taken: Awaited<ReturnType<RedisStore["lockAndRead"]>>;
-    try {
-      taken = await this.lockAndRead(instance, token, deadline, options.binding && bindingField(options.binding.kind, options.binding.key));
-    } catch (error) {
+    const field = options.binding && bindingField(options.binding.kind, options.binding.key);
+    const taken = await this.lockAndRead(instance, token, deadline, field).catch((error: unknown) => {
       releaseHere();
       throw error;
-    }
+    });
     const held = new HeldLock(instance, taken.record, taken.binding, this.writesOf(instance, token));
     const stopRenewing = keepRenewed({
       renew: async () => (await this.redis.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)])) === 1,

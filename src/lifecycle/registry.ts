@@ -282,7 +282,7 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         if (!context.claimAnswer()) {
           // The handler timeout answered 500 meanwhile: the platform believes the create failed
           // and will never remove this instance, so undo what the handler made.
-          registryLog.warn({ instance, requestId: context.requestId }, "create finished after its handler timeout answered 500; removing what it made");
+          registryLog.warn({ instance, requestId: context.requestId }, "create finished after its timeout answered 500; removing what it made");
           record.state = "deleting";
           record.step = newStep("deprovision", settings.stepTimeLimitMs);
           await held.saveInstance(record);

@@ -7,8 +7,9 @@
  * every third of its ttl; if the process dies, the lease expires and the periodic scan of
  * any process (or of the same one after restart) takes the step over. A process that can no
  * longer prove it holds the lease (a renewal found it taken, or none succeeded for a whole
- * ttl) abandons the step, aborting its signal, so two processes never run it knowingly. Attempts are counted
- * on the record before each try, so a step that keeps killing its process still ends.
+ * ttl) abandons the step, aborting its signal, so two processes never run it knowingly.
+ * Attempts are counted on the record before each try, so a step that keeps killing its
+ * process still ends.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";

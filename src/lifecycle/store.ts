@@ -150,7 +150,12 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
  * call twice) frees the lock once the work settles, or at once when it is lost; then `withLock`
  * rejects with the `LockLostError` instead of waiting for work that may never settle.
  */
-export async function holdLock<T>(held: HeldLock, work: (locked: LockedInstance) => Promise<T>, holdUntil: number | undefined, letGo: () => void): Promise<T> {
+export async function holdLock<T>(
+  held: HeldLock,
+  work: (locked: LockedInstance) => Promise<T>,
+  holdUntil: number | undefined,
+  letGo: () => void,
+): Promise<T> {
   held.signal.addEventListener("abort", letGo, { once: true });
   const bound = holdUntil === undefined ? undefined : setTimeout(() => held.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
   try {
