@@ -8,7 +8,6 @@ import {
   bindingField,
   emptyCensus,
   HeldLock,
-  holdLock,
   kindOfField,
   type BindingRef,
   type InstanceWrites,
@@ -60,7 +59,7 @@ export class MemoryStore implements Store {
     const release = await this.locks.lock(instance, waitMs);
     const binding = options.binding && this.readBinding(instance, options.binding);
     const held = new HeldLock(instance, this.readInstance(instance), binding, this.writesOf(instance));
-    return holdLock(held, work, options.holdUntil, release);
+    return held.hold(work, options.holdUntil, release);
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {

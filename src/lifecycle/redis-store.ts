@@ -47,7 +47,6 @@ import {
   bindingField,
   emptyCensus,
   HeldLock,
-  holdLock,
   LockLostError,
   LockTimeoutError,
   type InstanceWrites,
@@ -200,7 +199,7 @@ export class RedisStore implements Store {
       failed: (error) => this.log?.warn({ err: error, instance }, "could not renew an instance lock; retrying"),
     });
     let letGone = false;
-    return holdLock(held, work, options.holdUntil, () => {
+    return held.hold(work, options.holdUntil, () => {
       if (letGone) return;
       letGone = true;
       stopRenewing();

@@ -92,7 +92,7 @@ class RegistryContext implements HandlerContext {
   readonly user: string | undefined;
   readonly eventId: string | undefined;
   readonly #call: RequestContext;
-  readonly #lock: AbortSignal | undefined;
+  readonly #lock: LockedInstance | undefined;
   #signal: AbortSignal | undefined;
 
   constructor(
@@ -105,12 +105,12 @@ class RegistryContext implements HandlerContext {
     this.user = call.user;
     this.eventId = call.eventId;
     this.#call = call;
-    this.#lock = lock?.signal;
+    this.#lock = lock;
   }
 
   /** Aborts at the call's deadline, or when the instance lock the handler runs under is lost. */
   get signal(): AbortSignal {
-    return (this.#signal ??= this.#lock ? AbortSignal.any([this.#call.signal, this.#lock]) : this.#call.signal);
+    return (this.#signal ??= this.#lock ? AbortSignal.any([this.#call.signal, this.#lock.signal]) : this.#call.signal);
   }
 
   get log(): Logger {

@@ -21,7 +21,6 @@ import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../
 import type { ResolvedRegistryOptions } from "./options.js";
 import type { LockedInstance, Store } from "./store.js";
 import { keepRenewed } from "./renewal.js";
-import { untilAborted } from "./until-aborted.js";
 
 export type StepKind = PendingStep["kind"];
 
@@ -41,6 +40,17 @@ function publicReason(error: unknown): string {
 }
 
 type Outcome = { ok: true; data?: InstanceData } | { ok: false; error: unknown };
+
+/** Settles with the work's outcome, or rejects as soon as `signal` aborts (the work is then abandoned). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {}); // an abandoned attempt may still fail later: nobody listens any more
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
 
 export class StepRunner {
   /** Unique per runner: a restarted process is a new owner and waits for the old lease to expire. */

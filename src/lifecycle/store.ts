@@ -10,7 +10,6 @@
  */
 import { ProviderError } from "../errors.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
-import { untilAborted } from "./until-aborted.js";
 
 /** 503: another call on the same instance held its lock for longer than the caller may wait. */
 export class LockTimeoutError extends ProviderError {
@@ -89,10 +88,17 @@ export interface LockedInstance {
  */
 export type InstanceWrites = Pick<LockedInstance, "saveInstance" | "deleteInstance" | "saveBinding" | "deleteBinding">;
 
+/** Node fires a timer set for longer than this at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** The `LockedInstance` both stores hand out: the reads, and writes refused once the hold is over. */
 export class HeldLock implements LockedInstance {
-  readonly #lost = new AbortController();
+  #controller: AbortController | undefined;
+  /** Set once the lock is lost: the signal's reason and what the hold rejects with. */
+  #lost: LockLostError | undefined;
   #ended = false;
+  /** While `hold` waits for the work: ends the hold at once when the lock is lost. */
+  #onLost: ((reason: LockLostError) => void) | undefined;
 
   constructor(
     readonly instance: string,
@@ -101,18 +107,59 @@ export class HeldLock implements LockedInstance {
     private readonly writes: InstanceWrites,
   ) {}
 
+  /** Built on first read: most work never looks at it. */
   get signal(): AbortSignal {
-    return this.#lost.signal;
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#lost) this.#controller.abort(this.#lost);
+    }
+    return this.#controller.signal;
   }
 
   /** The lock is no longer this holder's: its work's signal aborts and its writes are refused. */
   lose(): void {
-    if (!this.#lost.signal.aborted) this.#lost.abort(new LockLostError(this.instance));
+    if (this.#lost) return;
+    this.#lost = new LockLostError(this.instance);
+    this.#controller?.abort(this.#lost);
+    this.#onLost?.(this.#lost);
   }
 
-  /** The work settled: anything it left running writes nothing more. */
-  end(): void {
-    this.#ended = true;
+  /**
+   * Runs `work` on the lock just taken, the part both stores share. `letGo` frees the lock once
+   * the work settles, or at once when the lock is lost (at `holdUntil` at the latest); the hold
+   * then rejects with the `LockLostError` instead of waiting for work that may never settle.
+   */
+  hold<T>(work: (locked: LockedInstance) => Promise<T>, holdUntil: number | undefined, letGo: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const bound = holdUntil === undefined ? undefined : setTimeout(() => this.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
+      const end = () => {
+        if (this.#ended) return;
+        this.#ended = true;
+        this.#onLost = undefined;
+        clearTimeout(bound);
+        letGo();
+      };
+      this.#onLost = (reason) => {
+        end();
+        reject(reason);
+      };
+      let running: Promise<T>;
+      try {
+        running = work(this);
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      running.then(
+        (value) => {
+          end();
+          resolve(value);
+        },
+        (error: unknown) => {
+          end();
+          reject(error);
+        },
+      );
+    });
   }
 
   saveInstance(record: InstanceRecord): Promise<void> {
@@ -132,38 +179,13 @@ export class HeldLock implements LockedInstance {
   }
 
   private async write<T>(write: () => Promise<T>): Promise<T> {
-    if (this.#lost.signal.aborted || this.#ended) throw new LockLostError(this.instance);
+    if (this.#lost || this.#ended) throw this.#lost ?? new LockLostError(this.instance);
     try {
       return await write();
     } catch (error) {
       if (error instanceof LockLostError) this.lose();
       throw error;
     }
-  }
-}
-
-/** Node fires a timer set for longer than this at once. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * Runs `work` on a lock just taken, the part both stores share: `letGo` (which must be safe to
- * call twice) frees the lock once the work settles, or at once when it is lost; then `withLock`
- * rejects with the `LockLostError` instead of waiting for work that may never settle.
- */
-export async function holdLock<T>(
-  held: HeldLock,
-  work: (locked: LockedInstance) => Promise<T>,
-  holdUntil: number | undefined,
-  letGo: () => void,
-): Promise<T> {
-  held.signal.addEventListener("abort", letGo, { once: true });
-  const bound = holdUntil === undefined ? undefined : setTimeout(() => held.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
-  try {
-    return await untilAborted(Promise.resolve().then(() => work(held)), held.signal);
-  } finally {
-    clearTimeout(bound);
-    held.end();
-    letGo();
   }
 }
 
