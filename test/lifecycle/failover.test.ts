@@ -27,6 +27,7 @@ const CLEAR_503 = [
   "The provider cannot reach its state store (Redis) right now; try again in a moment.",
   /^The provider's state store \(Redis\) confirmed the write on \d+ of 1 replicas in time; try again in a moment\.$/,
   /^Another operation on instance "[^"]+" is still running; try again in a moment\.$/,
+  /^The lock on instance "[^"]+" was lost before this call's change was saved .* Try again in a moment\.$/,
 ];
 
 interface Outcome {
