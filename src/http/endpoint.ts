@@ -9,7 +9,8 @@ import type { z } from "zod";
 import type { Lifecycle, RequestContext } from "../lifecycle/lifecycle.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { LazyAbort, type Deadlines, type PendingCall } from "./timeout.js";
+import { LazyAbort } from "../lazy-abort.js";
+import type { Deadlines, PendingCall } from "./timeout.js";
 import { validate } from "./validate.js";
 
 export interface Endpoint<Req, Res> {

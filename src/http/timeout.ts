@@ -4,31 +4,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { ProviderError } from "../errors.js";
-
-/** The handler's AbortSignal, created only if the handler reads it (most never do). */
-export class LazyAbort {
-  #controller: AbortController | undefined;
-  #aborted = false;
-  #reason: unknown;
-
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
-  }
-
-  throwIfAborted(): void {
-    if (this.#aborted) throw this.#reason;
-  }
-
-  abort(reason: unknown): void {
-    this.#aborted = true;
-    this.#reason = reason;
-    this.#controller?.abort(reason);
-  }
-}
+import type { LazyAbort } from "../lazy-abort.js";
 
 export interface PendingCall {
   readonly deadline: number;

@@ -9,6 +9,7 @@
  * holder saved.
  */
 import { ProviderError } from "../errors.js";
+import { LazyAbort } from "../lazy-abort.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 
 /** 503: another call on the same instance held its lock for longer than the caller may wait. */
@@ -93,7 +94,7 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** The `LockedInstance` both stores hand out: the reads, and writes refused once the hold is over. */
 export class HeldLock implements LockedInstance {
-  #controller: AbortController | undefined;
+  readonly #abort = new LazyAbort();
   /** Set once the lock is lost: the signal's reason and what the hold rejects with. */
   #lost: LockLostError | undefined;
   #ended = false;
@@ -109,18 +110,14 @@ export class HeldLock implements LockedInstance {
 
   /** Built on first read: most work never looks at it. */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#lost) this.#controller.abort(this.#lost);
-    }
-    return this.#controller.signal;
+    return this.#abort.signal;
   }
 
   /** The lock is no longer this holder's: its work's signal aborts and its writes are refused. */
   lose(): void {
     if (this.#lost) return;
     this.#lost = new LockLostError(this.instance);
-    this.#controller?.abort(this.#lost);
+    this.#abort.abort(this.#lost);
     this.#onLost?.(this.#lost);
   }
 
