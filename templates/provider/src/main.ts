@@ -25,6 +25,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   log.fatal(`PORT must be a port number (0 to 65535), got "${process.env.PORT}".`);
   process.exit(1);
 }
+
 /**
  * The registry's store, named by REGISTRY_STORE. In production it must be a Redis URL: the
  * registry then survives restarts and crashes and is shared by every replica. "memory" keeps it
