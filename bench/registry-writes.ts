@@ -1,7 +1,8 @@
 /**
- * What `waitForReplicas` costs: the latency of one registry write (a binding saved) through a
- * Redis Sentinel group on loopback (primary, one replica, three sentinels), with and without
- * `WAIT` for the replica. Not part of `npm test` or `npm run bench`:
+ * What `waitForReplicas` costs: the latency of one registry write (a binding saved, under the
+ * instance lock as every write is) through a Redis Sentinel group on loopback (primary, one
+ * replica, three sentinels), with and without `WAIT` for the replica; and locked writes per
+ * second, each writer on an instance of its own. Not part of `npm test` or `npm run bench`:
  *
  *   npx tsx bench/registry-writes.ts [writes per round, default 500] [rounds, default 6]
  *
@@ -17,28 +18,36 @@ const writesPerRound = Number(process.argv[2] ?? 500);
 const rounds = Number(process.argv[3] ?? 6);
 const CONCURRENT = 16;
 
-const binding = (n: number): BindingRecord => {
+const LOCK_WAIT_MS = 10_000;
+
+const binding = (instance: string, n: number): BindingRecord => {
   const at = new Date().toISOString();
-  return { instance: "bench", kind: "app", key: `app-${n}`, appName: `app-${n}`, createdAt: at, updatedAt: at };
+  return { instance, kind: "app", key: `app-${n}`, appName: `app-${n}`, createdAt: at, updatedAt: at };
 };
 
-/** Milliseconds of each of `count` writes, one after the other. */
+/** Milliseconds of each of `count` writes, one after the other, each timed inside its lock. */
 async function sequential(store: RedisStore, count: number): Promise<number[]> {
   const times: number[] = [];
   for (let n = 0; n < count; n++) {
-    const started = process.hrtime.bigint();
-    await store.saveBinding(binding(n));
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    await store.withLock("bench", LOCK_WAIT_MS, async (held) => {
+      const started = process.hrtime.bigint();
+      await held.saveBinding(binding("bench", n));
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    });
   }
   return times;
 }
 
-/** Writes per second with CONCURRENT writes always in flight. */
+/** Locked writes per second with CONCURRENT writers always in flight, each on its own instance. */
 async function throughput(store: RedisStore, count: number): Promise<number> {
   let next = 0;
   const started = process.hrtime.bigint();
-  const writer = async () => {
-    while (next < count) await store.saveBinding(binding(next++));
+  const writer = async (_: unknown, index: number) => {
+    const instance = `bench-${index}`;
+    while (next < count) {
+      const n = next++;
+      await store.withLock(instance, LOCK_WAIT_MS, (held) => held.saveBinding(binding(instance, n)));
+    }
   };
   await Promise.all(Array.from({ length: CONCURRENT }, writer));
   return count / (Number(process.hrtime.bigint() - started) / 1e9);

@@ -90,7 +90,8 @@ interface PairTarget {
 }
 const PAIR_TARGETS: PairTarget[] = [
   { server: "provider-registry", reference: "provider", label: "status ≥ 90%, bind-app ≥ 80%", atLeast: { status: 0.9, "bind-app": 0.8 } },
-  { server: "provider-redis-store", reference: "provider-registry", label: "status ≥ 60%, bind-app ≥ 40%", atLeast: { status: 0.6, "bind-app": 0.4 } },
+  // No bind-app target: every write is fenced by the lock and the lock is no longer handed over (issue 22).
+  { server: "provider-redis-store", reference: "provider-registry", label: "status ≥ 60%", atLeast: { status: 0.6 } },
 ];
 
 /** p99 latency the provider must stay under, at the default 20 connections. */

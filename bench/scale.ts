@@ -205,6 +205,8 @@ function startMemberServer(member: Member, cpu: number | undefined): Promise<Run
 // Filling.
 
 const fillApp = (index: number) => `scale-app-${index}`;
+/** How long a fill write waits for its instance lock: the fill's writes queue on it. */
+const FILL_LOCK_WAIT_MS = 120_000;
 
 /** Instances `scale-<i>` (ready) and app bindings spread over them, through the store's own API. */
 async function fillRegistry(member: Member, instances: number, bindings: number, concurrency: number): Promise<Fill> {
@@ -216,13 +218,19 @@ async function fillRegistry(member: Member, instances: number, bindings: number,
     const instanceSeconds = await timed(() =>
       inParallel(instances, concurrency, async (index) => {
         const record: InstanceRecord = { name: name(index), plan: "default", team: "bench-team", tags: [], parameters: {}, state: "ready", data: {}, createdAt: time, updatedAt: time };
-        if (!(await store.insertInstance(record))) throw new Error(`Bulk load: instance "${record.name}" exists already.`);
+        await store.withLock(record.name, FILL_LOCK_WAIT_MS, async (held) => {
+          if (held.record) throw new Error(`Bulk load: instance "${record.name}" exists already.`);
+          await held.saveInstance(record);
+        });
       }),
     );
     const bindingSeconds = await timed(() =>
       inParallel(bindings, concurrency, (index) => {
         const app = fillApp(index);
-        return store.saveBinding({ instance: name(index % instances), kind: "app", key: app, appName: app, appHost: `${app}.apps.example.com`, createdAt: time, updatedAt: time });
+        const instance = name(index % instances);
+        return store.withLock(instance, FILL_LOCK_WAIT_MS, (held) =>
+          held.saveBinding({ instance, kind: "app", key: app, appName: app, appHost: `${app}.apps.example.com`, createdAt: time, updatedAt: time }),
+        );
       }),
     );
     const { usedMemoryBytes } = await member.redis.watch.read();
@@ -231,7 +239,7 @@ async function fillRegistry(member: Member, instances: number, bindings: number,
       text:
         `${instances} instances in ${instanceSeconds.toFixed(1)} s (${Math.round(instances / instanceSeconds)}/s), ` +
         `${bindings} bindings in ${bindingSeconds.toFixed(1)} s (${Math.round(bindings / bindingSeconds)}/s), ` +
-        `through RedisStore.insertInstance and saveBinding, ${concurrency} in flight; Redis then used ${(usedMemoryBytes / 2 ** 20).toFixed(0)} MiB`,
+        `each through RedisStore.withLock, ${concurrency} in flight; Redis then used ${(usedMemoryBytes / 2 ** 20).toFixed(0)} MiB`,
     };
   } finally {
     await store.close();
@@ -263,7 +271,9 @@ async function fillSharedInstance(member: Member, apps: number, settings: Settin
     inParallel(apps, settings.fillConcurrency, async (index) => {
       const app = fillApp(index);
       await plan.bind(record, { kind: "app", key: app });
-      await store.saveBinding({ instance: INSTANCE, kind: "app", key: app, appName: app, appHost: `${app}.apps.example.com`, createdAt: time, updatedAt: time });
+      await store.withLock(INSTANCE, FILL_LOCK_WAIT_MS, (held) =>
+        held.saveBinding({ instance: INSTANCE, kind: "app", key: app, appName: app, appHost: `${app}.apps.example.com`, createdAt: time, updatedAt: time }),
+      );
     }),
   ).finally(() => checker.close());
   const userCount = (await admin.aclUsers()).length;
@@ -272,7 +282,7 @@ async function fillSharedInstance(member: Member, apps: number, settings: Settin
     member,
     text:
       `${apps} apps bound to ${INSTANCE} (shared) in ${bindSeconds.toFixed(1)} s (${Math.round(apps / bindSeconds)}/s), through the shared plan's bind ` +
-      `handler and RedisStore.saveBinding, ${settings.fillConcurrency} in flight, users journaled; then the last ACL SAVE (of ${userCount} users) and journal trim: ${(saveSeconds * 1000).toFixed(0)} ms`,
+      `handler and a binding saved under the instance lock, ${settings.fillConcurrency} in flight, users journaled; then the last ACL SAVE (of ${userCount} users) and journal trim: ${(saveSeconds * 1000).toFixed(0)} ms`,
   };
 }
 

@@ -38,12 +38,11 @@ export * from "./errors.js";
 export * from "./schemas.js";
 export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
 export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
-export type { BindingRef, LockedInstance, ReleaseWrite, Store, StoreCensus } from "./lifecycle/store.js";
+export type { BindingRef, LockedInstance, LockOptions, Store, StoreCensus } from "./lifecycle/store.js";
 export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
 export {
-  LockLostError,
   RedisStore,
   ReplicaWaitError,
   StoreUnavailableError,
@@ -51,5 +50,5 @@ export {
   type RedisStoreOptions,
   type SentinelAddress,
 } from "./lifecycle/redis-store.js";
-export { LockTimeoutError } from "./lifecycle/store.js";
+export { LockLostError, LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

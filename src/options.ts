@@ -23,8 +23,12 @@ export interface AuthOptions {
 export interface ProviderOptions {
   /** Required: the credentials, or `false` to turn auth off on purpose (tests, a trusted network). */
   auth: AuthOptions | false;
-  /** Instance registry (state, locking, background steps). Default `{}` (in-memory store); `false` turns it off. */
-  registry?: RegistryOptions | false;
+  /**
+   * Required: the instance registry (state, locking, background steps) with the store it keeps
+   * state in, or `false` to call the handlers directly and keep state yourself. Production and
+   * several replicas need a `RedisStore`; a `MemoryStore` forgets everything on restart.
+   */
+  registry: RegistryOptions | false;
   /** Route generations to serve. Default: all of `["A", "B", "current"]` (their paths do not collide). */
   variants?: Variant[];
   /** Where the one-line-per-request log goes. Default: `pino()` to stdout. */
@@ -102,6 +106,22 @@ function resolveAuth(auth: ProviderOptions["auth"] | undefined): ResolvedOptions
   return { usernames: [...usernames], password: auth.password, realm: auth.realm ?? DEFAULTS.realm };
 }
 
+function resolveRegistry(registry: ProviderOptions["registry"] | undefined): ResolvedOptions["registry"] {
+  if (registry === false) return false;
+  const fix =
+    "Pass registry: { store: new RedisStore({ url: \"redis://...\" }) } in production and with several replicas " +
+    "(instances and bindings survive restarts), registry: { store: new MemoryStore() } for tests and single-process " +
+    "trials (forgotten on restart: calls on instances made before it answer 404), " +
+    "or registry: false to call the handlers directly and keep state yourself.";
+  if (registry === undefined || registry === null || typeof registry !== "object") {
+    throw new ConfigurationError(`createProvider: no instance registry configured. ${fix}`);
+  }
+  if (typeof registry.store?.withLock !== "function") {
+    throw new ConfigurationError(`createProvider: registry.store is missing: nothing is picked for you. ${fix}`);
+  }
+  return registry;
+}
+
 function positiveInteger(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value <= 0) {
@@ -143,7 +163,7 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
   }
   return {
     auth: resolveAuth(given.auth),
-    registry: given.registry ?? {},
+    registry: resolveRegistry(given.registry),
     variants: resolveVariants(given.variants),
     logger: given.logger ?? pino(),
     requestIdHeader: requestIdHeader.toLowerCase(),

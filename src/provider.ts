@@ -80,7 +80,11 @@ const ROUTES: readonly Route[] = [
 export type Provider = Express & {
   /** What `.listen()` serves, for a server of your own: `http.createServer(provider.requestListener)`. */
   requestListener: RequestListener;
-  /** Answer 503 to new requests, wait for those in flight, then stop the lifecycle. */
+  /**
+   * Answer 503 to new requests, wait for those in flight (with the registry, also for handlers
+   * past their timeout, until their instance lock is let go), then stop the background work.
+   * Every call gets the same promise.
+   */
   close(): Promise<void>;
   /** The provider's prom-client registry: add your own metrics to it. */
   metricsRegistry: ProviderMetrics["registry"];
@@ -163,6 +167,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
     ...config.healthChecks,
   ];
   const drain = createDrain();
+  let closed: Promise<void> | undefined;
   const deps = { lifecycle, logger: config.logger, deadlines: deadlinesOf(config.handlerTimeoutMs) };
 
   const app = express();
@@ -198,9 +203,9 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
     listen: listenWith(requestListener),
     metricsRegistry: metrics.registry,
     serveMetrics: metrics.serve,
-    async close() {
-      await drain.close();
-      await lifecycle.close();
+    close() {
+      closed ??= drain.close().then(() => lifecycle.close());
+      return closed;
     },
   });
 }

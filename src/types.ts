@@ -194,7 +194,11 @@ export interface Caller {
  * `{ ...ctx }` does not carry them.
  */
 export interface HandlerContext extends Caller {
-  /** Aborted when the handler timeout (`handlerTimeoutMs`) passes; the call has then answered 500. `close()` lets calls finish instead. */
+  /**
+   * Aborted when the handler timeout (`handlerTimeoutMs`) passes (the call has then answered
+   * 500), or, with the registry, when the call loses its instance lock (what it saves from then
+   * on is refused). `close()` lets calls finish instead.
+   */
   signal: AbortSignal;
   /** Child logger carrying the request id. */
   log: Logger;

@@ -50,7 +50,7 @@ export const SERVERS: readonly ServerSpec[] = [
   ),
   provider(
     "provider-registry",
-    "same, with the default in-memory registry (instance created before the run)",
+    "same, with an in-memory registry (instance created before the run)",
     { BENCH_PROVIDER_REGISTRY: "memory" },
     true,
   ),

@@ -14,7 +14,7 @@
  */
 import { createServer } from "node:http";
 import { pino } from "pino";
-import { createProvider, RedisStore } from "../../src/index.js";
+import { createProvider, MemoryStore, RedisStore } from "../../src/index.js";
 import type { ProviderHandlers } from "../../src/types.js";
 import { BIND_ENV, CREDENTIALS } from "../calls.js";
 import { createInstance } from "./instance.js";
@@ -25,7 +25,7 @@ const variant = process.env as ProviderVariantEnv;
 const registryOn = variant.BENCH_PROVIDER_REGISTRY === "memory" || variant.BENCH_PROVIDER_REGISTRY === "redis";
 
 function registry() {
-  if (variant.BENCH_PROVIDER_REGISTRY === "memory") return {};
+  if (variant.BENCH_PROVIDER_REGISTRY === "memory") return { store: new MemoryStore() };
   if (variant.BENCH_PROVIDER_REGISTRY !== "redis") return false;
   const url = process.env.BENCH_REDIS_URL;
   if (url === undefined) throw new Error("BENCH_PROVIDER_REGISTRY=redis needs BENCH_REDIS_URL (the harness sets it).");

@@ -141,6 +141,8 @@ function envFile(manifest: ServiceManifest): string {
     `PROVIDER_USERNAME=${manifest.username}`,
     `PROVIDER_PASSWORD=${manifest.password}`,
     `PROVIDER_ENDPOINT=${manifest.endpoint}`,
+    "# Where the registry keeps instances: a redis:// URL in production, memory for local trials (see .env.example).",
+    "REGISTRY_STORE=memory",
     "",
   ].join("\n");
 }

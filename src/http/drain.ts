@@ -17,6 +17,8 @@ export function createDrain(): Drain {
   let inFlight = 0;
   let closing = false;
   let idle: (() => void) | undefined;
+  /** One promise for every caller: a second `close()` (SIGINT, then SIGTERM) waits for the same calls. */
+  let drained: Promise<void> | undefined;
 
   return {
     admit() {
@@ -34,10 +36,13 @@ export function createDrain(): Drain {
     },
     close() {
       closing = true;
-      if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        idle = resolve;
-      });
+      drained ??=
+        inFlight === 0
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              idle = resolve;
+            });
+      return drained;
     },
   };
 }

@@ -14,7 +14,8 @@ import { fieldsOf, type Fields } from "./fields.js";
 import { callPlacement, placementHeaders } from "./placement.js";
 import type { RouteHandler } from "./router.js";
 import { scopeOf, type RequestScope } from "./scope.js";
-import { LazyAbort, type Deadlines } from "./timeout.js";
+import { LazyAbort } from "../lazy-abort.js";
+import type { Deadlines, PendingCall } from "./timeout.js";
 import { validate } from "./validate.js";
 
 /**
@@ -88,21 +89,27 @@ class CallContext implements RequestContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
+  readonly deadline: number;
   readonly #req: IncomingMessage;
   readonly #scope: RequestScope;
   readonly #abort: LazyAbort;
   readonly #logger: Logger;
+  readonly #deadlines: Deadlines;
+  readonly #call: PendingCall;
   #log: Logger | undefined;
   #placement: CallPlacement | undefined;
 
-  constructor(req: IncomingMessage, scope: RequestScope, abort: LazyAbort, logger: Logger) {
+  constructor(req: IncomingMessage, scope: RequestScope, abort: LazyAbort, logger: Logger, deadlines: Deadlines, call: PendingCall) {
     this.requestId = scope.requestId;
     this.user = scope.user;
     this.eventId = scope.eventId;
+    this.deadline = Date.now() + deadlines.timeoutMs;
     this.#req = req;
     this.#scope = scope;
     this.#abort = abort;
     this.#logger = logger;
+    this.#deadlines = deadlines;
+    this.#call = call;
   }
 
   get signal(): AbortSignal {
@@ -120,6 +127,10 @@ class CallContext implements RequestContext {
   throwIfAborted(): void {
     this.#abort.throwIfAborted();
   }
+
+  claimAnswer(): boolean {
+    return this.#deadlines.claim(this.#call);
+  }
 }
 
 export function mountCall<Req, Res>(call: Call<Req, Res>, deps: EndpointDeps): RouteHandler {
@@ -128,8 +139,8 @@ export function mountCall<Req, Res>(call: Call<Req, Res>, deps: EndpointDeps): R
       const scope = scopeOf(req);
       const request = call.parse(req, scope);
       const abort = new LazyAbort();
-      const context = new CallContext(req, scope, abort, deps.logger);
       const pending = deps.deadlines.start(abort, scope.requestId, next);
+      const context = new CallContext(req, scope, abort, deps.logger, deps.deadlines, pending);
       let result: Res;
       try {
         result = await call.run(deps.lifecycle, request, context);

@@ -4,44 +4,29 @@
  */
 import { performance } from "node:perf_hooks";
 import { ProviderError } from "../errors.js";
+import type { LazyAbort } from "../lazy-abort.js";
 
-/** The handler's AbortSignal, created only if the handler reads it (most never do). */
-export class LazyAbort {
-  #controller: AbortController | undefined;
-  #aborted = false;
-  #reason: unknown;
-
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
-  }
-
-  throwIfAborted(): void {
-    if (this.#aborted) throw this.#reason;
-  }
-
-  abort(reason: unknown): void {
-    this.#aborted = true;
-    this.#reason = reason;
-    this.#controller?.abort(reason);
-  }
-}
-
-interface PendingCall {
+export interface PendingCall {
   readonly deadline: number;
   readonly abort: LazyAbort;
   readonly requestId: string;
   /** Answers the call with the timeout error. */
   readonly expire: (error: ProviderError) => void;
+  /** Taken from the timeout before its work was done: its own answer is owed, however late. */
+  claimed: boolean;
 }
 
 /** The provider's handler timeout, shared by every call in flight. */
 export interface Deadlines {
+  readonly timeoutMs: number;
   /** Starts a call's clock: past the timeout, `abort` aborts and `expire` answers the call. */
   start(abort: LazyAbort, requestId: string, expire: (error: ProviderError) => void): PendingCall;
+  /**
+   * The call's work is about to make the change the platform will be told about: true when the
+   * call's own answer is owed from now on (the timeout no longer answers it), false when the
+   * timeout answered it already.
+   */
+  claim(call: PendingCall): boolean;
   /** The call's work is done: true while its answer is still owed, false once it expired. */
   finish(call: PendingCall): boolean;
 }
@@ -81,12 +66,17 @@ export function deadlinesOf(timeoutMs: number): Deadlines {
   };
 
   return {
+    timeoutMs,
     start(abort, requestId, expire) {
-      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire };
+      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire, claimed: false };
       inFlight.add(call);
       if (timer === undefined) arm(timeoutMs);
       return call;
     },
-    finish: (call) => inFlight.delete(call),
+    claim(call) {
+      if (inFlight.delete(call)) call.claimed = true;
+      return call.claimed;
+    },
+    finish: (call) => inFlight.delete(call) || call.claimed,
   };
 }

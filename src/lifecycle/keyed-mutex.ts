@@ -5,24 +5,24 @@
  */
 import { LockTimeoutError } from "./store.js";
 
+/** Frees the key (hands it to the next waiter); calling it again does nothing. */
+export type Release = () => void;
+
 export class KeyedMutex {
   /** Key held → callbacks of the callers waiting for it, in arrival order. */
   private readonly waiting = new Map<string, Array<() => void>>();
 
-  /**
-   * Take the key: undefined when it was free (taken at once, no promise to wait on), else a
-   * promise that resolves once it is handed over, or rejects with `LockTimeoutError`.
-   */
-  acquire(key: string, waitMs: number): Promise<void> | undefined {
+  /** Take the key: resolves with its release once it is this caller's, or rejects with `LockTimeoutError` after `waitMs`. */
+  lock(key: string, waitMs: number): Promise<Release> {
     const queue = this.waiting.get(key);
     if (queue === undefined) {
       this.waiting.set(key, []);
-      return undefined;
+      return Promise.resolve(this.releaseOf(key));
     }
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Release>((resolve, reject) => {
       const grant = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(this.releaseOf(key));
       };
       const timer = setTimeout(() => {
         queue.splice(queue.indexOf(grant), 1);
@@ -34,25 +34,22 @@ export class KeyedMutex {
 
   /** Run `work` holding the key. */
   async hold<T>(key: string, waitMs: number, work: () => Promise<T>): Promise<T> {
-    const handedOver = this.acquire(key, waitMs);
-    if (handedOver) await handedOver;
+    const release = await this.lock(key, waitMs);
     try {
       return await work();
     } finally {
-      this.release(key);
+      release();
     }
   }
 
-  /** Someone waits for the key: releasing it now hands it over. */
-  isAwaited(key: string): boolean {
-    return (this.waiting.get(key)?.length ?? 0) > 0;
-  }
-
-  /** Hand the key to the next waiter (true), or free it. */
-  release(key: string): boolean {
-    const next = this.waiting.get(key)?.shift();
-    if (next) next();
-    else this.waiting.delete(key);
-    return next !== undefined;
+  private releaseOf(key: string): Release {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.get(key)?.shift();
+      if (next) next();
+      else this.waiting.delete(key);
+    };
   }
 }

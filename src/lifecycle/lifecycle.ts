@@ -32,6 +32,14 @@ import type {
 export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
   /** Throws the abort reason once the handler timeout passed, without building `signal` to ask. */
   throwIfAborted(): void;
+  /** When (`Date.now()` time) the handler timeout passes and the call answers 500. */
+  readonly deadline: number;
+  /**
+   * Called once the outcome is known, before recording it: true when the platform will get this
+   * call's own answer (the timeout no longer answers it), false when the timeout answered 500
+   * already, so the platform believes the call failed.
+   */
+  claimAnswer(): boolean;
 };
 
 export interface Lifecycle {
@@ -54,7 +62,7 @@ export interface Lifecycle {
    * kept is saved before the lock is released.
    */
   instanceAction<T>(instance: string, lock: boolean, context: RequestContext, work: ActionWork<T>): Promise<T>;
-  /** Stop background work and release the store. */
+  /** Wait for the calls holding instance locks (bounded by their deadline plus the grace), then stop background work. */
   close(): Promise<void>;
 }
 

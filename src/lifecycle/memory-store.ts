@@ -1,10 +1,21 @@
 /**
- * The default store: everything in this process's memory. Right for tests and a single
- * replica that may forget its instances on restart; use `RedisStore` for anything else.
+ * Everything in this process's memory: for tests and single-process trials. A restart forgets
+ * every instance, and a second replica has its own: production needs `RedisStore`.
  */
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
-import { bindingField, emptyCensus, HeldLock, kindOfField, type BindingRef, type LockedInstance, type ReleaseWrite, type Store, type StoreCensus } from "./store.js";
+import {
+  bindingField,
+  emptyCensus,
+  HeldLock,
+  kindOfField,
+  type BindingRef,
+  type InstanceWrites,
+  type LockedInstance,
+  type LockOptions,
+  type Store,
+  type StoreCensus,
+} from "./store.js";
 
 /**
  * Records are kept as JSON, as a remote store keeps them: every read hands out a fresh copy
@@ -31,25 +42,6 @@ export class MemoryStore implements Store {
     return this.readInstance(name);
   }
 
-  async insertInstance(record: InstanceRecord): Promise<boolean> {
-    if (this.instances.has(record.name)) return false;
-    this.writeInstance(record);
-    return true;
-  }
-
-  async saveInstance(record: InstanceRecord): Promise<void> {
-    this.writeInstance(record);
-  }
-
-  async deleteInstance(name: string): Promise<void> {
-    const stored = this.instances.get(name);
-    if (stored) this.counts.instances[stored.state] -= 1;
-    for (const field of this.bindings.get(name)?.keys() ?? []) this.counts.bindings[kindOfField(field)] -= 1;
-    this.instances.delete(name);
-    this.bindings.delete(name);
-    this.pending.delete(name);
-  }
-
   async listPendingSteps(): Promise<InstanceRecord[]> {
     return [...this.pending].map((name) => this.readInstance(name)).filter((record): record is InstanceRecord => record !== undefined);
   }
@@ -58,31 +50,16 @@ export class MemoryStore implements Store {
     return this.readBinding(instance, { kind, key });
   }
 
-  async saveBinding(binding: BindingRecord): Promise<void> {
-    let forInstance = this.bindings.get(binding.instance);
-    if (!forInstance) this.bindings.set(binding.instance, (forInstance = new Map()));
-    const field = bindingField(binding.kind, binding.key);
-    if (!forInstance.has(field)) this.counts.bindings[binding.kind] += 1;
-    forInstance.set(field, JSON.stringify(binding));
-  }
-
-  async deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean> {
-    const deleted = this.bindings.get(instance)?.delete(bindingField(kind, key)) ?? false;
-    if (deleted) this.counts.bindings[kind] -= 1;
-    return deleted;
-  }
-
   async listBindings(instance: string): Promise<BindingRecord[]> {
     return [...(this.bindings.get(instance)?.values() ?? [])].map((json) => JSON.parse(json) as BindingRecord);
   }
 
-  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
-    return this.locks.hold(instance, waitMs, async () => {
-      const held = new HeldLock(this.readInstance(instance), binding && this.readBinding(instance, binding));
-      const result = await work(held);
-      if (held.releaseWrite) await this.write(instance, held.releaseWrite);
-      return result;
-    });
+  /** The lock is the in-process mutex; a write checks the hold in the same turn as it writes, so none lands after the lock was let go. */
+  async withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, options: LockOptions = {}): Promise<T> {
+    const release = await this.locks.lock(instance, waitMs);
+    const binding = options.binding && this.readBinding(instance, options.binding);
+    const held = new HeldLock(instance, this.readInstance(instance), binding, this.writesOf(instance));
+    return held.hold(work, options.holdUntil, release);
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -112,17 +89,36 @@ export class MemoryStore implements Store {
     return json === undefined ? undefined : (JSON.parse(json) as BindingRecord);
   }
 
-  private writeInstance(record: InstanceRecord): void {
-    const previous = this.instances.get(record.name);
-    if (previous) this.counts.instances[previous.state] -= 1;
-    this.counts.instances[record.state] += 1;
-    this.instances.set(record.name, { json: JSON.stringify(record), state: record.state });
-    if (record.step) this.pending.add(record.name);
-    else this.pending.delete(record.name);
-  }
-
-  private write(instance: string, write: ReleaseWrite): Promise<unknown> {
-    if ("saveBinding" in write) return this.saveBinding(write.saveBinding);
-    return this.deleteBinding(instance, write.deleteBinding.kind, write.deleteBinding.key);
+  private writesOf(instance: string): InstanceWrites {
+    return {
+      saveInstance: async (record) => {
+        const previous = this.instances.get(instance);
+        if (previous) this.counts.instances[previous.state] -= 1;
+        this.counts.instances[record.state] += 1;
+        this.instances.set(instance, { json: JSON.stringify(record), state: record.state });
+        if (record.step) this.pending.add(instance);
+        else this.pending.delete(instance);
+      },
+      deleteInstance: async () => {
+        const stored = this.instances.get(instance);
+        if (stored) this.counts.instances[stored.state] -= 1;
+        for (const field of this.bindings.get(instance)?.keys() ?? []) this.counts.bindings[kindOfField(field)] -= 1;
+        this.instances.delete(instance);
+        this.bindings.delete(instance);
+        this.pending.delete(instance);
+      },
+      saveBinding: async (binding) => {
+        let forInstance = this.bindings.get(instance);
+        if (!forInstance) this.bindings.set(instance, (forInstance = new Map()));
+        const field = bindingField(binding.kind, binding.key);
+        if (!forInstance.has(field)) this.counts.bindings[binding.kind] += 1;
+        forInstance.set(field, JSON.stringify(binding));
+      },
+      deleteBinding: async ({ kind, key }) => {
+        const deleted = this.bindings.get(instance)?.delete(bindingField(kind, key)) ?? false;
+        if (deleted) this.counts.bindings[kind] -= 1;
+        return deleted;
+      },
+    };
   }
 }

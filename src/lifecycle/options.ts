@@ -6,11 +6,11 @@ import type { Store } from "./store.js";
 
 export interface RegistryOptions {
   /**
-   * Where state lives. Default: a `MemoryStore` (one process; lost on restart).
-   * Pass a `RedisStore` to survive restarts and to run several replicas.
-   * A store passed here is the caller's to close; the default one is closed by `close()`.
+   * Required: where state lives. A `RedisStore` survives restarts and serves several replicas
+   * (production); a `MemoryStore` lives in one process and forgets everything on restart (tests,
+   * single-process trials). The store is the caller's to close, after the provider's `close()`.
    */
-  store?: Store;
+  store: Store;
   /** Tries of a background step (`provision`, `deprovision`), the first included. Default 5. */
   maxStepAttempts?: number;
   /** Wait before the second try; each later wait is multiplied by `stepRetryBackoff`. Default 1 000 ms. */
@@ -28,6 +28,12 @@ export interface RegistryOptions {
   pollIntervalMs?: number;
   /** How long a call waits for another call on the same instance to finish before answering 503. Default 30 000 ms. */
   lockTimeoutMs?: number;
+  /**
+   * How long a call keeps its instance lock past its handler timeout, for a handler that honours
+   * `ctx.signal` to wind up. Then the lock is let go even if the handler still runs: the next
+   * call on the instance goes ahead, and what the late handler saves is refused. Default 10 000 ms.
+   */
+  lockGraceMs?: number;
 }
 
 export type ResolvedRegistryOptions = Required<Omit<RegistryOptions, "store">>;
@@ -40,6 +46,7 @@ export const REGISTRY_DEFAULTS: ResolvedRegistryOptions = {
   leaseTtlMs: 15_000,
   pollIntervalMs: 5_000,
   lockTimeoutMs: 30_000,
+  lockGraceMs: 10_000,
 };
 
 export function resolveRegistryOptions(options: RegistryOptions): ResolvedRegistryOptions {

@@ -21,7 +21,6 @@ import type {
 } from "../types.js";
 import { handlerFor, statelessLifecycle, type Lifecycle, type RequestContext } from "./lifecycle.js";
 import type { BindingRef, LockedInstance } from "./store.js";
-import { MemoryStore } from "./memory-store.js";
 import { resolveRegistryOptions, type RegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
@@ -87,27 +86,32 @@ function createUnfinished(record: InstanceRecord): boolean {
 
 /**
  * What a handler gets: the call's context plus the registry's view. A class (no closures built
- * per call); the signal and the logger stay the call's lazy accessors: most handlers use neither.
+ * per call); the signal and the logger stay lazy accessors: most handlers use neither.
  */
 class RegistryContext implements HandlerContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
   readonly #call: RequestContext;
+  readonly #lock: LockedInstance | undefined;
+  #signal: AbortSignal | undefined;
 
   constructor(
     call: RequestContext,
     readonly record: InstanceRecord,
+    lock?: LockedInstance,
     readonly binding?: BindingRecord,
   ) {
     this.requestId = call.requestId;
     this.user = call.user;
     this.eventId = call.eventId;
     this.#call = call;
+    this.#lock = lock;
   }
 
+  /** Aborts at the call's deadline, or when the instance lock the handler runs under is lost. */
   get signal(): AbortSignal {
-    return this.#call.signal;
+    return (this.#signal ??= this.#lock ? AbortSignal.any([this.#call.signal, this.#lock.signal]) : this.#call.signal);
   }
 
   get log(): Logger {
@@ -119,8 +123,8 @@ class RegistryContext implements HandlerContext {
   }
 }
 
-function handlerContext(context: RequestContext, record: InstanceRecord, binding?: BindingRecord): HandlerContext {
-  return new RegistryContext(context, record, binding);
+function handlerContext(context: RequestContext, record: InstanceRecord, lock?: LockedInstance, binding?: BindingRecord): HandlerContext {
+  return new RegistryContext(context, record, lock, binding);
 }
 
 /** Bind and update need a working instance; say why this one is not. */
@@ -140,8 +144,7 @@ function refuseUnlessReady(record: InstanceRecord): void {
 
 export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
   const settings = resolveRegistryOptions(options);
-  const ownsStore = options.store === undefined;
-  const store = options.store ?? new MemoryStore();
+  const store = options.store;
   const stateless = statelessLifecycle(handlers);
 
   const missingStepHandler = (step: "provision" | "deprovision", by: "create" | "destroy") =>
@@ -165,23 +168,34 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
     );
     if (result?.pending) throw missingStepHandler("deprovision", "destroy");
   };
-  const runner = new StepRunner(store, { provision, deprovision }, settings, log.child({ component: "registry" }), stepMetrics);
+  const registryLog = log.child({ component: "registry" });
+  const runner = new StepRunner(store, { provision, deprovision }, settings, registryLog, stepMetrics);
   runner.start();
+
+  /** The calls holding or waiting for an instance lock: `close()` waits for them. */
+  const inFlight = new Set<Promise<unknown>>();
 
   /**
    * Run `work` holding the instance lock. A call whose caller gave up while it waited (the
-   * handler timeout aborted its signal) does nothing: the platform already has its answer.
+   * handler timeout aborted its signal) does nothing: the platform already has its answer. The
+   * lock is let go `lockGraceMs` after the handler timeout even if the handler never settles,
+   * so a hung handler blocks its instance (and `close()`) for that long at most.
    */
-  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) =>
-    store.withLock(
+  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) => {
+    const call = store.withLock(
       instance,
       settings.lockTimeoutMs,
       (held) => {
         context.throwIfAborted();
         return work(held);
       },
-      binding,
+      { binding, holdUntil: context.deadline + settings.lockGraceMs },
     );
+    inFlight.add(call);
+    const forget = () => inFlight.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
 
   /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
   function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
@@ -209,18 +223,16 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         const record = found(held.record, instance);
         refuseUnlessReady(record);
         const binding = held.binding;
-        const result = await call(handlerContext(context, record, binding));
+        const result = await call(handlerContext(context, record, held, binding));
         const time = now();
-        held.writeOnRelease({
-          saveBinding: {
-            ...binding,
-            ...target.fields,
-            instance,
-            kind: target.kind,
-            key: target.key,
-            createdAt: binding?.createdAt ?? time,
-            updatedAt: time,
-          },
+        await held.saveBinding({
+          ...binding,
+          ...target.fields,
+          instance,
+          kind: target.kind,
+          key: target.key,
+          createdAt: binding?.createdAt ?? time,
+          updatedAt: time,
         });
         return result;
       },
@@ -241,8 +253,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       async (held) => {
         const record = found(held.record, instance);
         if (record.state === "deleting" || !held.binding) return;
-        await call(handlerContext(context, record, held.binding));
-        held.writeOnRelease({ deleteBinding: target });
+        await call(handlerContext(context, record, held, held.binding));
+        await held.deleteBinding(target);
       },
       target,
     );
@@ -254,34 +266,40 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
 
     async create(request, context) {
       const instance = request.instance;
-      // Fast answer for the common retry; the insert below is the atomic check.
+      // Fast answer for the common retry; the check under the lock below is the one that counts.
       const taken = await store.getInstance(instance);
       if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-      const pending = await locked(instance, context, async () => {
+      const stepQueued = await locked(instance, context, async (held) => {
+        // Under the lock, a create still at its first stage is one whose process died before
+        // answering: the platform got no instance, so this create takes its place.
+        if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
         const record = newRecord(request);
-        if (!(await store.insertInstance(record))) {
-          const existing = await store.getInstance(instance);
-          // Under the lock, a create still at its first stage is one whose process died before
-          // answering: the platform got no instance, so this create takes its place.
-          if (!existing || !createUnfinished(existing)) throw alreadyExists(existing, instance);
-          await store.saveInstance(record);
-        }
+        await held.saveInstance(record);
         let result: LifecycleResult;
         try {
-          result = await handlers.create(request, handlerContext(context, structuredClone(record)));
+          result = await handlers.create(request, handlerContext(context, structuredClone(record), held));
           if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
         } catch (error) {
           // The platform gets no instance, so neither does the registry.
-          await store.deleteInstance(instance);
+          await held.deleteInstance();
           throw error;
         }
         const pending = absorb(record, result);
+        if (!context.claimAnswer()) {
+          // The handler timeout answered 500 meanwhile: the platform believes the create failed
+          // and will never remove this instance, so undo what the handler made.
+          registryLog.warn({ instance, requestId: context.requestId }, "create finished after its timeout answered 500; removing what it made");
+          record.state = "deleting";
+          record.step = newStep("deprovision", settings.stepTimeLimitMs);
+          await held.saveInstance(record);
+          return true;
+        }
         if (pending) record.step = newStep("provision", settings.stepTimeLimitMs);
         else record.state = "ready";
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         return pending;
       });
-      if (pending) runner.run(instance);
+      if (stepQueued) runner.run(instance);
     },
 
     async update(request, context) {
@@ -291,18 +309,18 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         refuseUnlessReady(record);
         record.state = "updating";
         record.updatedAt = now();
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         try {
-          const result = await handler(request, handlerContext(context, structuredClone(record)));
+          const result = await handler(request, handlerContext(context, structuredClone(record), held));
           Object.assign(record.data, result?.data);
         } catch (error) {
           record.state = "ready";
-          await store.saveInstance(record);
+          await held.saveInstance(record);
           throw error;
         }
         const { plan, team, tags, description, parameters } = request;
         Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
-        await store.saveInstance(record);
+        await held.saveInstance(record);
       });
     },
 
@@ -317,18 +335,18 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
           record.state = "deleting";
           record.step = newStep("deprovision", settings.stepTimeLimitMs);
           record.updatedAt = now();
-          await store.saveInstance(record);
+          await held.saveInstance(record);
           return true;
         }
-        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record)));
+        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record), held));
         if (!absorb(record, result)) {
-          await store.deleteInstance(instance);
+          await held.deleteInstance();
           return false;
         }
         if (!handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
         record.state = "deleting";
         record.step = newStep("deprovision", settings.stepTimeLimitMs);
-        await store.saveInstance(record);
+        await held.saveInstance(record);
         return true;
       });
       if (queued) runner.run(instance);
@@ -400,15 +418,15 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
         if (data !== undefined) {
           Object.assign(record.data, data);
           record.updatedAt = now();
-          await store.saveInstance(record);
+          await held.saveInstance(record);
         }
         return result;
       });
     },
 
     async close() {
+      await Promise.allSettled(inFlight);
       await runner.stop();
-      if (ownsStore) await store.close();
     },
   };
 }

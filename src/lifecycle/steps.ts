@@ -5,8 +5,11 @@
  * The step to do lives on the instance record (`record.step`), so it survives restarts.
  * A process runs a step only while it holds the instance's lease in the store, renewed
  * every third of its ttl; if the process dies, the lease expires and the periodic scan of
- * any process (or of the same one after restart) takes the step over. Attempts are counted
- * on the record before each try, so a step that keeps killing its process still ends.
+ * any process (or of the same one after restart) takes the step over. A process that can no
+ * longer prove it holds the lease (a renewal found it taken, or none succeeded for a whole
+ * ttl) abandons the step, aborting its signal, so two processes never run it knowingly.
+ * Attempts are counted on the record before each try, so a step that keeps killing its
+ * process still ends.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -16,7 +19,8 @@ import { ProviderError } from "../errors.js";
 import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
-import type { Store } from "./store.js";
+import type { LockedInstance, Store } from "./store.js";
+import { keepRenewed } from "./renewal.js";
 
 export type StepKind = PendingStep["kind"];
 
@@ -106,19 +110,23 @@ export class StepRunner {
   private async drive(instance: string, stop: AbortController): Promise<void> {
     const { store, owner } = this;
     const ttl = this.options.leaseTtlMs;
+    const takenAt = Date.now();
     if (!(await store.acquireLease(instance, owner, ttl))) return; // another process runs it
-    const renewal = setInterval(() => {
-      store.acquireLease(instance, owner, ttl).then(
-        (held) => {
-          if (!held) stop.abort(new Error("Another process took the step over."));
-        },
-        (error: unknown) => this.log.warn({ err: error, instance }, "could not renew the step lease"),
-      );
-    }, ttl / 3);
+    // Once the lease can no longer be proven, another process may take the step over: stop it here.
+    const stopRenewing = keepRenewed({
+      renew: () => store.acquireLease(instance, owner, ttl),
+      ttlMs: ttl,
+      takenAt,
+      lost: () => {
+        this.log.warn({ instance }, "stopped a background step: its lease was taken over or could not be renewed in time");
+        stop.abort(new Error("The step's lease was taken over or could not be renewed in time; another process may run the step."));
+      },
+      failed: (error) => this.log.warn({ err: error, instance }, "could not renew the step lease; retrying"),
+    });
     try {
       await this.runSteps(instance, stop.signal);
     } finally {
-      clearInterval(renewal);
+      stopRenewing();
       // After an abort the abandoned attempt may still be running here: keep the lease until it expires.
       if (!stop.signal.aborted) await store.releaseLease(instance, owner);
     }
@@ -140,15 +148,16 @@ export class StepRunner {
 
   /** Count the next attempt on the record before making it; undefined when no step is left. */
   private claimAttempt(instance: string): Promise<InstanceRecord | "gave up" | undefined> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
+      const record = held.record;
       if (!record?.step) return undefined;
       if (Date.now() >= Date.parse(record.step.deadline)) {
-        await this.fail(record, `${STEP_LABEL[record.step.kind]} failed: ${this.timeLimitReason()}`);
+        await this.fail(held, record, `${STEP_LABEL[record.step.kind]} failed: ${this.timeLimitReason()}`);
         return "gave up";
       }
       record.step.attempts += 1;
       record.updatedAt = new Date().toISOString();
-      await this.store.saveInstance(record);
+      await held.saveInstance(record);
       return record;
     });
   }
@@ -171,25 +180,26 @@ export class StepRunner {
 
   /** Record the outcome of an attempt; resolves to the wait before the next try (0: go on at once). */
   private settle(instance: string, step: PendingStep, outcome: Outcome): Promise<number> {
-    return this.store.withLock(instance, this.options.lockTimeoutMs, async ({ record }) => {
+    return this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
+      const record = held.record;
       if (!record) return 0;
       if (outcome.ok) Object.assign(record.data, outcome.data);
       record.updatedAt = new Date().toISOString();
       // A destroy arrived meanwhile and queued a removal: keep what this attempt made, then do that.
       if (record.step?.kind !== step.kind) {
-        await this.store.saveInstance(record);
+        await held.saveInstance(record);
         return 0;
       }
       if (outcome.ok) {
         this.log.info({ instance, step: step.kind, attempts: record.step.attempts }, `${step.kind} finished`);
         if (step.kind === "deprovision") {
-          await this.store.deleteInstance(instance);
+          await held.deleteInstance();
           return 0;
         }
         record.state = "ready";
         delete record.step;
         delete record.reason;
-        await this.store.saveInstance(record);
+        await held.saveInstance(record);
         return 0;
       }
       const reason = publicReason(outcome.error);
@@ -197,24 +207,24 @@ export class StepRunner {
       const delay = this.options.stepRetryDelayMs * this.options.stepRetryBackoff ** (attempts - 1);
       const timeLeft = Date.parse(record.step.deadline) - Date.now();
       if (attempts >= this.options.maxStepAttempts || timeLeft <= 0) {
-        await this.fail(record, `${STEP_LABEL[step.kind]} failed after ${attempts} attempt(s): ${reason}`);
+        await this.fail(held, record, `${STEP_LABEL[step.kind]} failed after ${attempts} attempt(s): ${reason}`);
         return 0;
       }
       record.reason = `Attempt ${attempts} of ${this.options.maxStepAttempts} failed: ${reason}`;
-      await this.store.saveInstance(record);
+      await held.saveInstance(record);
       this.metrics.retry(step.kind);
       return Math.min(delay, timeLeft);
     });
   }
 
-  private async fail(record: InstanceRecord, reason: string): Promise<void> {
+  private async fail(held: LockedInstance, record: InstanceRecord, reason: string): Promise<void> {
     if (record.step) this.metrics.failure(record.step.kind);
     this.log.error({ instance: record.name, step: record.step?.kind, reason }, "background step failed for good");
     record.state = "failed";
     record.reason = reason;
     delete record.step;
     record.updatedAt = new Date().toISOString();
-    await this.store.saveInstance(record);
+    await held.saveInstance(record);
   }
 
   private timeLimitReason(): string {

@@ -1,14 +1,32 @@
 /**
  * Where the registry keeps instances, bindings, locks and leases.
- * Two implementations: `MemoryStore` (one process; the default) and `RedisStore` (several replicas).
+ * Two implementations: `MemoryStore` (one process: tests and trials) and `RedisStore` (production,
+ * several replicas).
+ *
+ * Every write goes through the instance lock (`withLock`) and is fenced by it: a holder whose
+ * lock was let go (past its `holdUntil`) or taken by someone else (a Redis failover that lost it)
+ * has its writes refused with `LockLostError`, so a late writer never overwrites what the next
+ * holder saved.
  */
 import { ProviderError } from "../errors.js";
+import { LazyAbort } from "../lazy-abort.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 
 /** 503: another call on the same instance held its lock for longer than the caller may wait. */
 export class LockTimeoutError extends ProviderError {
   constructor(instance: string, options?: ErrorOptions) {
     super(`Another operation on instance "${instance}" is still running; try again in a moment.`, 503, options);
+  }
+}
+
+/** 503: the call's instance lock was let go or taken over before its change was saved; the change is refused. */
+export class LockLostError extends ProviderError {
+  constructor(instance: string) {
+    super(
+      `The lock on instance "${instance}" was lost before this call's change was saved (the call outlasted its time limit, ` +
+        "or the state store lost the lock), so the change was not saved. Try again in a moment.",
+      503,
+    );
   }
 }
 
@@ -36,61 +54,155 @@ export interface BindingRef {
 export const bindingField = (kind: BindingKind, key: string) => `${kind}:${key}`;
 export const kindOfField = (field: string) => field.slice(0, field.indexOf(":")) as BindingKind;
 
-/** A binding change made together with the release of the instance lock (a deletion is of the locked instance's binding). */
-export type ReleaseWrite = { saveBinding: BindingRecord } | { deleteBinding: BindingRef };
+/** How `withLock` holds the lock, besides how long it waits for it. */
+export interface LockOptions {
+  /** The binding to read with the lock (`LockedInstance.binding`). */
+  binding?: BindingRef;
+  /**
+   * When (`Date.now()` time) the lock is let go even if the work still runs: its signal aborts,
+   * its writes are refused from then on, and `withLock` rejects with `LockLostError` without
+   * waiting for it. Absent: the lock is held (and renewed) until the work settles.
+   */
+  holdUntil?: number;
+}
 
-/** What the work of `withLock` gets: the state read as the lock was taken. */
+/** What the work of `withLock` gets: the state read as the lock was taken, and the only way to change it. */
 export interface LockedInstance {
   /** The instance record, read once the lock was held; undefined when there is no such instance. */
   readonly record: InstanceRecord | undefined;
   /** The binding `withLock` was asked to read with the lock; undefined when there is none (or none was asked for). */
   readonly binding: BindingRecord | undefined;
-  /**
-   * Make this write as the lock is released, in the same step (for `RedisStore`, the same
-   * round trip). Made only if the work resolves; `withLock` resolves once it is written and
-   * rejects if it could not be. A second call replaces the first.
-   */
-  writeOnRelease(write: ReleaseWrite): void;
+  /** Aborts when the lock is lost (let go at `holdUntil`, or taken by another holder); its reason is the `LockLostError`. */
+  readonly signal: AbortSignal;
+  /** Writes the locked instance's record (created or replaced). */
+  saveInstance(record: InstanceRecord): Promise<void>;
+  /** Removes the locked instance and every binding it has. */
+  deleteInstance(): Promise<void>;
+  saveBinding(binding: BindingRecord): Promise<void>;
+  /** Resolves false when there was no such binding. */
+  deleteBinding(binding: BindingRef): Promise<boolean>;
 }
 
-/** The `LockedInstance` both stores hand out: the reads, and the write it was asked to make on release. */
+/**
+ * How a store writes one locked instance. Each write of a remote store checks the lock still
+ * holds its holder's token in the same atomic step, and rejects with `LockLostError` otherwise.
+ */
+export type InstanceWrites = Pick<LockedInstance, "saveInstance" | "deleteInstance" | "saveBinding" | "deleteBinding">;
+
+/** Node fires a timer set for longer than this at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** The `LockedInstance` both stores hand out: the reads, and writes refused once the hold is over. */
 export class HeldLock implements LockedInstance {
-  releaseWrite: ReleaseWrite | undefined;
+  readonly #abort = new LazyAbort();
+  /** Set once the lock is lost: the signal's reason and what the hold rejects with. */
+  #lost: LockLostError | undefined;
+  #ended = false;
+  /** While `hold` waits for the work: ends the hold at once when the lock is lost. */
+  #onLost: ((reason: LockLostError) => void) | undefined;
+
   constructor(
+    readonly instance: string,
     readonly record: InstanceRecord | undefined,
     readonly binding: BindingRecord | undefined,
+    private readonly writes: InstanceWrites,
   ) {}
-  writeOnRelease(write: ReleaseWrite): void {
-    this.releaseWrite = write;
+
+  /** Built on first read: most work never looks at it. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** The lock is no longer this holder's: its work's signal aborts and its writes are refused. */
+  lose(): void {
+    if (this.#lost) return;
+    this.#lost = new LockLostError(this.instance);
+    this.#abort.abort(this.#lost);
+    this.#onLost?.(this.#lost);
+  }
+
+  /**
+   * Runs `work` on the lock just taken, the part both stores share. `letGo` frees the lock once
+   * the work settles, or at once when the lock is lost (at `holdUntil` at the latest); the hold
+   * then rejects with the `LockLostError` instead of waiting for work that may never settle.
+   */
+  hold<T>(work: (locked: LockedInstance) => Promise<T>, holdUntil: number | undefined, letGo: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const bound = holdUntil === undefined ? undefined : setTimeout(() => this.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
+      const end = () => {
+        if (this.#ended) return;
+        this.#ended = true;
+        this.#onLost = undefined;
+        clearTimeout(bound);
+        letGo();
+      };
+      this.#onLost = (reason) => {
+        end();
+        reject(reason);
+      };
+      let running: Promise<T>;
+      try {
+        running = work(this);
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      running.then(
+        (value) => {
+          end();
+          resolve(value);
+        },
+        (error: unknown) => {
+          end();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  saveInstance(record: InstanceRecord): Promise<void> {
+    return this.write(() => this.writes.saveInstance(record));
+  }
+
+  deleteInstance(): Promise<void> {
+    return this.write(() => this.writes.deleteInstance());
+  }
+
+  saveBinding(binding: BindingRecord): Promise<void> {
+    return this.write(() => this.writes.saveBinding(binding));
+  }
+
+  deleteBinding(binding: BindingRef): Promise<boolean> {
+    return this.write(() => this.writes.deleteBinding(binding));
+  }
+
+  private async write<T>(write: () => Promise<T>): Promise<T> {
+    if (this.#lost || this.#ended) throw this.#lost ?? new LockLostError(this.instance);
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof LockLostError) this.lose();
+      throw error;
+    }
   }
 }
 
 export interface Store {
   getInstance(name: string): Promise<InstanceRecord | undefined>;
-  /** Insert a new instance; resolves false (and writes nothing) when the name is taken. */
-  insertInstance(record: InstanceRecord): Promise<boolean>;
-  /** Replace an existing instance record. */
-  saveInstance(record: InstanceRecord): Promise<void>;
-  /** Remove the instance and every binding it has. */
-  deleteInstance(name: string): Promise<void>;
   /** Instances that still owe background work (`record.step` set). */
   listPendingSteps(): Promise<InstanceRecord[]>;
 
   getBinding(instance: string, kind: BindingKind, key: string): Promise<BindingRecord | undefined>;
-  saveBinding(binding: BindingRecord): Promise<void>;
-  /** Resolves false when there was no such binding. */
-  deleteBinding(instance: string, kind: BindingKind, key: string): Promise<boolean>;
   listBindings(instance: string): Promise<BindingRecord[]>;
 
   /**
    * Run `work` while holding the lock on one instance: calls on the same instance are
    * serialised, across processes for a shared store. The lock expires if its holder dies.
-   * Rejects with `LockTimeoutError` when the lock is not free within `waitMs`.
-   * `work` gets the instance record (and the binding `binding` names) read with the lock, and
-   * may ask for one binding write to be made with its release: a call on a remote store
-   * then costs two round trips, not one per step.
+   * Rejects with `LockTimeoutError` when the lock is not free within `waitMs`, and with
+   * `LockLostError` as soon as the lock is lost while `work` runs.
+   * `work` gets the instance record (and the binding `options.binding` names) read with the
+   * lock, and makes its writes through it: they are refused once the lock is no longer held.
    */
-  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T>;
+  withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, options?: LockOptions): Promise<T>;
 
   /**
    * Take or renew a lease on background work: true when `owner` holds it for the next `ttlMs`.

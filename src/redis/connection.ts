@@ -3,7 +3,7 @@
  */
 import { createRequire } from "node:module";
 import type { ErrorReply } from "@redis/client";
-import type { SentinelAddress } from "../lifecycle/redis-store.js";
+import type { SentinelAddress } from "../lifecycle/redis-store-client.js";
 
 type NodeRedis = typeof import("@redis/client");
 let loaded: NodeRedis | undefined;

@@ -7,7 +7,7 @@ import express, { type RequestHandler } from "express";
 import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { actionsManifest, BadRequestError, createProvider, declareActions, instanceAction, z, type ProviderHandlers } from "../../src/index.js";
+import { actionsManifest, BadRequestError, createProvider, declareActions, instanceAction, MemoryStore, z, type ProviderHandlers } from "../../src/index.js";
 import { ConformanceUsageError, runConformance, type ActionsManifest } from "../../src/conformance/index.js";
 import { CREDENTIALS, FAST, ids, resultOf, serving } from "./helpers.js";
 
@@ -60,6 +60,7 @@ function handlers(): ProviderHandlers {
 function providerApp(front?: (app: express.Express) => void): express.Express {
   const provider = createProvider(handlers(), {
     auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+    registry: { store: new MemoryStore() },
     logger: pino({ level: "silent" }),
   });
   const app = express();

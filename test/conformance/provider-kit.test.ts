@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { BadRequestError, createProvider, type ProviderHandlers, type Provider } from "../../src/index.js";
+import { BadRequestError, createProvider, MemoryStore, type ProviderHandlers, type Provider } from "../../src/index.js";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, statusOf } from "./helpers.js";
 
@@ -70,6 +70,7 @@ let url: string;
 beforeAll(async () => {
   provider = createProvider(inMemoryHandlers(), {
     auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+    registry: { store: new MemoryStore() },
     logger: pino({ level: "silent" }),
   });
   server = provider.listen(0, "127.0.0.1");
@@ -111,6 +112,7 @@ describe("a createProvider provider without the optional handlers", () => {
     const { plans, create, provision, destroy, bindApp, unbindApp } = inMemoryHandlers();
     const minimal = createProvider({ plans, create, provision, destroy, bindApp, unbindApp }, {
       auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+      registry: { store: new MemoryStore() },
       logger: pino({ level: "silent" }),
     });
     const listening = minimal.listen(0, "127.0.0.1");

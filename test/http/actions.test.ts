@@ -19,7 +19,7 @@ import {
   NotFoundError,
   serviceAction,
   type ActionDeclaration,
-  type BindingRef,
+  type LockOptions,
   type CallPlacement,
   type LockedInstance,
   type ProviderActions,
@@ -40,9 +40,9 @@ function gate() {
 class WatchedStore extends MemoryStore {
   onLockRequest: (() => void) | undefined;
 
-  override withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+  override withLock<T>(instance: string, waitMs: number, work: (locked: LockedInstance) => Promise<T>, options?: LockOptions): Promise<T> {
     this.onLockRequest?.();
-    return super.withLock(instance, waitMs, work, binding);
+    return super.withLock(instance, waitMs, work, options);
   }
 }
 
@@ -233,7 +233,7 @@ describe("instance actions", () => {
           feedback: async () => {},
         }),
       },
-      { registry: {} },
+      { registry: { store: new MemoryStore() } },
     );
     await createInstance(running);
     for (const [method, target] of [["post", "/resources/db1/flush"], ["get", "/resources/db1/memory"]] as const) {
@@ -377,7 +377,7 @@ describe("declarations the provider could not serve are refused", () => {
   const provide = (declarations: Record<string, ActionDeclaration>) => {
     const declared = declareActions(declarations);
     const handlers = Object.fromEntries(Object.keys(declarations).map((key) => [key, async () => {}]));
-    return createProvider({ ...CONTRACT, actions: declared.implement(handlers) }, { auth: AUTH, logger: pino({ level: "silent" }) });
+    return createProvider({ ...CONTRACT, actions: declared.implement(handlers) }, { auth: AUTH, registry: false, logger: pino({ level: "silent" }) });
   };
   const refused = (declarations: Record<string, ActionDeclaration>) => {
     try {
@@ -438,7 +438,7 @@ describe("declarations the provider could not serve are refused", () => {
     expect(() => declared.implement({} as never)).toThrow(/missing: a\./);
     expect(() => declared.implement({ a: async () => {}, b: async () => {} } as never)).toThrow(/not declared: b\./);
     const handBuilt: ProviderActions = { declarations: { a: flush("/a") }, handlers: {} };
-    expect(() => createProvider({ ...CONTRACT, actions: handBuilt }, { auth: AUTH })).toThrow(/action "a" has no handler/);
+    expect(() => createProvider({ ...CONTRACT, actions: handBuilt }, { auth: AUTH, registry: false })).toThrow(/action "a" has no handler/);
   });
 
   it("the reserved paths are exactly the contract's routes under an instance, as docs/reference/routes.md lists them", () => {

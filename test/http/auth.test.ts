@@ -95,11 +95,11 @@ describe("refusing to start", () => {
 
   it("throws for other bad options and missing required handlers", () => {
     const { create: _create, ...withoutCreate } = handlers;
-    expect(() => createProvider(withoutCreate as typeof handlers, { auth: false })).toThrow(/handlers\.create is required/);
-    expect(() => createProvider(handlers, { auth: false, handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs/);
-    expect(() => createProvider(handlers, { auth: false, bodyLimitBytes: -1 })).toThrow(/bodyLimitBytes/);
-    expect(() => createProvider(handlers, { auth: false, formFieldLimit: 0 })).toThrow(/formFieldLimit/);
-    expect(() => createProvider(handlers, { auth: false, variants: ["C" as "A"] })).toThrow(/variants/);
-    expect(() => createProvider(handlers, { auth: false, requestIdHeader: "bad header" })).toThrow(/requestIdHeader/);
+    expect(() => createProvider(withoutCreate as typeof handlers, { auth: false, registry: false })).toThrow(/handlers\.create is required/);
+    expect(() => createProvider(handlers, { auth: false, registry: false, handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs/);
+    expect(() => createProvider(handlers, { auth: false, registry: false, bodyLimitBytes: -1 })).toThrow(/bodyLimitBytes/);
+    expect(() => createProvider(handlers, { auth: false, registry: false, formFieldLimit: 0 })).toThrow(/formFieldLimit/);
+    expect(() => createProvider(handlers, { auth: false, registry: false, variants: ["C" as "A"] })).toThrow(/variants/);
+    expect(() => createProvider(handlers, { auth: false, registry: false, requestIdHeader: "bad header" })).toThrow(/requestIdHeader/);
   });
 });

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ProviderError, type ProviderHandlers } from "../../src/index.js";
+import { MemoryStore, ProviderError, type ProviderHandlers } from "../../src/index.js";
 import { parsePrometheusText } from "../support/prometheus.js";
 import { fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "./helpers.js";
 import { eventually } from "../support/eventually.js";
@@ -16,7 +16,7 @@ afterEach(stopAll);
 
 /** A registry-backed provider (memory store), quick to retry background steps. */
 function withRegistry(handlers: ProviderHandlers, extra: Parameters<typeof start>[1] = {}) {
-  return start(handlers, { registry: { stepRetryDelayMs: 10, pollIntervalMs: 50, maxStepAttempts: 2 }, ...extra });
+  return start(handlers, { registry: { store: new MemoryStore(), stepRetryDelayMs: 10, pollIntervalMs: 50, maxStepAttempts: 2 }, ...extra });
 }
 
 async function metricsOf(http: Awaited<ReturnType<typeof start>>["http"]) {

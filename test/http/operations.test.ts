@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FORM, GOOD_AUTH, PASSWORD, fakeResource, requestLines, start, stopAll } from "./helpers.js";
 import { eventually } from "../support/eventually.js";
+import { gate } from "../support/gate.js";
 
 afterEach(stopAll);
 
@@ -143,6 +144,26 @@ describe("close()", () => {
     expect((await inFlight).status).toBe(201);
     await closing;
     expect(closed).toBe(true);
+  });
+
+  it("called twice (SIGINT, then SIGTERM) while a call is in flight, resolves for both callers once it has answered", async () => {
+    const release = gate();
+    const started = gate();
+    const fake = fakeResource({
+      create: async () => {
+        started.open();
+        await release.opened;
+      },
+    });
+    const running = await start(fake.handlers);
+    const inFlight = running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send("name=slow1").then((res) => res);
+    await started.opened;
+    const first = running.provider.close();
+    const second = running.provider.close();
+    expect(second).toBe(first);
+    release.open();
+    expect((await inFlight).status).toBe(201);
+    await Promise.all([first, second]);
   });
 
   it("resolves at once when nothing is in flight", async () => {

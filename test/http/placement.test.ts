@@ -3,7 +3,7 @@
  * from the platform's X-Tsuru-Pool-* and X-Tsuru-Cluster-* headers, and plans can differ per pool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { CallPlacement, HandlerContext, ProviderHandlers } from "../../src/index.js";
+import { MemoryStore, type CallPlacement, type HandlerContext, type ProviderHandlers } from "../../src/index.js";
 import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll, type Running } from "./helpers.js";
 
 afterEach(stopAll);
@@ -50,7 +50,7 @@ function call(running: Running, method: "get" | "post" | "put" | "delete", path:
 describe("ctx.placement", () => {
   it("reaches every handler, from the headers, with the registry on", async () => {
     const seen = new Map<string, CallPlacement>();
-    const running = await start(noting(fakeResource().handlers, seen), { registry: {} });
+    const running = await start(noting(fakeResource().handlers, seen), { registry: { store: new MemoryStore() } });
     const app = { "app-name": "web", "app-host": "web.example.com" };
     const unit = { ...app, "unit-host": "10.0.0.9" };
     await call(running, "get", "/resources/plans").expect(200);

@@ -3,7 +3,7 @@ import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import request from "supertest";
 import type { AddressInfo } from "node:net";
-import { createProvider } from "../../src/index.js";
+import { createProvider, MemoryStore } from "../../src/index.js";
 import { AUTH, FORM, GOOD_AUTH, fakeResource, serve, start, stopAll } from "./helpers.js";
 
 afterEach(stopAll);
@@ -381,10 +381,10 @@ describe("routing", () => {
   });
 });
 
-describe("with the registry on (the default)", () => {
+describe("with the registry on (a MemoryStore)", () => {
   it("serves a create → status → bind → unbind → destroy flow", async () => {
     const fake = fakeResource();
-    const running = await start(fake.handlers, { registry: undefined });
+    const running = await start(fake.handlers, { registry: { store: new MemoryStore() } });
     const auth = GOOD_AUTH;
     await running.http.post("/resources").set("Authorization", auth).type(FORM).send("name=reg1&team=core").expect(201);
     await running.http.get("/resources/reg1/status").set("Authorization", auth).expect(204);

@@ -54,9 +54,13 @@ describe("handler types", () => {
   it("options are checked too", () => {
     // @ts-expect-error auth is required: credentials or an explicit false
     expectTypeOf(() => createProvider(typed, { registry: false })).toBeFunction();
+    // @ts-expect-error registry is required: a store or an explicit false
+    expectTypeOf(() => createProvider(typed, { auth: false })).toBeFunction();
+    // @ts-expect-error a registry needs its store
+    expectTypeOf(() => createProvider(typed, { auth: false, registry: { lockTimeoutMs: 1_000 } })).toBeFunction();
     // @ts-expect-error usernames is a list
-    expectTypeOf(() => createProvider(typed, { auth: { usernames: "redis", password: "p" } })).toBeFunction();
+    expectTypeOf(() => createProvider(typed, { auth: { usernames: "redis", password: "p" }, registry: false })).toBeFunction();
     // @ts-expect-error unknown variant
-    expectTypeOf(() => createProvider(typed, { auth: false, variants: ["C"] })).toBeFunction();
+    expectTypeOf(() => createProvider(typed, { auth: false, registry: false, variants: ["C"] })).toBeFunction();
   });
 });

@@ -110,8 +110,8 @@ describe("census of a RedisStore", () => {
     const store = new RedisStore({ url: stores.redis().url, keyPrefix: "old:" });
     try {
       expect(await store.census()).toEqual(counted({ ready: 1, provisioning: 1 }, { app: 2, unit: 1 }));
-      await store.deleteBinding("cache", "app", "api");
-      await store.saveInstance(record("queue", "ready"));
+      await store.withLock("cache", 5_000, (held) => held.deleteBinding({ kind: "app", key: "api" }));
+      await store.withLock("queue", 5_000, (held) => held.saveInstance(record("queue", "ready")));
       expect(await store.census()).toEqual(counted({ ready: 2 }, { app: 1, unit: 1 }));
       // Operators reset a census they distrust (after a rolling upgrade from an older version) by deleting it.
       await raw.del("old:census");
@@ -125,7 +125,7 @@ describe("census of a RedisStore", () => {
     const url = stores.redis().url;
     // The first process wrote the provisioning record, then died before the handler answered.
     const crashed = new RedisStore({ url, keyPrefix: "crash:" });
-    await crashed.insertInstance(record("cache", "provisioning"));
+    await crashed.withLock("cache", 5_000, (held) => held.saveInstance(record("cache", "provisioning")));
     await crashed.close();
 
     const store = new RedisStore({ url, keyPrefix: "crash:" });

@@ -27,6 +27,7 @@ const CLEAR_503 = [
   "The provider cannot reach its state store (Redis) right now; try again in a moment.",
   /^The provider's state store \(Redis\) confirmed the write on \d+ of 1 replicas in time; try again in a moment\.$/,
   /^Another operation on instance "[^"]+" is still running; try again in a moment\.$/,
+  /^The lock on instance "[^"]+" was lost before this call's change was saved .* Try again in a moment\.$/,
 ];
 
 interface Outcome {
@@ -75,13 +76,15 @@ describe("the registry on a Redis Sentinel group", { timeout: 180_000 }, () => {
   it("with waitForReplicas, a write succeeds once the replica has it, and fails with a clear 503 when too few replicas confirm", async () => {
     const store = open({ keyPrefix: "wait:", waitForReplicas: 1 });
     const at = "2026-01-01T00:00:00.000Z";
-    await store.saveBinding({ instance: "cache", kind: "app", key: "web", appName: "web", createdAt: at, updatedAt: at });
+    await store.withLock("cache", 5_000, (held) => held.saveBinding({ instance: "cache", kind: "app", key: "web", appName: "web", createdAt: at, updatedAt: at }));
     const replica = new RedisStore({ url: group.replica.url, keyPrefix: "wait:" });
     opened.push(replica);
     expect((await replica.listBindings("cache")).map((binding) => binding.key)).toEqual(["web"]);
 
     const greedy = open({ keyPrefix: "wait:", waitForReplicas: 2 });
-    const error = (await greedy.deleteBinding("cache", "app", "web").catch((caught: unknown) => caught)) as Error & { status?: number };
+    const error = (await greedy
+      .withLock("cache", 5_000, (held) => held.deleteBinding({ kind: "app", key: "web" }))
+      .catch((caught: unknown) => caught)) as Error & { status?: number };
     expect([error.status, error.message]).toEqual([
       503,
       "The provider's state store (Redis) confirmed the write on 1 of 2 replicas in time; try again in a moment.",
@@ -92,7 +95,9 @@ describe("the registry on a Redis Sentinel group", { timeout: 180_000 }, () => {
     for (const waitForReplicas of [0, 1]) {
       const demoted = new RedisStore({ url: group.replica.url, keyPrefix: "demoted:", waitForReplicas });
       opened.push(demoted);
-      const error = (await demoted.deleteInstance("cache").catch((caught: unknown) => caught)) as Error & { status?: number };
+      const error = (await demoted
+        .withLock("cache", 5_000, (held) => held.deleteInstance())
+        .catch((caught: unknown) => caught)) as Error & { status?: number };
       expect([error.status, error.message]).toEqual([503, "The provider cannot reach its state store (Redis) right now; try again in a moment."]);
       expect(String((error.cause as Error).message)).toMatch(/READONLY|commands failed/);
     }

@@ -14,6 +14,7 @@ import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest 
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 
 export { eventually } from "../support/eventually.js";
+export { gate } from "../support/gate.js";
 
 export const silent = pino({ level: "silent" });
 /** Step metrics counted into a registry nobody reads. */
@@ -74,14 +75,14 @@ export function useStores(): Stores {
 
 export type StartLifecycle = (
   handlers: ProviderHandlers,
-  options?: RegistryOptions,
+  options?: Partial<RegistryOptions>,
 ) => { lifecycle: Lifecycle; store: Store };
 
 /**
  * Registers hooks: `start` opens a registry lifecycle on a fresh store of `kind` (or the one in
  * `options`), with `defaults` under `options`; every lifecycle is closed after its test.
  */
-export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { stores: Stores; start: StartLifecycle } {
+export function useLifecycles(kind: StoreKind, defaults: Partial<RegistryOptions>): { stores: Stores; start: StartLifecycle } {
   const stores = useStores();
   let lifecycles: Lifecycle[] = [];
   afterEach(async () => {
@@ -99,7 +100,16 @@ export function useLifecycles(kind: StoreKind, defaults: RegistryOptions): { sto
 
 export function context(): RequestContext {
   const { signal } = new AbortController();
-  return { requestId: "test-request", signal, log: silent, placement: { clusterAddresses: [] }, throwIfAborted: () => signal.throwIfAborted() };
+  // No handler timeout: the tests that need one abort their own signal.
+  return {
+    requestId: "test-request",
+    signal,
+    log: silent,
+    placement: { clusterAddresses: [] },
+    throwIfAborted: () => signal.throwIfAborted(),
+    deadline: Number.POSITIVE_INFINITY,
+    claimAnswer: () => !signal.aborted,
+  };
 }
 
 export const createRequest = (instance: string, extra: Partial<CreateRequest> = {}): CreateRequest => ({
@@ -129,12 +139,6 @@ export const unbindAppRequest = (instance: string, appName: string, extra: Parti
   ...extra,
 });
 
-/** A promise the test settles when it wants: lets a handler wait at a known point. */
-export function gate<T = void>() {
-  let open!: (value: T) => void;
-  const opened = new Promise<T>((resolve) => (open = resolve));
-  return { opened, open };
-}
 
 /** Resolves with the error a promise rejects with; fails the test if it resolves. */
 export async function rejection(promise: Promise<unknown>): Promise<Error & { status?: number }> {

@@ -4,10 +4,107 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
+import { createClient } from "@redis/client";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
+import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { ConfigurationError, type ProviderOptions } from "../../src/options.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import { createProvider } from "../../src/provider.js";
 import type { ProviderHandlers } from "../../src/types.js";
 import { eventually, gate, serve, silent, STORE_KINDS, useStores, type Served } from "./helpers.js";
+
+describe("choosing where the registry keeps its state", () => {
+  const handlers: ProviderHandlers = { create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} };
+  const optionsWith = (registry: unknown) => ({ auth: false, logger: silent, registry }) as Parameters<typeof createProvider>[1];
+
+  it.each([
+    ["no registry option", undefined, /no instance registry configured/],
+    ["a registry without a store", { lockTimeoutMs: 1_000 }, /registry\.store is missing/],
+  ])("refuses to start with %s, naming the store for production, the one for trials and registry: false", (_what, registry, problem) => {
+    const attempt = () => createProvider(handlers, optionsWith(registry));
+    expect(attempt).toThrow(ConfigurationError);
+    expect(attempt).toThrow(problem);
+    expect(attempt).toThrow(/registry: \{ store: new RedisStore\(.*\) \} in production.*registry: \{ store: new MemoryStore\(\) \} for tests.*registry: false/);
+  });
+
+  it("starts with a store chosen, or with registry: false", async () => {
+    for (const registry of [{ store: new MemoryStore() }, false]) {
+      const provider = createProvider(handlers, optionsWith(registry));
+      await provider.close();
+    }
+  });
+});
+
+describe("providers on one Redis store", () => {
+  const stores = useStores();
+
+  it("an update whose lock was lost (a failover) and taken by the other provider saves nothing: the other's acknowledged update stays", async () => {
+    const keyPrefix = "shared:";
+    const raw = createClient({ url: stores.redis().url });
+    await raw.connect();
+    const storeA = new RedisStore({ url: stores.redis().url, keyPrefix });
+    const storeB = new RedisStore({ url: stores.redis().url, keyPrefix });
+    const aIn = gate();
+    const aOut = gate();
+    const handlersOf = (name: string): ProviderHandlers => ({
+      create: () => {},
+      update: async () => {
+        if (name === "a") {
+          aIn.open();
+          await aOut.opened;
+        }
+        return { data: { updatedBy: name } };
+      },
+      destroy: () => {},
+      bindApp: () => ({}),
+      unbindApp: () => {},
+    });
+    const a = await serve(createProvider(handlersOf("a"), { auth: false, logger: silent, registry: { store: storeA } }));
+    const b = await serve(createProvider(handlersOf("b"), { auth: false, logger: silent, registry: { store: storeB } }));
+    try {
+      expect((await a.call("POST", "/resources", { name: "cache", plan: "small" })).status).toBe(201);
+      const aUpdate = a.call("PUT", "/resources/cache", { plan: "medium" });
+      await aIn.opened; // A in
+      await raw.del(`${keyPrefix}lock:cache`); // what a failover that lost the lock does
+      expect((await b.call("PUT", "/resources/cache", { plan: "large" })).status).toBe(200); // B in, B wrote
+      aOut.open(); // A writes
+      const late = await aUpdate;
+      expect(late.status).toBe(503);
+      expect(late.body).toMatch(/^The lock on instance "cache" was lost before this call's change was saved/);
+      expect(await storeB.getInstance("cache")).toMatchObject({ plan: "large", state: "ready", data: { updatedBy: "b" } });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await Promise.all([storeA.close(), storeB.close(), raw.close()]);
+    }
+  });
+
+  it("still knows the instances and bindings made before: unbind and destroy reach their handlers", async () => {
+    const calls: string[] = [];
+    const handlers: ProviderHandlers = {
+      create: () => void calls.push("create"),
+      destroy: () => void calls.push("destroy"),
+      bindApp: () => (calls.push("bindApp"), { USER: "web" }),
+      unbindApp: () => void calls.push("unbindApp"),
+    };
+    const serveOn = (store: ReturnType<typeof stores.fresh>) =>
+      serve(createProvider(handlers, { auth: false, logger: silent, registry: { store } }));
+    const app = { "app-name": "web", "app-host": "web.example.com" };
+    const store = stores.fresh("redis");
+    const before = await serveOn(store);
+    expect((await before.call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    expect((await before.call("POST", "/resources/cache/bind-app", app)).status).toBe(201);
+    await before.close();
+
+    const after = await serveOn(stores.reopen(store));
+    try {
+      expect((await after.call("DELETE", "/resources/cache/bind-app", app)).status).toBe(200);
+      expect((await after.call("DELETE", "/resources/cache")).status).toBe(200);
+    } finally {
+      await after.close();
+    }
+    expect(calls).toEqual(["create", "bindApp", "unbindApp", "destroy"]);
+  });
+});
 
 describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
   const stores = useStores();
@@ -17,11 +114,12 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     served = [];
   });
 
-  async function start(handlers: ProviderHandlers, options: RegistryOptions = {}) {
+  async function start(handlers: ProviderHandlers, options: Partial<RegistryOptions> = {}, providerOptions: Partial<ProviderOptions> = {}) {
     const store = stores.fresh(kind);
     const provider = createProvider(handlers, {
       auth: false,
       logger: silent,
+      ...providerOptions,
       registry: { stepRetryDelayMs: 10, pollIntervalMs: 50, ...options, store },
     });
     const server = await serve(provider);
@@ -197,6 +295,86 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     await eventually(async () => (await store.withLock("cache", 1_000, async () => true)) || undefined);
     expect(bound).toEqual(["first"]);
     expect((await store.listBindings("cache")).map((binding) => binding.key)).not.toContain("late");
+  });
+
+  it("a create that succeeds after its handler timeout answered 500 is undone, and the platform's retry of that name creates it", async () => {
+    const slowFirst = gate();
+    const calls: string[] = [];
+    let creates = 0;
+    const { call } = await start(
+      {
+        create: async () => {
+          const attempt = ++creates;
+          calls.push(`create ${attempt}`);
+          if (attempt === 1) await slowFirst.opened; // ignores its signal, then succeeds
+          return { data: { attempt } };
+        },
+        destroy: (_request, ctx) => void calls.push(`destroy ${String(ctx.record?.data.attempt)}`),
+        bindApp: () => ({}),
+        unbindApp: () => {},
+      },
+      {},
+      { handlerTimeoutMs: 300 },
+    );
+    const failed = await call("POST", "/resources", { name: "cache" });
+    expect([failed.status, failed.body]).toEqual([500, expect.stringMatching(/did not finish this call within 0\.3 s/)]);
+    slowFirst.open();
+    // The platform was told the create failed: what the handler made is removed in the background.
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 404 ? true : undefined));
+    expect(calls).toEqual(["create 1", "destroy 1"]);
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    expect((await call("GET", "/resources/cache/status")).status).toBe(204);
+    expect(calls).toEqual(["create 1", "destroy 1", "create 2"]);
+  });
+
+  /** A provider whose bind-app handler ignores its signal and returns only when the test says. */
+  async function startWithHangingBind(release: Promise<void>) {
+    const calls: string[] = [];
+    const handlers: ProviderHandlers = {
+      create: () => {},
+      destroy: () => void calls.push("destroy"),
+      bindApp: async () => {
+        calls.push("bindApp");
+        await release;
+        return { USER: "web" };
+      },
+      unbindApp: () => {},
+    };
+    const store = stores.fresh(kind);
+    const provider = createProvider(handlers, {
+      auth: false,
+      logger: silent,
+      // The grace well inside the handler timeout: a call made right after the hung one's 500 has
+      // time left to run once that lock is let go.
+      handlerTimeoutMs: 1_000,
+      registry: { store, lockGraceMs: 100, lockTimeoutMs: 10_000 },
+    });
+    const server = await serve(provider);
+    served.push(server);
+    expect((await server.call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    const bind = await server.call("POST", "/resources/cache/bind-app", { "app-name": "web", "app-host": "web.example.com" });
+    expect([bind.status, bind.body]).toEqual([500, expect.stringMatching(/did not finish this call within 1 s/)]);
+    return { provider, server, store, calls };
+  }
+
+  it("a handler that never settles holds its instance only until its deadline plus the grace: destroy then reaches its handler", async () => {
+    const release = gate();
+    const { server, calls } = await startWithHangingBind(release.opened);
+    const destroy = await server.call("DELETE", "/resources/cache");
+    expect(destroy.status).toBe(200);
+    expect(calls).toEqual(["bindApp", "destroy"]);
+    expect((await server.call("GET", "/resources/cache/status")).status).toBe(404);
+    release.open();
+  });
+
+  it("close() waits for a handler past its deadline until its lock is let go; what the handler saves afterwards is refused", async () => {
+    const release = gate();
+    const { provider, store } = await startWithHangingBind(release.opened);
+    await provider.close();
+    release.open(); // the handler returns only now, after close()
+    // Queued behind the hung call if it still held the lock; reads what it saved.
+    const binding = await store.withLock("cache", 5_000, async (held) => held.binding, { binding: { kind: "app", key: "web" } });
+    expect(binding).toBeUndefined();
   });
 
   it("concurrent binds of many apps to one instance: every one answered 201 and recorded", async () => {

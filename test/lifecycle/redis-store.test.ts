@@ -22,6 +22,9 @@ const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceReco
   ...extra,
 });
 
+/** Writes a record as the registry does: under the instance lock. */
+const save = (store: RedisStore, saved: InstanceRecord) => store.withLock(saved.name, 1_000, (held) => held.saveInstance(saved));
+
 describe("RedisStore", () => {
   let redis: RedisServer;
   let raw: ReturnType<typeof createClient>;
@@ -57,9 +60,11 @@ describe("RedisStore", () => {
     );
     await lifecycle.create(createRequest("cache"), context());
     await lifecycle.bindApp(bindAppRequest("cache", "web"), context());
-    await store.saveInstance(record("pending-one", { step: { kind: "provision", attempts: 0, deadline: "2099-01-01T00:00:00.000Z" } }));
+    await save(store, record("pending-one", { step: { kind: "provision", attempts: 0, deadline: "2099-01-01T00:00:00.000Z" } }));
     await lifecycle.close();
 
+    // Locks are released right after their work, without the call waiting for it.
+    await eventually(async () => ((await raw.keys("layout:lock:*")).length === 0 ? true : undefined));
     expect((await raw.keys("layout:*")).sort()).toEqual([
       "layout:bindings:cache",
       "layout:census",
@@ -73,8 +78,9 @@ describe("RedisStore", () => {
     expect(await raw.sMembers("layout:pending")).toEqual(["pending-one"]);
     expect(await raw.get("unrelated")).toBe("kept");
 
-    await store.deleteInstance("cache");
-    await store.saveInstance(record("pending-one"));
+    await store.withLock("cache", 1_000, (held) => held.deleteInstance());
+    await save(store, record("pending-one"));
+    await eventually(async () => ((await raw.keys("layout:lock:*")).length === 0 ? true : undefined));
     expect((await raw.keys("layout:*")).sort()).toEqual(["layout:census", "layout:instance:pending-one"]);
   });
 
@@ -127,9 +133,9 @@ describe("RedisStore", () => {
     expect(await raw.get("expiry:lock:cache")).toBe("someone-else");
   });
 
-  it("passes the lock from one caller of the process to the next: one at a time, every write kept, free after the last", async () => {
-    const store = open("handover:");
-    const other = open("handover:");
+  it("serialises the callers of one process on an instance: one at a time, every write kept, free after the last", async () => {
+    const store = open("queue:");
+    const other = open("queue:");
     let inside = 0;
     let most = 0;
     const lifecycle = registryLifecycle(
@@ -150,93 +156,64 @@ describe("RedisStore", () => {
       steps,
     );
     await lifecycle.create(createRequest("cache"), context());
-    await raw.configResetStat();
     const apps = Array.from({ length: 30 }, (_, i) => `app-${i}`);
     const outcomes = await Promise.allSettled(apps.map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
-    const commandStats = await raw.info("commandstats");
     await lifecycle.close();
 
     expect(most).toBe(1);
-    // A bind runs at most two scripts: its lock-and-read (none when the caller before it read its
-    // binding for it), and its write that passes the lock on and reads for the next caller (or,
-    // for the refused one, the release). Each GETs the lock and the instance at most once. A
-    // caller that polled the lock instead of getting it handed over would run more of them.
-    const scripts = Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(commandStats)?.[1]);
-    const gets = Number(/^cmdstat_get:calls=(\d+)/m.exec(commandStats)?.[1]);
-    expect(gets).toBeLessThanOrEqual(2 * scripts);
-    expect(scripts).toBeGreaterThanOrEqual(apps.length);
-    // Queued binds mostly need no read of their own.
-    expect(scripts).toBeLessThan(1.5 * apps.length);
     expect(outcomes.filter((outcome) => outcome.status === "rejected")).toHaveLength(1);
     const bound = (await other.listBindings("cache")).map((binding) => binding.key);
     expect(bound.sort()).toEqual(apps.filter((app) => app !== "app-7").sort());
-    // Released with the last write: another process takes it without waiting for an expiry.
-    expect(await raw.exists("handover:lock:cache")).toBe(0);
-    expect(await other.withLock("cache", 200, async ({ record }) => record?.state)).toBe("ready");
+    // Released after the last call: another process takes it without waiting for an expiry.
+    expect(await other.withLock("cache", 1_000, async ({ record }) => record?.state)).toBe("ready");
   });
 
-  it("lets callers queued behind a holder work on what it read ahead, but never on a change that did not land", async () => {
-    const store = open("readahead:");
-    await store.insertInstance(record("cache"));
-    const bindingOf = (key: string, createdAt = "2026-01-01T00:00:00.000Z") => ({ instance: "cache", kind: "app" as const, key, createdAt, updatedAt: createdAt });
-    const ref = (key: string) => ({ kind: "app" as const, key });
-    const seen: Record<string, string | undefined> = {};
-    const firstIn = gate();
-    const firstOut = gate();
-    // The first caller holds the lock while the others queue behind it.
-    const first = store.withLock("cache", 5_000, async (held) => {
-      firstIn.open();
-      await firstOut.opened;
-      held.writeOnRelease({ saveBinding: bindingOf("a") });
+  it("refuses the write of a holder whose lock was lost and taken by another: A in, B in, B wrote, A's write refused", async () => {
+    const a = open("fence:");
+    const b = open("fence:");
+    await save(a, record("cache"));
+    const bindingOf = (appHost: string) => ({ instance: "cache", kind: "app" as const, key: "web", appName: "web", appHost, createdAt: "t", updatedAt: "t" });
+    const aIn = gate();
+    const aWrites = gate();
+    const aDone = a.withLock("cache", 1_000, async (held) => {
+      aIn.open();
+      await aWrites.opened;
+      await held.saveBinding(bindingOf("a.example.com"));
     });
-    await firstIn.opened;
-    // b reads for itself (reading ahead x and d), then loses the lock: its change is refused.
-    const b = store.withLock(
-      "cache",
-      5_000,
-      async (held) => {
-        await raw.set("readahead:lock:cache", "someone-else");
-        held.writeOnRelease({ saveBinding: bindingOf("x", "2026-02-02T00:00:00.000Z") });
-      },
-      ref("x"),
-    );
-    /** Binds `key`, noting the binding it found ("none"). */
-    const bindNoting = (key: string) =>
-      store.withLock(
-        "cache",
-        5_000,
-        async (held) => {
-          seen[key] = held.binding?.createdAt ?? "none";
-          held.writeOnRelease({ saveBinding: bindingOf(key) });
-        },
-        ref(key),
-      );
-    // x again: what b read ahead for it is stale once b writes x, so it reads x itself, after b's write.
-    const x = bindNoting("x");
-    const d = bindNoting("d");
-    firstOut.open();
-    await first;
-    const refused = await rejection(b);
-    expect(refused.status).toBe(503);
-    expect(refused.message).toContain("nothing was saved");
-    // The lock someone else took is theirs, and x waits for it rather than work on b's refused change.
-    expect(await raw.get("readahead:lock:cache")).toBe("someone-else");
-    expect(seen.x).toBeUndefined();
-    await raw.del("readahead:lock:cache");
-    await Promise.all([x, d]);
-    expect(seen).toEqual({ x: "none", d: "none" });
-    const keys = (await store.listBindings("cache")).map((binding) => binding.key).sort();
-    expect(keys).toEqual(["a", "d", "x"]);
-    expect(await store.census()).toMatchObject({ bindings: { app: 3 } });
-    expect(await raw.exists("readahead:lock:cache")).toBe(0);
+    await aIn.opened;
+    await raw.del("fence:lock:cache"); // what a failover that lost the lock does
+    await b.withLock("cache", 1_000, (held) => held.saveBinding(bindingOf("b.example.com")));
+    aWrites.open();
+    const refused = await rejection(aDone);
+    expect([refused.status, refused.message]).toEqual([
+      503,
+      'The lock on instance "cache" was lost before this call\'s change was saved (the call outlasted its time limit, or the state store lost the lock), so the change was not saved. Try again in a moment.',
+    ]);
+    expect((await b.getBinding("cache", "app", "web"))?.appHost).toBe("b.example.com");
+    expect(await b.census()).toMatchObject({ bindings: { app: 1 } });
+  });
 
-    // A change that lands is what the next caller of the same binding sees.
-    const again = store.withLock("cache", 5_000, async (held) => {
-      held.writeOnRelease({ saveBinding: bindingOf("y", "2026-03-03T00:00:00.000Z") });
-    }, ref("y"));
-    const after = store.withLock("cache", 5_000, async (held) => held.binding?.createdAt, ref("y"));
-    await again;
-    expect(await after).toBe("2026-03-03T00:00:00.000Z");
+  it("aborts the work's signal and rejects at once when a renewal finds the lock taken, and every later write is refused", async () => {
+    const store = open("renewal:", 300);
+    await save(store, record("cache"));
+    const lost = gate<unknown>();
+    const work = gate();
+    const lateWrite = gate<{ write: Promise<void> }>(); // wrapped: a gate opened with a promise would adopt it
+    const holding = store.withLock("cache", 1_000, async (held) => {
+      held.signal.addEventListener("abort", () => lost.open(held.signal.reason));
+      await raw.set("renewal:lock:cache", "someone-else");
+      await work.opened; // a handler that never looks at its signal
+      const write = held.saveInstance(record("cache", { state: "failed" }));
+      lateWrite.open({ write });
+      await write;
+    });
+    const refused = await rejection(holding);
+    expect(refused.status).toBe(503);
+    expect(await lost.opened).toBe(refused);
+    work.open();
+    expect((await rejection((await lateWrite.opened).write)).status).toBe(503);
+    expect(await raw.get("renewal:lock:cache")).toBe("someone-else");
+    expect((await store.getInstance("cache"))?.state).toBe("ready");
   });
 
   it("sends its scripts again when Redis has forgotten them (a restart, a failover, SCRIPT FLUSH)", async () => {
@@ -273,7 +250,7 @@ describe("RedisStore", () => {
 
     const back = await startRedisServer({ port: gone.port });
     try {
-      expect(await eventually(() => store.insertInstance(record("cache")))).toBe(true);
+      await eventually(async () => (await save(store, record("cache")), true));
       expect(await store.getInstance("cache")).toMatchObject({ name: "cache" });
     } finally {
       await store.close();
@@ -302,8 +279,7 @@ describe("RedisStore", () => {
   it("works with a client of the caller's, and leaves it open on close", async () => {
     const client = createClient({ url: redis.url });
     const store = new RedisStore({ client, keyPrefix: "own:" });
-    expect(await store.insertInstance(record("cache"))).toBe(true);
-    expect(await store.insertInstance(record("cache"))).toBe(false);
+    await save(store, record("cache"));
     await store.close();
     expect(client.isOpen).toBe(true);
     expect(await client.exists("own:instance:cache")).toBe(1);

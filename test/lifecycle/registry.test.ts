@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import type { BindingRecord, HandlerContext, InstanceRecord, ProviderHandlers } from "../../src/types.js";
 import {
@@ -55,14 +56,49 @@ describe("registry options", () => {
     [{ lockTimeoutMs: -1 }, "registry.lockTimeoutMs must be a positive number, got -1."],
   ])("refuses %o at start-up", (options, message) => {
     const { handlers } = recordingHandlers();
-    expect(() => registryLifecycle(handlers, options, silent, steps)).toThrow(message);
+    expect(() => registryLifecycle(handlers, { ...options, store: new MemoryStore() }, silent, steps)).toThrow(message);
   });
 });
 
 describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
-  const { start } = useLifecycles(kind, { stepRetryDelayMs: 10, pollIntervalMs: 50 });
+  const { start, stores } = useLifecycles(kind, { stepRetryDelayMs: 10, pollIntervalMs: 50 });
 
   const ctx = context();
+
+  describe("the instance lock", () => {
+    const ready: InstanceRecord = { name: "cache", tags: [], parameters: {}, state: "ready", data: {}, createdAt: "t", updatedAt: "t" };
+
+    it("is let go at holdUntil while the work still runs: its signal aborts, 503 at once, the next caller goes ahead, the late write is refused", async () => {
+      const store = stores.fresh(kind);
+      await store.withLock("cache", 1_000, (held) => held.saveInstance(ready));
+      const aborted = gate();
+      const work = gate();
+      const lateWrite = gate<{ write: Promise<void> }>(); // wrapped: a gate opened with a promise would adopt it
+      const holding = store.withLock(
+        "cache",
+        1_000,
+        async (held) => {
+          held.signal.addEventListener("abort", () => aborted.open());
+          await work.opened; // a handler that never looks at its signal
+          const write = held.saveInstance({ ...ready, state: "failed" });
+          lateWrite.open({ write });
+          await write;
+        },
+        { holdUntil: Date.now() + 100 },
+      );
+      const refused = await rejection(holding);
+      expect([refused.status, refused.message]).toEqual([503, expect.stringContaining('The lock on instance "cache" was lost')]);
+      await aborted.opened;
+      const next = await store.withLock("cache", 1_000, async (held) => {
+        await held.saveInstance({ ...ready, plan: "next" });
+        return "in";
+      });
+      expect(next).toBe("in");
+      work.open();
+      expect((await rejection((await lateWrite.opened).write)).status).toBe(503);
+      expect(await store.getInstance("cache")).toMatchObject({ plan: "next", state: "ready" });
+    });
+  });
 
   describe("create", () => {
     it("records a ready instance with the request's fields and the data the handler returned", async () => {
@@ -127,7 +163,9 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       const { handlers, callsOf } = recordingHandlers();
       const { lifecycle, store } = start(handlers);
       const time = new Date().toISOString();
-      await store.insertInstance({ name: "cache", tags: [], parameters: {}, state: "provisioning", data: {}, createdAt: time, updatedAt: time });
+      await store.withLock("cache", 1_000, (held) =>
+        held.saveInstance({ name: "cache", tags: [], parameters: {}, state: "provisioning", data: {}, createdAt: time, updatedAt: time }),
+      );
       expect(await lifecycle.status({ instance: "cache" }, ctx)).toBe("pending");
       await lifecycle.create(createRequest("cache", { plan: "small" }), ctx);
       expect(callsOf("create")).toHaveLength(1);
@@ -358,6 +396,8 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       signal,
       placement: { poolName: "pool-a", clusterAddresses: [] },
       throwIfAborted: () => signal.throwIfAborted(),
+      deadline: Number.POSITIVE_INFINITY,
+      claimAnswer: () => true,
       get log() {
         loggerBuilt++;
         return silent;

@@ -7,10 +7,13 @@ import { ProviderError } from "../../src/errors.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { InstanceRecord, ProviderHandlers, StepContext } from "../../src/types.js";
-import { bindAppRequest, context, createRequest, eventually, gate, rejection, STORE_KINDS, useLifecycles } from "./helpers.js";
+import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { registryLifecycle } from "../../src/lifecycle/registry.js";
+import { startRedisServer } from "../support/redis-server.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, STORE_KINDS, useLifecycles } from "./helpers.js";
 
 /** Short settings so retries and takeovers happen within a test. */
-const FAST: RegistryOptions = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
+const FAST: Partial<RegistryOptions> = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
 
 function asyncHandlers(provision: ProviderHandlers["provision"], extra: Partial<ProviderHandlers> = {}): ProviderHandlers {
   return {
@@ -242,5 +245,34 @@ describe.each(STORE_KINDS)("background steps on the %s store", (kind) => {
     deprovisionWorks = true;
     await lifecycle.destroy({ instance: "cache" }, ctx);
     await eventually(async () => ((await store.getInstance("cache")) === undefined ? true : undefined));
+  });
+});
+
+describe("a background step whose lease cannot be renewed", () => {
+  it("is stopped (its signal aborts) once the lease can no longer be proven, e.g. with its Redis gone", async () => {
+    const redis = await startRedisServer();
+    const store = new RedisStore({ url: redis.url, keyPrefix: "lease-lost:", connectTimeoutMs: 100, commandTimeoutMs: 100 });
+    const started = gate();
+    const stopped = gate<unknown>();
+    const lifecycle = registryLifecycle(
+      asyncHandlers(async (_record, { signal }) => {
+        signal.addEventListener("abort", () => stopped.open(signal.reason));
+        started.open();
+        await new Promise(() => {}); // still working when the lease lapses
+      }),
+      { ...FAST, store },
+      silent,
+      steps,
+    );
+    try {
+      await lifecycle.create(createRequest("cache"), context());
+      await started.opened;
+      await redis.stop(); // renewals fail from now on
+      expect(String(await stopped.opened)).toMatch(/lease was taken over or could not be renewed in time/);
+    } finally {
+      await lifecycle.close();
+      await store.close();
+      await redis.stop();
+    }
   });
 });

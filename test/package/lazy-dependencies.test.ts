@@ -29,14 +29,14 @@ interface Loaded {
 const SCRIPT = `
 import { createRequire } from "node:module";
 import { once } from "node:events";
-const { createProvider, RedisStore } = await import(${JSON.stringify(pathToFileURL(path.join(root, "src/index.ts")).href)});
+const { createProvider, MemoryStore, RedisStore } = await import(${JSON.stringify(pathToFileURL(path.join(root, "src/index.ts")).href)});
 const cache = createRequire(import.meta.url).cache;
 const packages = () =>
   [...new Set(Object.keys(cache).map((file) => /.*node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(file)?.[1]).filter(Boolean))].sort();
 
 const provider = createProvider(
   { create: () => {}, destroy: () => {}, bindApp: () => ({ HOST: "h" }), unbindApp: () => {} },
-  { auth: { usernames: ["u"], password: "p" } },
+  { auth: { usernames: ["u"], password: "p" }, registry: { store: new MemoryStore() } },
 );
 const server = provider.listen(0, "127.0.0.1");
 await once(server, "listening");

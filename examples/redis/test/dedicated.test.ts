@@ -252,7 +252,7 @@ describe("plan dedicated over HTTP", () => {
     await provider.close();
     // As if the provider died between removing the record and the process.
     const store = new RedisStore({ url: redis.url, keyPrefix: REGISTRY_KEY_PREFIX });
-    await store.deleteInstance("orphan");
+    await store.withLock("orphan", 5_000, (held) => held.deleteInstance());
     await store.close();
 
     provider = await startTestProvider(config);

@@ -1,7 +1,7 @@
 /**
  * The handlers: one function per call the platform makes. provider-kit does the HTTP part
  * (routes, Basic auth, form and JSON bodies, validation, status codes, logging) and, with its
- * registry on (the default), keeps each instance's state: it answers 404 for an unknown
+ * registry (src/main.ts picks its store), keeps each instance's state: it answers 404 for an unknown
  * instance, 409 for a duplicate create and 412 for a bind while the instance is provisioning,
  * before your handler is called. Throw provider-kit's errors (NotFoundError, BadRequestError,
  * ProviderError with a status) to answer anything else; their message is shown to the

@@ -1,9 +1,10 @@
 /**
  * Starts the provider. Settings come from the environment (`npm start` loads .env first):
  * PORT (default 8080), PROVIDER_USERNAME and PROVIDER_PASSWORD (required: the credentials in
- * the service manifest, which the platform sends with every call).
+ * the service manifest, which the platform sends with every call), REGISTRY_STORE (required:
+ * where the registry keeps instances and bindings, see below).
  */
-import { createProvider } from "provider-kit";
+import { createProvider, MemoryStore, RedisStore, type Store } from "provider-kit";
 import { pino } from "pino";
 import { createHandlers } from "./handlers.js";
 import { InMemoryDatabases } from "./resource.js";
@@ -24,12 +25,27 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   log.fatal(`PORT must be a port number (0 to 65535), got "${process.env.PORT}".`);
   process.exit(1);
 }
+
+/**
+ * The registry's store, named by REGISTRY_STORE. In production it must be a Redis URL: the
+ * registry then survives restarts and crashes and is shared by every replica. "memory" keeps it
+ * in this process only: after a restart, calls on the instances made before answer 404, which
+ * the platform reads as "already gone" (their resources leak), so use it for local trials only.
+ */
+function registryStore(): Store {
+  const setting = required("REGISTRY_STORE");
+  if (setting === "memory") return new MemoryStore();
+  if (/^rediss?:\/\//.test(setting)) return new RedisStore({ url: setting, log });
+  // Not echoed: a Redis URL may hold a password.
+  log.fatal('REGISTRY_STORE must be a Redis URL (redis://[[user]:password@]host[:port][/db]) or "memory" (local trials only).');
+  process.exit(1);
+}
+
+const store = registryStore();
 const provider = createProvider(createHandlers(new InMemoryDatabases()), {
   auth: { usernames: [required("PROVIDER_USERNAME")], password: required("PROVIDER_PASSWORD") },
+  registry: { store },
   logger: log,
-  // Instance state (the registry) lives in this process by default, so it is lost on restart
-  // and not shared between replicas. To keep and share it, put it in Redis:
-  //   registry: { store: new RedisStore({ url: "redis://redis.internal:6379" }) },
 });
 
 const server = provider.listen(port, () => {
@@ -45,6 +61,7 @@ async function stop(signal: NodeJS.Signals): Promise<void> {
   stopping = true;
   log.info({ signal }, "stopping");
   await provider.close();
+  await store.close();
   server.close(() => process.exit(0));
 }
 process.on("SIGTERM", stop);
