@@ -10,64 +10,16 @@
  * nothing to run, so `provider-kit manifest` reads them without starting the provider.
  */
 import type { z } from "zod";
-import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_SUBPATHS } from "./contract.js";
-import { ConfigurationError } from "./options.js";
+import type {
+  ActionDeclaration,
+  InstanceActionDeclaration,
+  ProviderActions,
+  ServiceActionDeclaration,
+} from "./action-declarations.js";
+import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_SUBPATHS, type ActionsManifest } from "./contract.js";
+import { ConfigurationError } from "./errors.js";
 import type { HandlerContext, InstanceData } from "./types.js";
 
-export { ACTION_METHODS };
-export type ActionMethod = (typeof ACTION_METHODS)[number];
-
-/** The schema of a body or query an action leaves undeclared: an empty object. */
-type Nothing = z.ZodObject<{}>;
-
-// ---------------------------------------------------------------------------
-// Declarations.
-
-interface ActionShape<P extends string, B extends z.ZodType, Q extends z.ZodType> {
-  /**
-   * `rotate-password`, `users.create`: lower-case words, digits and `-`, dot-separated. The
-   * platform makes each instance action a permission, `service-action.<service>.<name>`.
-   */
-  name: string;
-  method: ActionMethod;
-  /** Under the instance (or `/authenticated-resources`): literal segments and `:name` parameters, `/users/:user`. */
-  path: P;
-  /** The body as the caller sent it (form or JSON). Default: none read. */
-  body?: B;
-  /** The query string, repeated keys as lists. Default: none read. */
-  query?: Q;
-}
-
-export interface InstanceActionShape<P extends string, B extends z.ZodType, Q extends z.ZodType, L extends boolean> extends ActionShape<P, B, Q> {
-  /**
-   * true for an action that changes the instance: it runs holding the instance lock (one at a
-   * time with every other call that changes the instance) and may keep data on its record.
-   * false for one that only reads: it runs at once.
-   */
-  lock: L;
-}
-
-export type InstanceActionDeclaration<P extends string = string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, L extends boolean = boolean> =
-  Readonly<InstanceActionShape<P, B, Q, L>> & { readonly kind: "instance" };
-
-export type ServiceActionDeclaration<P extends string = string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> =
-  Readonly<ActionShape<P, B, Q>> & { readonly kind: "service" };
-
-export type ActionDeclaration = InstanceActionDeclaration | ServiceActionDeclaration;
-
-/** An action under the instance: `/resources/<instance><path>`. */
-export function instanceAction<const P extends string, const L extends boolean, B extends z.ZodType = Nothing, Q extends z.ZodType = Nothing>(
-  shape: InstanceActionShape<P, B, Q, L>,
-): InstanceActionDeclaration<P, NoInfer<B>, NoInfer<Q>, L> {
-  return Object.freeze({ ...shape, kind: "instance" as const });
-}
-
-/** A service-wide action: `/authenticated-resources<path>`, which any logged-in user of the platform may call. */
-export function serviceAction<const P extends string, B extends z.ZodType = Nothing, Q extends z.ZodType = Nothing>(
-  shape: ActionShape<P, B, Q>,
-): ServiceActionDeclaration<P, NoInfer<B>, NoInfer<Q>> {
-  return Object.freeze({ ...shape, kind: "service" as const });
-}
 
 // ---------------------------------------------------------------------------
 // Handlers.
@@ -111,15 +63,6 @@ export type ActionHandler<D> =
     : D extends ServiceActionDeclaration<infer P, infer B, infer Q>
       ? (request: ServiceActionRequest<PathParams<P>, z.output<B>, z.output<Q>>, context: ServiceActionContext) => unknown
       : never;
-
-/** A handler whose request and context types were checked when it was implemented. */
-export type CheckedActionHandler = (request: never, context: never) => unknown;
-
-/** Declared actions with their handlers: `handlers.actions` of `createProvider`. */
-export interface ProviderActions {
-  readonly declarations: Readonly<Record<string, ActionDeclaration>>;
-  readonly handlers: Readonly<Record<string, CheckedActionHandler>>;
-}
 
 export interface DeclaredActions<D extends Record<string, ActionDeclaration>> {
   readonly declarations: D;
@@ -218,7 +161,7 @@ function checkOne(key: string, declaration: ActionDeclaration): void {
  * overlap only when one is more specific (`/users/me` and `/users/:user`): it is tried first, as
  * the platform's manifest matching does.
  */
-export function checkDeclarations(declarations: Readonly<Record<string, ActionDeclaration>>): void {
+function checkDeclarations(declarations: Readonly<Record<string, ActionDeclaration>>): void {
   if (typeof declarations !== "object" || declarations === null) {
     throw new ConfigurationError("declareActions: pass the declarations as an object, { key: instanceAction({...}), ... }.");
   }
@@ -275,14 +218,6 @@ export function checkActions(actions: ProviderActions): void {
  * Which proxied calls are which action, as `PUT /1.31/services/<service>/manifest` takes it. The
  * platform never asks the provider for it: write it from the declarations, so it cannot drift.
  */
-export interface ActionsManifest {
-  enabled: boolean;
-  strict_actions: boolean;
-  legacy_compat: boolean;
-  /** Paths relative to the instance, parameters as `{name}`. */
-  operations: Array<{ method: ActionMethod; path: string; action: string }>;
-}
-
 export interface ActionsManifestOptions {
   /**
    * Refuse proxied calls that match no operation (default true: every path the provider serves

@@ -114,3 +114,12 @@ export const HEADERS = {
   /** Base64 of the cluster's kube config as JSON, when the cluster propagates it: a secret. */
   clusterKubeConfig: "X-Tsuru-Cluster-Kube-Config",
 } as const;
+
+/** The platform's service manifest (1.31): which proxied calls are which action. */
+export interface ActionsManifest {
+  enabled: boolean;
+  strict_actions: boolean;
+  legacy_compat: boolean;
+  /** Paths relative to the instance, parameters as `{name}`. */
+  operations: Array<{ method: (typeof ACTION_METHODS)[number]; path: string; action: string }>;
+}

@@ -40,3 +40,8 @@ export class BadRequestError extends ProviderError {
     super(message, 400, options);
   }
 }
+
+/** Thrown by `createProvider` for a configuration it refuses to run with: a start-up error, never an answer. */
+export class ConfigurationError extends Error {
+  override name = "ConfigurationError";
+}

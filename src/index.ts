@@ -1,6 +1,6 @@
 /** provider-kit: build Tsuru provider services. */
 export { createProvider, type Provider } from "./provider.js";
-export { ConfigurationError, DEFAULTS, type AuthOptions, type ProviderOptions } from "./options.js";
+export { DEFAULTS, type AuthOptions, type ProviderOptions } from "./options.js";
 export {
   ENCODINGS,
   INSTANCE_NAME_PATTERN,
@@ -8,6 +8,7 @@ export {
   NAME_PATTERN,
   RESERVED_INSTANCE_NAMES,
   VARIANTS,
+  type ActionsManifest,
   type Encoding,
   type Variant,
 } from "./contract.js";
@@ -15,23 +16,24 @@ export * from "./types.js";
 export {
   actionsManifest,
   declareActions,
-  instanceAction,
-  serviceAction,
-  type ActionDeclaration,
-  type ActionsManifest,
   type ActionsManifestOptions,
   type ActionHandler,
-  type ActionMethod,
   type DeclaredActions,
-  type InstanceActionDeclaration,
   type InstanceActionRequest,
   type LockedActionContext,
   type PathParams,
-  type ProviderActions,
   type ServiceActionContext,
-  type ServiceActionDeclaration,
   type ServiceActionRequest,
 } from "./actions.js";
+export {
+  instanceAction,
+  serviceAction,
+  type ActionDeclaration,
+  type ActionMethod,
+  type InstanceActionDeclaration,
+  type ProviderActions,
+  type ServiceActionDeclaration,
+} from "./action-declarations.js";
 // The zod the action schemas are checked with: declare them with this one.
 export { z } from "zod";
 export * from "./errors.js";
@@ -42,13 +44,9 @@ export type { BindingRef, LockedInstance, LockOptions, Store, StoreCensus } from
 export type { HealthCheck } from "./http/healthcheck.js";
 // Instance registry: stores and defaults (README section "lifecycle").
 export { MemoryStore } from "./lifecycle/memory-store.js";
-export {
-  RedisStore,
-  ReplicaWaitError,
-  StoreUnavailableError,
-  type RedisStoreClient,
-  type RedisStoreOptions,
-  type SentinelAddress,
-} from "./lifecycle/redis-store.js";
+export { RedisStore, type RedisStoreOptions } from "./lifecycle/redis-store.js";
+export { StoreUnavailableError } from "./lifecycle/redis-store-client.js";
+export { ReplicaWaitError } from "./redis/replicas.js";
+export type { RedisStoreClient, SentinelAddress } from "./redis/connection.js";
 export { LockLostError, LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

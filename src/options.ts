@@ -5,7 +5,8 @@
  */
 import { pino, type Logger } from "pino";
 import type { HealthCheck } from "./http/healthcheck.js";
-import type { RegistryOptions } from "./lifecycle/registry.js";
+import type { RegistryOptions } from "./lifecycle/options.js";
+import { ConfigurationError } from "./errors.js";
 import { VARIANTS, type Variant } from "./contract.js";
 
 /**
@@ -79,11 +80,6 @@ export const DEFAULTS = {
   healthCheckTimeoutMs: 5_000,
   formFieldLimit: 1000,
 } as const;
-
-/** Thrown by `createProvider` for a configuration it refuses to run with. */
-export class ConfigurationError extends Error {
-  override name = "ConfigurationError";
-}
 
 function resolveAuth(auth: ProviderOptions["auth"] | undefined): ResolvedOptions["auth"] {
   if (auth === false) return false;

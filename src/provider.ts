@@ -36,7 +36,8 @@ import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
 import { createMetrics, probeStore, type ProviderMetrics } from "./metrics.js";
 import { VARIANTS, type Variant } from "./contract.js";
-import { ConfigurationError, resolveOptions, type ProviderOptions } from "./options.js";
+import { resolveOptions, type ProviderOptions } from "./options.js";
+import { ConfigurationError } from "./errors.js";
 import type { ProviderHandlers } from "./types.js";
 
 interface Route {
@@ -128,11 +129,12 @@ function listenWith(listener: RequestListener): Express["listen"] {
     const server = createServer(listener);
     const last = args.at(-1);
     if (typeof last === "function") {
+      const callback = last as (...results: unknown[]) => void;
       let called = false;
       const once = (...results: unknown[]) => {
         if (called) return;
         called = true;
-        last(...results);
+        callback(...results);
       };
       args[args.length - 1] = once;
       server.once("error", once);

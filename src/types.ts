@@ -3,7 +3,7 @@
  * Nothing here knows about HTTP; the endpoints in `src/endpoints/` translate.
  */
 import type { Logger } from "pino";
-import type { ProviderActions } from "./actions.js";
+import type { ProviderActions } from "./action-declarations.js";
 
 /** Free-form parameters: `parameters.tls.enabled=true` arrives as `{ tls: { enabled: "true" } }`. */
 export type Parameters = { [key: string]: string | string[] | Parameters };

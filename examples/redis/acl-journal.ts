@@ -17,7 +17,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { RedisStoreClient, Store } from "../../src/index.js";
-import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "../../src/lifecycle/redis-store.js";
+import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "../../src/redis/replicas.js";
 import type { RedisClient } from "../../src/redis/connection.js";
 import { aclPasswordHash } from "../../src/redis/server.js";
 import { hasAclFile, oneRunAtATime } from "./acl.js";

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { ActionDeclaration } from "../actions.js";
+import type { ActionDeclaration } from "../action-declarations.js";
 
 interface Declared {
   declarations: Readonly<Record<string, ActionDeclaration>>;

@@ -5,11 +5,11 @@
 
 import type { Encoding, Variant } from "../contract.js";
 import type { Exchange } from "../provider-client/types.js";
-import type { ActionsManifest } from "../actions.js";
+import type { ActionsManifest } from "../contract.js";
 
 export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../contract.js";
 export type { Exchange } from "../provider-client/types.js";
-export type { ActionsManifest } from "../actions.js";
+export type { ActionsManifest } from "../contract.js";
 
 /** A MUST check that does not hold fails the run; a SHOULD check only warns. */
 export type Level = "MUST" | "SHOULD";

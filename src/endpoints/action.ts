@@ -6,14 +6,14 @@
  * when it returned nothing.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  bySpecificity,
-  type ActionDeclaration,
-  type CheckedActionHandler,
-  type InstanceActionDeclaration,
-  type ProviderActions,
-  type ServiceActionDeclaration,
-} from "../actions.js";
+import type {
+  ActionDeclaration,
+  CheckedActionHandler,
+  InstanceActionDeclaration,
+  ProviderActions,
+  ServiceActionDeclaration,
+} from "../action-declarations.js";
+import { bySpecificity } from "../actions.js";
 import { sendEmpty, sendJson } from "../http/answer.js";
 import { identifyCaller, mountCall, type Call, type EndpointDeps } from "../http/endpoint.js";
 import type { Method, RouteEntry } from "../http/router.js";

@@ -89,7 +89,7 @@ function setNested(target: Parameters, path: string, value: string | string[]): 
 }
 
 /** Form values are strings, or arrays for repeated keys. */
-export function formFields(body: Record<string, unknown>): Fields {
+function formFields(body: Record<string, unknown>): Fields {
   const fields: Fields = {};
   let parameters: Parameters | undefined;
   for (const key of Object.keys(body)) {
@@ -149,7 +149,7 @@ export function fieldsOf(body: unknown, encoding: Encoding): Fields {
 }
 
 /** JSON scalars become text (the platform's values are text in the form encoding); null means absent. */
-export function jsonFields(body: unknown): Fields {
+function jsonFields(body: unknown): Fields {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new BadRequestError("The JSON body must be an object of fields.");
   }

@@ -67,10 +67,10 @@ export interface Lifecycle {
 }
 
 /** A custom action's work: its answer, and what to keep on the instance record. */
-export type ActionWork<T> = (context: HandlerContext) => Promise<{ result: T; data?: InstanceData }>;
+type ActionWork<T> = (context: HandlerContext) => Promise<{ result: T; data?: InstanceData }>;
 
 /** 404 for a route whose optional handler the author left out (never 405: see contract-notes). */
-export function notSupported(what: string): ProviderError {
+function notSupported(what: string): ProviderError {
   return new ProviderError(`This provider does not support ${what}.`, 404);
 }
 
@@ -94,7 +94,7 @@ const OPTIONAL_ROUTES: Record<OptionalHandler, string> = {
 export function handlerFor<K extends OptionalHandler>(handlers: ProviderHandlers, name: K): NonNullable<ProviderHandlers[K]> {
   const handler = handlers[name];
   if (handler === undefined) throw notSupported(OPTIONAL_ROUTES[name]);
-  return handler as NonNullable<ProviderHandlers[K]>;
+  return handler;
 }
 
 /** Handlers called as they are: the author keeps state and throws the error classes. */

@@ -109,7 +109,7 @@ export class MemoryStore implements Store {
       },
       saveBinding: async (binding) => {
         let forInstance = this.bindings.get(instance);
-        if (!forInstance) this.bindings.set(instance, (forInstance = new Map()));
+        if (!forInstance) this.bindings.set(instance, (forInstance = new Map<string, string>()));
         const field = bindingField(binding.kind, binding.key);
         if (!forInstance.has(field)) this.counts.bindings[binding.kind] += 1;
         forInstance.set(field, JSON.stringify(binding));

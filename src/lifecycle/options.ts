@@ -1,7 +1,7 @@
 /**
  * Options of the instance registry, their defaults, and the check that refuses bad values.
  */
-import { ConfigurationError } from "../options.js";
+import { ConfigurationError } from "../errors.js";
 import type { Store } from "./store.js";
 
 export interface RegistryOptions {

@@ -6,8 +6,7 @@
  * have it yet.
  */
 import { createHash } from "node:crypto";
-import { nodeRedis } from "../redis/connection.js";
-import type { RedisStoreClient } from "./redis-store-client.js";
+import { nodeRedis, type RedisStoreClient } from "../redis/connection.js";
 
 export interface Script {
   source: string;

@@ -5,60 +5,17 @@
  * try again.
  */
 import type { Logger } from "pino";
-import type { RedisClientType, RedisSentinelType } from "@redis/client";
 import { ProviderError } from "../errors.js";
-import { isTransientReply, nodeRedis, sentinelClient } from "../redis/connection.js";
+import { isTransientReply, nodeRedis, sentinelClient, type RedisStoreClient, type SentinelAddress } from "../redis/connection.js";
+import { afterReplicas } from "../redis/replicas.js";
 import { SharedRuns } from "../shared-runs.js";
 import { evalScript, isNoScript, type Script } from "./redis-scripts.js";
-
-/** A client of a single server or of a Sentinel-managed primary. */
-export type RedisStoreClient = RedisClientType | RedisSentinelType;
-
-/** A Redis primary found through Redis Sentinel. */
-export interface SentinelAddress {
-  /** The name the sentinels monitor the primary under (`sentinel monitor <name> ...`). */
-  name: string;
-  /** Some of the sentinels (three is plenty): any one that answers tells where the primary is. */
-  sentinels: Array<{ host: string; port: number }>;
-  /** Credentials of the Redis servers (primary and replicas), not of the sentinels. */
-  username?: string;
-  password?: string;
-}
 
 /** 503: the store's Redis cannot be reached, or did not answer in time; the call may be retried. */
 export class StoreUnavailableError extends ProviderError {
   constructor(options?: ErrorOptions) {
     super("The provider cannot reach its state store (Redis) right now; try again in a moment.", 503, options);
   }
-}
-
-/** 503: the primary has the write, but not enough replicas confirmed it in time to call it safe. */
-export class ReplicaWaitError extends ProviderError {
-  constructor(confirmed: number, wanted: number) {
-    super(
-      `The provider's state store (Redis) confirmed the write on ${confirmed} of ${wanted} replicas in time; try again in a moment.`,
-      503,
-    );
-  }
-}
-
-/** `replicaTimeoutMs` when not given: how long a write waits for its replicas. */
-export const DEFAULT_REPLICA_TIMEOUT_MS = 1_000;
-
-/**
- * Sends `writes` with a `WAIT` for `replicas` behind them, in one pipeline on one connection
- * (`WAIT` counts the writes of its own connection); rejects with `ReplicaWaitError` when fewer
- * confirm within `timeoutMs`. Resolves with the writes' replies.
- */
-export async function afterReplicas(
-  writes: { wait(replicas: number, timeoutMs: number): { execAsPipeline(): Promise<unknown[]> } },
-  replicas: number,
-  timeoutMs: number,
-): Promise<unknown[]> {
-  const replies = await writes.wait(replicas, timeoutMs).execAsPipeline();
-  const confirmed = Number(replies.at(-1));
-  if (confirmed < replicas) throw new ReplicaWaitError(confirmed, replicas);
-  return replies.slice(0, -1);
 }
 
 /** A failure of Redis rather than of the store's own code, as the 503 it answers. */

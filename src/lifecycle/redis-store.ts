@@ -26,7 +26,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { ConfigurationError } from "../options.js";
+import { ConfigurationError } from "../errors.js";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
@@ -41,7 +41,9 @@ import {
   SAVE_INSTANCE,
   TAKE_OR_RENEW,
 } from "./redis-scripts.js";
-import { DEFAULT_REPLICA_TIMEOUT_MS, StoreClient, type RedisStoreClient, type SentinelAddress } from "./redis-store-client.js";
+import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
+import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
+import { StoreClient } from "./redis-store-client.js";
 import { keepRenewed } from "./renewal.js";
 import {
   bindingField,
@@ -55,15 +57,6 @@ import {
   type Store,
   type StoreCensus,
 } from "./store.js";
-
-export {
-  afterReplicas,
-  DEFAULT_REPLICA_TIMEOUT_MS,
-  ReplicaWaitError,
-  StoreUnavailableError,
-  type RedisStoreClient,
-  type SentinelAddress,
-} from "./redis-store-client.js";
 
 export type RedisStoreOptions = (
   | {
@@ -229,7 +222,11 @@ export class RedisStore implements Store {
       const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs)) as string[] | null;
       if (read !== null) {
         const [record = "", binding = ""] = read;
-        return { record: record === "" ? undefined : JSON.parse(record), binding: binding === "" ? undefined : JSON.parse(binding), sentAt };
+        return {
+          record: record === "" ? undefined : (JSON.parse(record) as InstanceRecord),
+          binding: binding === "" ? undefined : (JSON.parse(binding) as BindingRecord),
+          sentAt,
+        };
       }
       if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
       await sleep(pause);

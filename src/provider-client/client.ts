@@ -267,12 +267,12 @@ function redactHeaders(headers: Record<string, string | string[]>): Record<strin
   return copy;
 }
 
-export function trim(text: string): string {
+function trim(text: string): string {
   return text.length <= TRIM_AT ? text : `${text.slice(0, TRIM_AT)}… (${text.length - TRIM_AT} more characters)`;
 }
 
 /** A bind result with each value replaced by its JSON type: shows the shape, never the credentials. */
-export function redactBindResult(body: string): string {
+function redactBindResult(body: string): string {
   if (body.trim() === "") return body;
   let parsed: unknown;
   try {

@@ -18,7 +18,7 @@ export interface Payload {
 }
 
 export const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
-export const JSON_CONTENT_TYPE = "application/json";
+const JSON_CONTENT_TYPE = "application/json";
 
 export function encodePayload(payload: Payload, encoding: Encoding): { contentType: string; body: string } {
   if (encoding === "json" && !payload.formOnly) {

@@ -2,8 +2,21 @@
  * Connections to Redis servers: the one place that knows how this provider connects.
  */
 import { createRequire } from "node:module";
-import type { ErrorReply } from "@redis/client";
-import type { SentinelAddress } from "../lifecycle/redis-store-client.js";
+import type { ErrorReply, RedisClientType, RedisSentinelType } from "@redis/client";
+
+/** A client of a single server or of a Sentinel-managed primary. */
+export type RedisStoreClient = RedisClientType | RedisSentinelType;
+
+/** A Redis primary found through Redis Sentinel. */
+export interface SentinelAddress {
+  /** The name the sentinels monitor the primary under (`sentinel monitor <name> ...`). */
+  name: string;
+  /** Some of the sentinels (three is plenty): any one that answers tells where the primary is. */
+  sentinels: Array<{ host: string; port: number }>;
+  /** Credentials of the Redis servers (primary and replicas), not of the sentinels. */
+  username?: string;
+  password?: string;
+}
 
 type NodeRedis = typeof import("@redis/client");
 let loaded: NodeRedis | undefined;

@@ -34,7 +34,7 @@ const actions = declareActions({
 describe("action types", () => {
   it("infer each request from the path and the schemas", () => {
     expectTypeOf<PathParams<"/users/:user/keys/:key">>().toEqualTypeOf<{ user: string; key: string }>();
-    expectTypeOf<PathParams<"/flush">>().toEqualTypeOf<{}>();
+    expectTypeOf<PathParams<"/flush">>().toEqualTypeOf<Record<never, never>>();
     const implemented = actions.implement({
       rotate: (request, ctx) => {
         expectTypeOf(request.instance).toEqualTypeOf<string>();
@@ -62,6 +62,8 @@ describe("action types", () => {
   });
 
   it("refuse what the declarations do not allow", () => {
+    // Each line below is a type error on purpose: what it returns has no type to check.
+    /* eslint-disable @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-call */
     const handlers = [
       actions.implement({
         // @ts-expect-error the body has no `size`
@@ -78,6 +80,7 @@ describe("action types", () => {
         regions: (request) => request.params.name,
       }),
     ];
+    /* eslint-enable @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-call */
     expectTypeOf(handlers).toBeArray();
     // @ts-expect-error every declared action needs its handler (implement refuses it at run time too)
     expectTypeOf(() => actions.implement({ rotate: () => {}, memory: () => {} })).toBeFunction();

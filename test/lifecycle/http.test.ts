@@ -7,7 +7,8 @@ import { ProviderError } from "../../src/errors.js";
 import { createClient } from "@redis/client";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
-import { ConfigurationError, type ProviderOptions } from "../../src/options.js";
+import { type ProviderOptions } from "../../src/options.js";
+import { ConfigurationError } from "../../src/errors.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import { createProvider } from "../../src/provider.js";
 import type { ProviderHandlers } from "../../src/types.js";
@@ -309,7 +310,7 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
           if (attempt === 1) await slowFirst.opened; // ignores its signal, then succeeds
           return { data: { attempt } };
         },
-        destroy: (_request, ctx) => void calls.push(`destroy ${String(ctx.record?.data.attempt)}`),
+        destroy: (_request, ctx) => void calls.push(`destroy ${JSON.stringify(ctx.record?.data.attempt)}`),
         bindApp: () => ({}),
         unbindApp: () => {},
       },

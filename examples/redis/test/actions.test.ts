@@ -5,14 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actionsManifest } from "../../../src/index.js";
 import { actions } from "../actions.js";
+import type { MemoryUse } from "../plan.js";
 import { appClient, bindEnv, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
-
-interface MemoryUse {
-  plan: string;
-  keys: number;
-  complete: boolean;
-  usedBytes: number | null;
-}
 
 describe("the Redis provider's actions", () => {
   let setup: SharedSetup;

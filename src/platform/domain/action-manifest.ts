@@ -12,7 +12,7 @@ import type { ActionOperation, ServiceActionsManifest } from "./model.js";
 /** The methods the platform accepts in a manifest. */
 const MANIFEST_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
 const WILDCARD = /^\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}$/;
-export const PERMISSION_PREFIX = "service-action";
+const PERMISSION_PREFIX = "service-action";
 
 /** A pattern segment: a literal, one segment of any text, or every remaining segment (at least one). */
 type Segment = { literal: string } | "one" | "rest";

@@ -8,7 +8,7 @@ import { appLog, exclusive, type Actor, type Context } from "./context.js";
 import { forbidden } from "./errors.js";
 import { sha256 } from "./users.js";
 
-export const APP_TOKEN_VARIABLE = "TSURU_APP_TOKEN";
+const APP_TOKEN_VARIABLE = "TSURU_APP_TOKEN";
 
 export interface AppTokenView {
   Token: string;

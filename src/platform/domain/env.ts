@@ -10,7 +10,7 @@ import { appFor, appLock } from "./apps.js";
 
 export const PRIVATE_SHOWN = "*** (private variable)";
 
-export function tsuruServices(app: App): string {
+function tsuruServices(app: App): string {
   const services: Record<string, Array<{ instance_name: string; envs: Record<string, string> }>> = {};
   for (const bound of app.serviceEnvs) {
     (services[bound.service] ??= []).push({ instance_name: bound.instance, envs: bound.envs });
@@ -18,7 +18,7 @@ export function tsuruServices(app: App): string {
   return JSON.stringify(services);
 }
 
-export function appEnv(app: App): EnvVar[] {
+function appEnv(app: App): EnvVar[] {
   const env = new Map<string, EnvVar>();
   for (const variable of app.env) env.set(variable.name, variable);
   for (const bound of app.serviceEnvs) {
@@ -60,7 +60,7 @@ const MAX_BOUND_VARIABLES = 100;
  * What is wrong with a variable a user sets or a provider's bind answer exports, or undefined:
  * the same rules for both, since both reach the app's processes (and `run`).
  */
-export function variableProblem(name: string, value?: string): string | undefined {
+function variableProblem(name: string, value?: string): string | undefined {
   const shown = JSON.stringify(name.slice(0, 60));
   if (!ENV_NAME.test(name) || name.length > MAX_NAME_CHARS) {
     return `${shown} is not a variable name (letters, digits and _, not starting with a digit, at most ${MAX_NAME_CHARS} characters)`;

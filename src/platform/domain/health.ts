@@ -14,7 +14,7 @@ export interface HealthReport {
 }
 
 /** Go's `time.Duration` text for the durations a check takes: `850µs`, `12.5ms`, `1.2s`. */
-export function goDuration(ns: number): string {
+function goDuration(ns: number): string {
   const trim = (value: number) => String(Number(value.toFixed(3)));
   if (ns < 1_000) return `${Math.round(ns)}ns`;
   if (ns < 1_000_000) return `${trim(ns / 1_000)}µs`;

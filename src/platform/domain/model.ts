@@ -25,7 +25,7 @@ export interface User {
   apiKeyHash?: string;
 }
 
-export interface PublicKey {
+interface PublicKey {
   name: string;
   content: string;
 }
@@ -129,7 +129,7 @@ export interface EnvVar {
 }
 
 /** The variables one bound instance exports to the app. */
-export interface ServiceEnv {
+interface ServiceEnv {
   service: string;
   instance: string;
   envs: Record<string, string>;

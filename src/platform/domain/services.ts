@@ -48,7 +48,7 @@ export async function removeService(context: Context, actor: Actor, name: string
   await context.store.delete("services", name);
 }
 
-export async function instancesOf(context: Context, service: string): Promise<Instance[]> {
+async function instancesOf(context: Context, service: string): Promise<Instance[]> {
   return (await context.store.all("instances")).filter((instance) => instance.service === service);
 }
 

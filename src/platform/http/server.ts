@@ -51,7 +51,7 @@ type Method = "get" | "post" | "put" | "patch" | "delete";
  */
 type BodyKind = "fields" | "text" | "raw" | "none";
 
-export interface ApiRoute {
+interface ApiRoute {
   method: Method;
   path: string;
   route: Route;
@@ -179,7 +179,7 @@ const VERSIONED_ROUTES: ApiRoute[] = [
 ];
 
 /** Every path a route answers on: client routes first, so they win under the prefixes. */
-export function mountedRoutes(options: ServerOptions): ApiRoute[] {
+function mountedRoutes(options: ServerOptions): ApiRoute[] {
   const spec = routes(options);
   const prefixed = (entry: ApiRoute) => VERSION_PREFIXES.map((prefix) => ({ ...entry, path: `${prefix}${entry.path}` }));
   const inSpec = (entry: ApiRoute) => spec.some((known) => known.method === entry.method && known.path === entry.path);
