@@ -47,16 +47,9 @@ function appTarget(request: { appName?: string; appHost?: string }): BindingTarg
   return { kind: "app", key, fields: { appName: request.appName, appHost: request.appHost } };
 }
 
-let lastNowMs = Number.NaN;
-let lastNow = "";
-/** The time as records keep it; calls within one millisecond share the string. */
+/** The time as records keep it. */
 function now(): string {
-  const ms = Date.now();
-  if (ms !== lastNowMs) {
-    lastNowMs = ms;
-    lastNow = new Date(ms).toISOString();
-  }
-  return lastNow;
+  return new Date().toISOString();
 }
 
 function notFound(instance: string): NotFoundError {
