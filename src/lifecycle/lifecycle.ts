@@ -67,7 +67,7 @@ export interface Lifecycle {
 }
 
 /** A custom action's work: its answer, and what to keep on the instance record. */
-type ActionWork<T> = (context: HandlerContext) => Promise<{ result: T; data?: InstanceData }>;
+export type ActionWork<T> = (context: HandlerContext) => Promise<{ result: T; data?: InstanceData }>;
 
 /** 404 for a route whose optional handler the author left out (never 405: see contract-notes). */
 function notSupported(what: string): ProviderError {

@@ -8,20 +8,31 @@ import type { Logger } from "pino";
 import type { StepMetrics } from "../metrics.js";
 import { AlreadyExistsError, BadRequestError, NotFoundError, NotReadyError, ProviderError } from "../errors.js";
 import type {
+  BindAppRequest,
   BindingKind,
   BindingRecord,
+  BindJobRequest,
   BindResult,
+  BindUnitRequest,
   CallPlacement,
   CreateRequest,
+  DestroyRequest,
   HandlerContext,
+  InfoResult,
   InstanceRecord,
+  InstanceRequest,
   LifecycleResult,
+  Plan,
   ProviderHandlers,
   StatusResult,
+  UnbindAppRequest,
+  UnbindJobRequest,
+  UnbindUnitRequest,
+  UpdateRequest,
 } from "../types.js";
-import { handlerFor, statelessLifecycle, type Lifecycle, type RequestContext } from "./lifecycle.js";
-import type { BindingRef, LockedInstance } from "./store.js";
-import { resolveRegistryOptions, type RegistryOptions } from "./options.js";
+import { handlerFor, statelessLifecycle, type ActionWork, type Lifecycle, type RequestContext } from "./lifecycle.js";
+import type { BindingRef, LockedInstance, Store } from "./store.js";
+import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
 export type { RegistryOptions } from "./options.js";
@@ -135,38 +146,239 @@ function refuseUnlessReady(record: InstanceRecord): void {
   }
 }
 
-export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
-  const settings = resolveRegistryOptions(options);
-  const store = options.store;
-  const stateless = statelessLifecycle(handlers);
-
-  const missingStepHandler = (step: "provision" | "deprovision", by: "create" | "destroy") =>
-    new ProviderError(
-      `The ${by} handler returned { pending: true } but the provider has no ${step} handler to finish the work. ` +
-        `Add handlers.${step}, or finish the work before returning.`,
-    );
-
-  const provision: StepWork = async (record, context) => {
-    if (!handlers.provision) throw missingStepHandler("provision", "create");
-    return handlers.provision(record, context);
+/** The background work of `pending` results: provision, and deprovision (or destroy) to remove. */
+function stepWorks(handlers: ProviderHandlers): { provision: StepWork; deprovision: StepWork } {
+  return {
+    async provision(record, context) {
+      if (!handlers.provision) throw missingStepHandler("provision", "create");
+      return handlers.provision(record, context);
+    },
+    // A destroy that arrives while provisioning is queued; without a deprovision handler the
+    // destroy handler itself then runs in the background.
+    async deprovision(record, context) {
+      if (handlers.deprovision) return handlers.deprovision(record, context);
+      const result = await handlers.destroy(
+        { instance: record.name },
+        // In the background there is no call, so no call placement.
+        { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record, placement: { clusterAddresses: [] } },
+      );
+      if (result?.pending) throw missingStepHandler("deprovision", "destroy");
+    },
   };
-  // A destroy that arrives while provisioning is queued; without a deprovision handler the
-  // destroy handler itself then runs in the background.
-  const deprovision: StepWork = async (record, context) => {
-    if (handlers.deprovision) return handlers.deprovision(record, context);
-    const result = await handlers.destroy(
-      { instance: record.name },
-      // In the background there is no call, so no call placement.
-      { requestId: `deprovision:${record.name}`, signal: context.signal, log: context.log, record, placement: { clusterAddresses: [] } },
-    );
-    if (result?.pending) throw missingStepHandler("deprovision", "destroy");
-  };
-  const registryLog = log.child({ component: "registry" });
-  const runner = new StepRunner(store, { provision, deprovision }, settings, registryLog, stepMetrics);
-  runner.start();
+}
 
+function missingStepHandler(step: "provision" | "deprovision", by: "create" | "destroy"): ProviderError {
+  return new ProviderError(
+    `The ${by} handler returned { pending: true } but the provider has no ${step} handler to finish the work. ` +
+      `Add handlers.${step}, or finish the work before returning.`,
+  );
+}
+
+/** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
+function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
+  Object.assign(record.data, result?.data);
+  record.updatedAt = now();
+  return result?.pending === true;
+}
+
+function newRecord(request: CreateRequest): InstanceRecord {
+  const { instance, plan, team, tags, description, parameters } = request;
+  const time = now();
+  return { name: instance, plan, team, tags, description, parameters, state: "provisioning", data: {}, createdAt: time, updatedAt: time };
+}
+
+/**
+ * The registry-backed lifecycle: one method per call, each holding the instance lock where the
+ * call changes the instance; what they share (the lock, bind and unbind) is private below.
+ */
+class Registry implements Lifecycle {
+  readonly store: Store;
+  readonly #handlers: ProviderHandlers;
+  /** What needs no registry: the plans. */
+  readonly #stateless: Lifecycle;
+  readonly #settings: ResolvedRegistryOptions;
+  readonly #log: Logger;
+  readonly #runner: StepRunner;
   /** The calls holding or waiting for an instance lock: `close()` waits for them. */
-  const inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  constructor(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics) {
+    this.store = options.store;
+    this.#handlers = handlers;
+    this.#stateless = statelessLifecycle(handlers);
+    this.#settings = resolveRegistryOptions(options);
+    this.#log = log.child({ component: "registry" });
+    this.#runner = new StepRunner(this.store, stepWorks(handlers), this.#settings, this.#log, stepMetrics);
+    this.#runner.start();
+  }
+
+  plans(context: RequestContext): Promise<Plan[]> {
+    return this.#stateless.plans(context);
+  }
+
+  async create(request: CreateRequest, context: RequestContext): Promise<void> {
+    const instance = request.instance;
+    // Fast answer for the common retry; the check under the lock below is the one that counts.
+    const taken = await this.store.getInstance(instance);
+    if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
+    const stepQueued = await this.#locked(instance, context, async (held) => {
+      // Under the lock, a create still at its first stage is one whose process died before
+      // answering: the platform got no instance, so this create takes its place.
+      if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
+      const record = newRecord(request);
+      await held.saveInstance(record);
+      let result: LifecycleResult;
+      try {
+        result = await this.#handlers.create(request, handlerContext(context, structuredClone(record), held));
+        if (result?.pending && !this.#handlers.provision) throw missingStepHandler("provision", "create");
+      } catch (error) {
+        // The platform gets no instance, so neither does the registry.
+        await held.deleteInstance();
+        throw error;
+      }
+      const pending = absorb(record, result);
+      if (!context.claimAnswer()) {
+        // The handler timeout answered 500 meanwhile: the platform believes the create failed
+        // and will never remove this instance, so undo what the handler made.
+        this.#log.warn({ instance, requestId: context.requestId }, "create finished after its timeout answered 500; removing what it made");
+        await this.#queueRemoval(record, held);
+        return true;
+      }
+      if (pending) record.step = newStep("provision", this.#settings.stepTimeLimitMs);
+      else record.state = "ready";
+      await held.saveInstance(record);
+      return pending;
+    });
+    if (stepQueued) this.#runner.run(instance);
+  }
+
+  async update(request: UpdateRequest, context: RequestContext): Promise<void> {
+    const handler = handlerFor(this.#handlers, "update");
+    await this.#locked(request.instance, context, async (held) => {
+      const record = found(held.record, request.instance);
+      refuseUnlessReady(record);
+      record.state = "updating";
+      record.updatedAt = now();
+      await held.saveInstance(record);
+      try {
+        const result = await handler(request, handlerContext(context, structuredClone(record), held));
+        Object.assign(record.data, result?.data);
+      } catch (error) {
+        record.state = "ready";
+        await held.saveInstance(record);
+        throw error;
+      }
+      const { plan, team, tags, description, parameters } = request;
+      Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
+      await held.saveInstance(record);
+    });
+  }
+
+  async destroy(request: DestroyRequest, context: RequestContext): Promise<void> {
+    const instance = request.instance;
+    const queued = await this.#locked(instance, context, async (held) => {
+      const record = found(held.record, instance);
+      if (record.state === "deleting") return false; // already on its way out
+      if (record.step?.kind === "provision") {
+        // The provision step may be running right now, here or elsewhere: removing the
+        // resource under it would race. Queue the removal to run once that attempt ends.
+        await this.#queueRemoval(record, held);
+        return true;
+      }
+      const result = await this.#handlers.destroy(request, handlerContext(context, structuredClone(record), held));
+      if (!absorb(record, result)) {
+        await held.deleteInstance();
+        return false;
+      }
+      if (!this.#handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
+      await this.#queueRemoval(record, held);
+      return true;
+    });
+    if (queued) this.#runner.run(instance);
+  }
+
+  bindApp(request: BindAppRequest, context: RequestContext): Promise<BindResult> {
+    return this.#bind(request.instance, appTarget(request), context, (ctx) => this.#handlers.bindApp(request, ctx));
+  }
+
+  unbindApp(request: UnbindAppRequest, context: RequestContext): Promise<void> {
+    return this.#unbind(request.instance, appTarget(request), context, (ctx) => this.#handlers.unbindApp(request, ctx));
+  }
+
+  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BindResult> {
+    const handler = handlerFor(this.#handlers, "bindUnit");
+    const target: BindingTarget = {
+      kind: "unit",
+      key: request.unitHost,
+      fields: { appName: request.appName, appHost: request.appHost, unitHost: request.unitHost },
+    };
+    return this.#bind(request.instance, target, context, (ctx) => handler(request, ctx));
+  }
+
+  unbindUnit(request: UnbindUnitRequest, context: RequestContext): Promise<void> {
+    const handler = handlerFor(this.#handlers, "unbindUnit");
+    const target: BindingTarget = { kind: "unit", key: request.unitHost, fields: {} };
+    return this.#unbind(request.instance, target, context, (ctx) => handler(request, ctx));
+  }
+
+  bindJob(request: BindJobRequest, context: RequestContext): Promise<BindResult> {
+    const handler = handlerFor(this.#handlers, "bindJob");
+    const target: BindingTarget = { kind: "job", key: request.jobName, fields: { jobName: request.jobName } };
+    return this.#bind(request.instance, target, context, (ctx) => handler(request, ctx));
+  }
+
+  unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void> {
+    const handler = handlerFor(this.#handlers, "unbindJob");
+    const target: BindingTarget = { kind: "job", key: request.jobName, fields: {} };
+    return this.#unbind(request.instance, target, context, (ctx) => handler(request, ctx));
+  }
+
+  async status(request: InstanceRequest, context: RequestContext): Promise<StatusResult> {
+    const record = found(await this.store.getInstance(request.instance), request.instance);
+    switch (record.state) {
+      case "provisioning":
+        return "pending";
+      case "failed":
+        return { down: record.reason ?? "The instance failed." };
+      case "deleting":
+        return { down: "The instance is being removed." };
+      case "ready":
+      case "updating":
+        // With a status handler the resource itself is checked; otherwise the registry's word is enough.
+        return this.#handlers.status ? this.#handlers.status(request, handlerContext(context, record)) : "running";
+    }
+  }
+
+  async info(request: InstanceRequest, context: RequestContext): Promise<InfoResult> {
+    const handler = handlerFor(this.#handlers, "info");
+    const record = found(await this.store.getInstance(request.instance), request.instance);
+    if (record.state === "deleting") throw notFound(request.instance);
+    return handler(request, handlerContext(context, record));
+  }
+
+  async instanceAction<T>(instance: string, lock: boolean, context: RequestContext, work: ActionWork<T>): Promise<T> {
+    if (!lock) {
+      const record = found(await this.store.getInstance(instance), instance);
+      refuseUnlessReady(record);
+      return (await work(handlerContext(context, record))).result;
+    }
+    return this.#locked(instance, context, async (held) => {
+      const record = found(held.record, instance);
+      refuseUnlessReady(record);
+      const { result, data } = await work(handlerContext(context, structuredClone(record), held));
+      if (data !== undefined) {
+        Object.assign(record.data, data);
+        record.updatedAt = now();
+        await held.saveInstance(record);
+      }
+      return result;
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#inFlight);
+    await this.#runner.stop();
+  }
 
   /**
    * Run `work` holding the instance lock. A call whose caller gave up while it waited (the
@@ -174,42 +386,37 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
    * lock is let go `lockGraceMs` after the handler timeout even if the handler never settles,
    * so a hung handler blocks its instance (and `close()`) for that long at most.
    */
-  const locked = <T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef) => {
-    const call = store.withLock(
+  #locked<T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+    const call = this.store.withLock(
       instance,
-      settings.lockTimeoutMs,
+      this.#settings.lockTimeoutMs,
       (held) => {
         context.throwIfAborted();
         return work(held);
       },
-      { binding, holdUntil: context.deadline + settings.lockGraceMs },
+      { binding, holdUntil: context.deadline + this.#settings.lockGraceMs },
     );
-    inFlight.add(call);
-    const forget = () => inFlight.delete(call);
+    this.#inFlight.add(call);
+    const forget = () => this.#inFlight.delete(call);
     call.then(forget, forget);
     return call;
-  };
+  }
 
-  /** Keep what a create, update or destroy handler returned; true when it asked for a background step. */
-  function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
-    Object.assign(record.data, result?.data);
+  /** The instance goes `deleting`, its removal a background step. */
+  async #queueRemoval(record: InstanceRecord, held: LockedInstance): Promise<void> {
+    record.state = "deleting";
+    record.step = newStep("deprovision", this.#settings.stepTimeLimitMs);
     record.updatedAt = now();
-    return result?.pending === true;
+    await held.saveInstance(record);
   }
 
-  function newRecord(request: CreateRequest): InstanceRecord {
-    const { instance, plan, team, tags, description, parameters } = request;
-    const time = now();
-    return { name: instance, plan, team, tags, description, parameters, state: "provisioning", data: {}, createdAt: time, updatedAt: time };
-  }
-
-  async function bind(
+  #bind(
     instance: string,
     target: BindingTarget,
     context: RequestContext,
     call: (context: HandlerContext) => BindResult | Promise<BindResult>,
   ): Promise<BindResult> {
-    return locked(
+    return this.#locked(
       instance,
       context,
       async (held) => {
@@ -234,13 +441,13 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
   }
 
   /** Unbinding something already gone succeeds without the handler: the platform sends compensating calls. */
-  async function unbind(
+  async #unbind(
     instance: string,
     target: BindingTarget,
     context: RequestContext,
     call: (context: HandlerContext) => void | Promise<void>,
   ): Promise<void> {
-    await locked(
+    await this.#locked(
       instance,
       context,
       async (held) => {
@@ -252,174 +459,8 @@ export function registryLifecycle(handlers: ProviderHandlers, options: RegistryO
       target,
     );
   }
+}
 
-  return {
-    store,
-    plans: (context) => stateless.plans(context),
-
-    async create(request, context) {
-      const instance = request.instance;
-      // Fast answer for the common retry; the check under the lock below is the one that counts.
-      const taken = await store.getInstance(instance);
-      if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-      const stepQueued = await locked(instance, context, async (held) => {
-        // Under the lock, a create still at its first stage is one whose process died before
-        // answering: the platform got no instance, so this create takes its place.
-        if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
-        const record = newRecord(request);
-        await held.saveInstance(record);
-        let result: LifecycleResult;
-        try {
-          result = await handlers.create(request, handlerContext(context, structuredClone(record), held));
-          if (result?.pending && !handlers.provision) throw missingStepHandler("provision", "create");
-        } catch (error) {
-          // The platform gets no instance, so neither does the registry.
-          await held.deleteInstance();
-          throw error;
-        }
-        const pending = absorb(record, result);
-        if (!context.claimAnswer()) {
-          // The handler timeout answered 500 meanwhile: the platform believes the create failed
-          // and will never remove this instance, so undo what the handler made.
-          registryLog.warn({ instance, requestId: context.requestId }, "create finished after its timeout answered 500; removing what it made");
-          record.state = "deleting";
-          record.step = newStep("deprovision", settings.stepTimeLimitMs);
-          await held.saveInstance(record);
-          return true;
-        }
-        if (pending) record.step = newStep("provision", settings.stepTimeLimitMs);
-        else record.state = "ready";
-        await held.saveInstance(record);
-        return pending;
-      });
-      if (stepQueued) runner.run(instance);
-    },
-
-    async update(request, context) {
-      const handler = handlerFor(handlers, "update");
-      await locked(request.instance, context, async (held) => {
-        const record = found(held.record, request.instance);
-        refuseUnlessReady(record);
-        record.state = "updating";
-        record.updatedAt = now();
-        await held.saveInstance(record);
-        try {
-          const result = await handler(request, handlerContext(context, structuredClone(record), held));
-          Object.assign(record.data, result?.data);
-        } catch (error) {
-          record.state = "ready";
-          await held.saveInstance(record);
-          throw error;
-        }
-        const { plan, team, tags, description, parameters } = request;
-        Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
-        await held.saveInstance(record);
-      });
-    },
-
-    async destroy(request, context) {
-      const instance = request.instance;
-      const queued = await locked(instance, context, async (held) => {
-        const record = found(held.record, instance);
-        if (record.state === "deleting") return false; // already on its way out
-        if (record.step?.kind === "provision") {
-          // The provision step may be running right now, here or elsewhere: removing the
-          // resource under it would race. Queue the removal to run once that attempt ends.
-          record.state = "deleting";
-          record.step = newStep("deprovision", settings.stepTimeLimitMs);
-          record.updatedAt = now();
-          await held.saveInstance(record);
-          return true;
-        }
-        const result = await handlers.destroy(request, handlerContext(context, structuredClone(record), held));
-        if (!absorb(record, result)) {
-          await held.deleteInstance();
-          return false;
-        }
-        if (!handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
-        record.state = "deleting";
-        record.step = newStep("deprovision", settings.stepTimeLimitMs);
-        await held.saveInstance(record);
-        return true;
-      });
-      if (queued) runner.run(instance);
-    },
-
-    bindApp: async (request, context) => bind(request.instance, appTarget(request), context, (ctx) => handlers.bindApp(request, ctx)),
-    unbindApp: async (request, context) =>
-      unbind(request.instance, appTarget(request), context, (ctx) => handlers.unbindApp(request, ctx)),
-
-    async bindUnit(request, context) {
-      const handler = handlerFor(handlers, "bindUnit");
-      const target: BindingTarget = {
-        kind: "unit",
-        key: request.unitHost,
-        fields: { appName: request.appName, appHost: request.appHost, unitHost: request.unitHost },
-      };
-      return bind(request.instance, target, context, (ctx) => handler(request, ctx));
-    },
-    async unbindUnit(request, context) {
-      const handler = handlerFor(handlers, "unbindUnit");
-      const target: BindingTarget = { kind: "unit", key: request.unitHost, fields: {} };
-      return unbind(request.instance, target, context, (ctx) => handler(request, ctx));
-    },
-
-    async bindJob(request, context) {
-      const handler = handlerFor(handlers, "bindJob");
-      const target: BindingTarget = { kind: "job", key: request.jobName, fields: { jobName: request.jobName } };
-      return bind(request.instance, target, context, (ctx) => handler(request, ctx));
-    },
-    async unbindJob(request, context) {
-      const handler = handlerFor(handlers, "unbindJob");
-      const target: BindingTarget = { kind: "job", key: request.jobName, fields: {} };
-      return unbind(request.instance, target, context, (ctx) => handler(request, ctx));
-    },
-
-    async status(request, context): Promise<StatusResult> {
-      const record = found(await store.getInstance(request.instance), request.instance);
-      switch (record.state) {
-        case "provisioning":
-          return "pending";
-        case "failed":
-          return { down: record.reason ?? "The instance failed." };
-        case "deleting":
-          return { down: "The instance is being removed." };
-        case "ready":
-        case "updating":
-          // With a status handler the resource itself is checked; otherwise the registry's word is enough.
-          return handlers.status ? handlers.status(request, handlerContext(context, record)) : "running";
-      }
-    },
-
-    async info(request, context) {
-      const handler = handlerFor(handlers, "info");
-      const record = found(await store.getInstance(request.instance), request.instance);
-      if (record.state === "deleting") throw notFound(request.instance);
-      return handler(request, handlerContext(context, record));
-    },
-
-    async instanceAction(instance, lock, context, work) {
-      if (!lock) {
-        const record = found(await store.getInstance(instance), instance);
-        refuseUnlessReady(record);
-        return (await work(handlerContext(context, record))).result;
-      }
-      return locked(instance, context, async (held) => {
-        const record = found(held.record, instance);
-        refuseUnlessReady(record);
-        const { result, data } = await work(handlerContext(context, structuredClone(record)));
-        if (data !== undefined) {
-          Object.assign(record.data, data);
-          record.updatedAt = now();
-          await held.saveInstance(record);
-        }
-        return result;
-      });
-    },
-
-    async close() {
-      await Promise.allSettled(inFlight);
-      await runner.stop();
-    },
-  };
+export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
+  return new Registry(handlers, options, log, stepMetrics);
 }
