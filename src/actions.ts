@@ -18,8 +18,8 @@ import type {
 } from "./action-declarations.js";
 import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_SUBPATHS, type ActionsManifest } from "./contract.js";
 import { ConfigurationError } from "./errors.js";
+import { covers, overlap, type PatternSegment } from "./path-patterns.js";
 import type { HandlerContext, InstanceData } from "./types.js";
-
 
 // ---------------------------------------------------------------------------
 // Handlers.
@@ -99,22 +99,12 @@ export function declareActions<const D extends Record<string, ActionDeclaration>
 // ---------------------------------------------------------------------------
 // The checks: run by declareActions, and again by createProvider on what it is given.
 
-/** A pattern's segments: the literal, or null for a parameter. */
-function shapeOf(path: string): Array<string | null> {
+/** A pattern's segments: `:name` matches one segment of any text, anything else itself. */
+function shapeOf(path: string): PatternSegment[] {
   return path
     .split("/")
     .slice(1)
-    .map((segment) => (segment.startsWith(":") ? null : segment));
-}
-
-/** True when some request path matches both patterns. */
-function overlap(a: ReadonlyArray<string | null>, b: ReadonlyArray<string | null>): boolean {
-  return a.length === b.length && a.every((segment, i) => segment === null || b[i] === null || segment === b[i]);
-}
-
-/** True when every path `specific` matches, `general` matches too. */
-function covers(general: ReadonlyArray<string | null>, specific: ReadonlyArray<string | null>): boolean {
-  return general.length === specific.length && general.every((segment, i) => segment === null || segment === specific[i]);
+    .map((segment) => (segment.startsWith(":") ? "one" : { literal: segment }));
 }
 
 const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
@@ -186,7 +176,7 @@ function checkDeclarations(declarations: Readonly<Record<string, ActionDeclarati
 }
 
 /** Per segment, 0 for a literal and 1 for a parameter: `/users/me` gives "00", `/users/:user` "01". */
-const specificityKey = (path: string) => shapeOf(path).map((segment) => (segment === null ? "1" : "0")).join("");
+const specificityKey = (path: string) => shapeOf(path).map((segment) => (segment === "one" ? "1" : "0")).join("");
 
 /**
  * Order in which the routes are tried: a literal before a parameter at the first segment where

@@ -6,6 +6,7 @@
  * requires; a call is the action of the most specific operation matching it.
  */
 import { ACTION_NAME_PATTERN } from "../../contract.js";
+import { covers, matches, overlap, type PatternSegment } from "../../path-patterns.js";
 import { badRequest } from "./errors.js";
 import type { ActionOperation, ServiceActionsManifest } from "./model.js";
 
@@ -14,9 +15,6 @@ const MANIFEST_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "
 const WILDCARD = /^\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}$/;
 const PERMISSION_PREFIX = "service-action";
 
-/** A pattern segment: a literal, one segment of any text, or every remaining segment (at least one). */
-type Segment = { literal: string } | "one" | "rest";
-
 /** The platform adds the leading `/` a path lacks. */
 function patternPath(path: string): string {
   const trimmed = path.trim();
@@ -24,10 +22,10 @@ function patternPath(path: string): string {
 }
 
 /** The pattern's segments, or why ServeMux would refuse it. */
-function parsePattern(path: string): Segment[] | string {
+function parsePattern(path: string): PatternSegment[] | string {
   const parts = patternPath(path).split("/").slice(1);
   const names = new Set<string>();
-  const segments: Segment[] = [];
+  const segments: PatternSegment[] = [];
   for (const [index, part] of parts.entries()) {
     const last = index === parts.length - 1;
     // `/x/` ends in an empty segment: ServeMux reads it as "and anything below".
@@ -48,33 +46,6 @@ function parsePattern(path: string): Segment[] | string {
     segments.push(wildcard[2] ? "rest" : "one");
   }
   return segments;
-}
-
-/** True when some path matches both patterns. */
-function overlap(a: readonly Segment[], b: readonly Segment[]): boolean {
-  if (a.length === 0 || b.length === 0) return a.length === b.length;
-  const [x, y] = [a[0]!, b[0]!];
-  if (x === "rest" || y === "rest") return true;
-  if (x !== "one" && y !== "one" && x.literal !== y.literal) return false;
-  return overlap(a.slice(1), b.slice(1));
-}
-
-/** True when every path `specific` matches, `general` matches too. */
-function covers(general: readonly Segment[], specific: readonly Segment[]): boolean {
-  if (general.length === 0 || specific.length === 0) return general.length === specific.length;
-  const [g, s] = [general[0]!, specific[0]!];
-  if (g === "rest") return true;
-  if (s === "rest") return false;
-  if (g !== "one" && (s === "one" || s.literal !== g.literal)) return false;
-  return covers(general.slice(1), specific.slice(1));
-}
-
-function matches(pattern: readonly Segment[], path: readonly string[]): boolean {
-  if (pattern.length === 0 || path.length === 0) return pattern.length === path.length;
-  const [head, part] = [pattern[0]!, path[0]!];
-  if (head === "rest") return true;
-  if (head !== "one" && head.literal !== part) return false;
-  return matches(pattern.slice(1), path.slice(1));
 }
 
 const quoted = (text: unknown) => JSON.stringify(typeof text === "string" ? text.slice(0, 100) : text);
@@ -111,7 +82,7 @@ export function validManifest(document: unknown): ServiceActionsManifest {
 
 function checkOperations(operations: readonly ActionOperation[]): void {
   const actions = new Set<string>();
-  const parsed: Array<{ op: ActionOperation; segments: Segment[] }> = [];
+  const parsed: Array<{ op: ActionOperation; segments: PatternSegment[] }> = [];
   for (const op of operations) {
     if (op.action === "") throw badRequest(`Manifest action is required for operation ${quoted(op.path)}.`);
     if (actions.has(op.action)) throw badRequest(`Duplicate manifest operation action ${quoted(op.action)}: each action names one operation.`);
@@ -148,7 +119,7 @@ export function matchOperation(manifest: ServiceActionsManifest, method: string,
   const candidates = (wanted: string) =>
     manifest.operations
       .filter((op) => op.method === wanted)
-      .map((op) => ({ op, pattern: parsePattern(op.path) as Segment[] }))
+      .map((op) => ({ op, pattern: parsePattern(op.path) as PatternSegment[] }))
       .filter(({ pattern }) => matches(pattern, segments));
   const exact = candidates(method);
   const found = exact.length === 0 && method === "HEAD" ? candidates("GET") : exact;
