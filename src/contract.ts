@@ -43,6 +43,11 @@ export interface Placement {
   clusterAddresses: string[];
 }
 
+/** The placement as one call's headers carry it; the kube config (base64 of its JSON) is a secret. */
+export interface PlacementHeaders extends Placement {
+  clusterKubeConfig?: string;
+}
+
 /** A field the platform sends: one value, or a list (repeated form keys, a JSON array). */
 export type FieldKind = "text" | "list";
 

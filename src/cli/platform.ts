@@ -6,7 +6,7 @@
  * Exit codes: 0 stopped by a signal; 2 bad usage or configuration; 1 the platform failed to start.
  */
 import { Command, InvalidArgumentError } from "commander";
-import { parsePool, type Pool } from "../platform/domain/config.js";
+import { parseCluster, parsePool, type Cluster, type Pool } from "../platform/domain/config.js";
 import { PlatformError } from "../platform/domain/errors.js";
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
 import { SeedError } from "../platform/seed.js";
@@ -24,6 +24,7 @@ interface PlatformFlags {
   openSignup?: boolean;
   allowedHost: string[];
   pool: Pool[];
+  cluster: Cluster[];
   platform: string[];
   quota?: number;
   apiVariant: 1 | 2;
@@ -46,13 +47,16 @@ function parseApiVariant(value: string): 1 | 2 {
   return Number(value) as 1 | 2;
 }
 
-function addPool(value: string, pools: Pool[]): Pool[] {
-  try {
-    return [...pools, parsePool(value)];
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-}
+/** A repeatable flag's values, each parsed; a bad one is a usage error naming what to give. */
+const repeated =
+  <T>(parse: (text: string) => T) =>
+  (value: string, values: T[]): T[] => {
+    try {
+      return [...values, parse(value)];
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+  };
 
 function addHost(value: string, hosts: string[]): string[] {
   if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/i.test(value)) {
@@ -79,7 +83,8 @@ export function registerPlatform(program: Command): void {
     .option("--allow-run", "serve POST /apps/<app>/run: the members of an app's teams run commands on this machine as your OS user")
     .option("--open-signup", "let anyone who reaches the port sign up (POST /users); by default only the admin creates users")
     .option("--allowed-host <name>", "a host name to answer for beyond the listen address, localhost, 127.0.0.1 and [::1] (repeat it)", addHost, [])
-    .option("--pool <name[=team,...]>", "a pool apps may run in, for every team or only those listed (repeat it; the first is the default; default: local)", addPool, [])
+    .option("--pool <name[=team,...]>", "a pool apps and multi-cluster instances run in, for every team or only those listed (repeat it; the first is the default; default: local)", repeated(parsePool), [])
+    .option("--cluster <name[=pool,...]>", "a cluster serving those pools, or every pool no other cluster names (repeat it; default: local, serving every pool)", repeated(parseCluster), [])
     .option("--platform <name>", "a platform apps may use (repeat it; default: go, java, node, php, python, ruby, static)", addPlatform, [])
     .option("--quota <apps>", "how many apps each user may own (-1: unlimited)", parseQuota)
     .option("--api-variant <1|2>", "the spec variant whose shapes are served where the two differ (deploys, the app's Pool)", parseApiVariant, 1)
@@ -118,6 +123,7 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
       allowedHosts: flags.allowedHost,
       config: {
         ...(flags.pool.length > 0 ? { pools: flags.pool } : {}),
+        ...(flags.cluster.length > 0 ? { clusters: flags.cluster } : {}),
         ...(flags.platform.length > 0 ? { platforms: flags.platform } : {}),
         ...(flags.quota !== undefined ? { defaultQuota: flags.quota } : {}),
         apiVariant: flags.apiVariant,

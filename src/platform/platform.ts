@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
 import { lockDataDir } from "../redis/process.js";
 import { startOnFreePort, superviseRedisServer, type SupervisedRedisServer, type SupervisionLog } from "../redis/server.js";
-import { DEFAULT_CONFIG, type PlatformConfig } from "./domain/config.js";
+import { platformConfig, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
-import { Providers, type ProviderCallOptions } from "./domain/provider-calls.js";
+import type { ProviderCallOptions } from "./domain/provider-calls.js";
 import { undoInterruptedBinds } from "./domain/binding.js";
 import { ensureAdmin } from "./domain/users.js";
 import { createPlatformApp } from "./http/server.js";
-import { applySeed } from "./seed.js";
+import { applySeed, readSeed, seedTopology } from "./seed.js";
 import { MemoryPlatformStore } from "./store/memory.js";
 import { RedisPlatformStore } from "./store/redis.js";
 import type { PlatformStore } from "./store/store.js";
@@ -36,7 +36,7 @@ export interface PlatformOptions {
   allowedHosts?: string[];
   version: string;
   providerCalls?: ProviderCallOptions;
-  /** Pools, platforms, default quota, API variant; absent parts: DEFAULT_CONFIG's. */
+  /** Pools, clusters, platforms, default quota, API variant; absent parts: DEFAULT_CONFIG's (the seed adds pools and clusters). */
   config?: Partial<PlatformConfig>;
   /** The platform's terminal: reset tokens and what healers did. */
   say?: (line: string) => void;
@@ -105,6 +105,9 @@ async function connect(address: Address, stopServer: () => Promise<void>): Promi
 }
 
 export async function startPlatform(options: PlatformOptions): Promise<RunningPlatform> {
+  // The seed's pools and clusters are part of the configuration: a wrong one fails the start at once.
+  const seed = options.seedFile === undefined ? undefined : await readSeed(options.seedFile);
+  const config = platformConfig(options.config ?? {}, seed ? seedTopology(seed) : { pools: [], clusters: [] });
   // Listen first: a busy port fails the start before the data directory's Redis is touched.
   const server = createServer();
   server.listen({ port: options.port, host: options.host });
@@ -116,15 +119,10 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   let opened: OpenStore | undefined;
   try {
     opened = await openStore(options.state, options.say ?? (() => {}));
-    const context = createContext(
-      opened.store,
-      new Providers(opened.store, options.providerCalls),
-      { ...DEFAULT_CONFIG, ...options.config },
-      options.say,
-    );
+    const context = createContext(opened.store, config, { say: options.say, providerCalls: options.providerCalls });
     await ensureAdmin(context, options.admin.email, options.admin.password);
     await undoInterruptedBinds(context);
-    if (options.seedFile) await applySeed(context, options.admin.email, options.seedFile);
+    if (seed) await applySeed(context, options.admin.email, seed);
     server.on(
       "request",
       createPlatformApp(context, {

@@ -1,12 +1,15 @@
 /**
- * `--seed <file.yaml>`: users, teams, services, apps, instances and bindings created at start-up,
+ * `--seed <file.yaml>`: the pools and clusters the platform runs with (beside its --pool and
+ * --cluster flags), and users, teams, services, apps, instances and bindings created at start-up,
  * as the admin, skipping whatever already exists, so a CI job or a demo starts from a known state.
  *
+ *   pools:     [{name, teams, provisioner, services}]
+ *   clusters:  [{name, provisioner, addresses, pools, kubeConfig: {cluster, user}}]   (kubeConfig: propagated to providers)
  *   users:     [{email, password}]
  *   teams:     [{name, users: [email]}]
- *   services:  [{id, username, password, endpoint: {production}, variant, encoding}]   (manifests)
- *   apps:      [{name, platform, team, units}]
- *   instances: [{name, service, plan, team}]
+ *   services:  [{id, username, password, endpoint: {production, <cluster>}, multi-cluster, variant, encoding}]   (manifests)
+ *   apps:      [{name, platform, team, pool, units}]
+ *   instances: [{name, service, plan, team, pool}]
  *   bindings:  [{instance, app}]
  */
 import { readFile } from "node:fs/promises";
@@ -14,20 +17,54 @@ import { parse, stringify } from "yaml";
 import { z } from "zod";
 import { addUnits, bind } from "./domain/binding.js";
 import { createApp } from "./domain/apps.js";
+import { POOL_NAME, type Cluster, type Pool } from "./domain/config.js";
 import type { Actor, Context } from "./domain/context.js";
 import { createInstance } from "./domain/instances.js";
 import { createService } from "./domain/services.js";
 import { addMember, createTeam } from "./domain/teams.js";
+import { TEAM_NAME } from "./domain/model.js";
 import { actorOf, createUser } from "./domain/users.js";
 
+const NAME = z.string().regex(POOL_NAME, "a name of lower-case letters, digits and dashes, starting with a letter");
+/** Values that become header values: printable, one line. */
+const HEADER_TEXT = z.string().min(1).max(500).regex(/^[\x20-\x7e]+$/, "printable ASCII on one line");
+const JSON_OBJECT = z.record(z.string(), z.json());
+
+const POOL = z.strictObject({
+  name: NAME,
+  teams: z.array(z.string().regex(TEAM_NAME, "a team name")).default([]),
+  provisioner: NAME.default("local"),
+  services: z.array(z.string()).default([]),
+});
+
+const CLUSTER = z.strictObject({
+  name: NAME,
+  provisioner: NAME.default("local"),
+  addresses: z.array(HEADER_TEXT).default([]),
+  pools: z.array(NAME).default([]),
+  kubeConfig: z.strictObject({ cluster: JSON_OBJECT, user: JSON_OBJECT }).optional(),
+});
+
 const SEED = z.strictObject({
+  pools: z.array(POOL).default([]),
+  clusters: z.array(CLUSTER).default([]),
   users: z.array(z.strictObject({ email: z.string(), password: z.string() })).default([]),
   teams: z.array(z.strictObject({ name: z.string(), users: z.array(z.string()).default([]) })).default([]),
   services: z.array(z.looseObject({ id: z.string() })).default([]),
   apps: z
-    .array(z.strictObject({ name: z.string(), platform: z.string().default("static"), team: z.string().optional(), units: z.number().int().min(0).max(100).default(1) }))
+    .array(
+      z.strictObject({
+        name: z.string(),
+        platform: z.string().default("static"),
+        team: z.string().optional(),
+        pool: z.string().optional(),
+        units: z.number().int().min(0).max(100).default(1),
+      }),
+    )
     .default([]),
-  instances: z.array(z.strictObject({ name: z.string(), service: z.string(), plan: z.string().optional(), team: z.string().optional() })).default([]),
+  instances: z
+    .array(z.strictObject({ name: z.string(), service: z.string(), plan: z.string().optional(), team: z.string().optional(), pool: z.string().optional() }))
+    .default([]),
   bindings: z.array(z.strictObject({ instance: z.string(), app: z.string() })).default([]),
 });
 
@@ -35,7 +72,10 @@ export class SeedError extends Error {
   override name = "SeedError";
 }
 
-export async function applySeed(context: Context, adminEmail: string, file: string): Promise<void> {
+export type Seed = z.infer<typeof SEED>;
+
+/** The seed file read and checked, before the platform starts: its pools and clusters configure it. */
+export async function readSeed(file: string): Promise<Seed> {
   const text = await readFile(file, "utf8").catch((error: Error) => {
     throw new SeedError(`Cannot read the seed file ${file}: ${error.message}`);
   });
@@ -50,7 +90,19 @@ export async function applySeed(context: Context, adminEmail: string, file: stri
     const issue = parsed.error.issues[0]!;
     throw new SeedError(`The seed file ${file} is not as expected at ${issue.path.join(".") || "the top"}: ${issue.message}.`);
   }
-  const seed = parsed.data;
+  return parsed.data;
+}
+
+/** The seed's pools and clusters, as the platform's configuration holds them. */
+export function seedTopology(seed: Seed): { pools: Pool[]; clusters: Cluster[] } {
+  return {
+    pools: seed.pools,
+    clusters: seed.clusters.map(({ kubeConfig, ...cluster }) => ({ ...cluster, ...(kubeConfig ? { propagatedKubeConfig: kubeConfig } : {}) })),
+  };
+}
+
+/** Creates what the seed lists and the store lacks. */
+export async function applySeed(context: Context, adminEmail: string, seed: Seed): Promise<void> {
   const { store } = context;
   const admin = async (): Promise<Actor> => actorOf(context, adminEmail);
   const step = async (what: string, work: () => Promise<unknown>) => {
@@ -77,14 +129,14 @@ export async function applySeed(context: Context, adminEmail: string, file: stri
   for (const app of seed.apps) {
     if (await store.get("apps", app.name)) continue;
     await step(`app ${app.name}`, async () => {
-      await createApp(context, await admin(), { name: app.name, platform: app.platform, teamOwner: app.team });
+      await createApp(context, await admin(), { name: app.name, platform: app.platform, teamOwner: app.team, pool: app.pool });
       if (app.units > 1) await addUnits(context, await admin(), app.name, app.units - 1);
     });
   }
   for (const instance of seed.instances) {
     if (await store.get("instances", instance.name)) continue;
     await step(`instance ${instance.name}`, async () =>
-      createInstance(context, await admin(), { name: instance.name, service: instance.service, plan: instance.plan, owner: instance.team }),
+      createInstance(context, await admin(), { name: instance.name, service: instance.service, plan: instance.plan, owner: instance.team, pool: instance.pool }),
     );
   }
   for (const binding of seed.bindings) {

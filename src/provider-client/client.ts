@@ -14,7 +14,7 @@ import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
 import { jsonType } from "./shapes.js";
-import { HEADERS, type Encoding, type Placement } from "../contract.js";
+import { HEADERS, type Encoding, type PlacementHeaders } from "../contract.js";
 import type { EventContext, Exchange } from "./types.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -35,8 +35,8 @@ export interface Call {
   credentials?: "valid" | "none" | { password: string };
   /** Mutating call: `user` and `eventid` in the body and X-Tsuru-* headers. */
   event?: EventContext;
-  /** Send the multi-cluster headers (bind calls of a service whose apps run on pools/clusters). */
-  placement?: Placement;
+  /** Send the multi-cluster headers: where the call's instance lives (or the pool plans are asked for). */
+  placement?: PlacementHeaders;
   /** The answer is a bind result: its values are secrets and never recorded. */
   secretAnswer?: boolean;
 }
@@ -176,7 +176,7 @@ export class PlatformClient {
     return new URL(this.base.pathname.replace(/\/+$/, "") + call.path, this.base);
   }
 
-  /** The same request as a shell command; the password stays a variable, so the line can be shown. */
+  /** The same request as a shell command; the password and kube config stay variables, so the line can be shown. */
   private curl(call: Call, headers: Record<string, string | string[]>, body: string): string {
     const target = this.target(call);
     target.username = "";
@@ -185,6 +185,11 @@ export class PlatformClient {
     if (headers.Authorization) parts.push("-u", `${shellQuote(`${this.options.username}:`)}"$PROVIDER_PASSWORD"`);
     for (const [name, value] of Object.entries(headers)) {
       if (name === "Authorization" || name === "Content-Length" || name === "Connection") continue;
+      // A secret, like the password: the line shows where it goes, not what it is.
+      if (name === HEADERS.clusterKubeConfig) {
+        parts.push("-H", `${shellQuote(`${name}: `)}"$CLUSTER_KUBE_CONFIG"`);
+        continue;
+      }
       for (const item of typeof value === "string" ? [value] : value) parts.push("-H", shellQuote(`${name}: ${item}`));
     }
     if (body !== "") parts.push("--data-raw", shellQuote(body));
@@ -264,6 +269,7 @@ function basicAuth(username: string, password: string): string {
 function redactHeaders(headers: Record<string, string | string[]>): Record<string, string | string[]> {
   const copy = { ...headers };
   if (copy.Authorization) copy.Authorization = "Basic <redacted>";
+  if (copy[HEADERS.clusterKubeConfig]) copy[HEADERS.clusterKubeConfig] = "<redacted>";
   return copy;
 }
 

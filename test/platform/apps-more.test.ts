@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 import { unitAddress } from "../../src/platform/domain/apps.js";
+import { parsePool } from "../../src/platform/domain/config.js";
 import type { LogEntry } from "../../src/platform/domain/model.js";
 
 describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => {
@@ -12,7 +13,7 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
   let provider: TestProvider;
   beforeAll(async () => {
     t = await startTestPlatform(kind, {
-      config: { pools: [{ name: "local", teams: [] }, { name: "gpu", teams: ["ml"] }], platforms: ["go", "python"] },
+      config: { pools: [parsePool("local"), parsePool("gpu=ml")], platforms: ["go", "python"] },
     });
     provider = await startTestProvider();
     await t.admin.ok(t.admin.post("/services", { text: manifest("today", provider.running.url, { variant: "current" }) }));
@@ -96,8 +97,10 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     provider.received.length = 0;
     await mia.ok(mia.put("/services/instances/now2/trainer"));
     expect(provider.received[0]!.request).toMatchObject({ appName: "trainer", placement: { poolName: "gpu" } });
-    const calls = (await t.admin.get("/provider-calls?app=trainer")).json<Array<{ requestHeaders: Record<string, string> }>>();
-    expect(calls.at(-1)!.requestHeaders["X-Tsuru-Pool-Name"]).toBe("gpu");
+    const calls = (await t.admin.get("/provider-calls?app=trainer")).json<Array<{ requestHeaders: Record<string, string>; requestBody: string }>>();
+    // The app's pool travels in the bind's fields; X-Tsuru-* headers say where a multi-cluster instance lives.
+    expect(calls.at(-1)!.requestBody).toContain("app-pool-name=gpu");
+    expect(calls.at(-1)!.requestHeaders["X-Tsuru-Pool-Name"]).toBeUndefined();
 
     await mia.ok(mia.post("/apps/trainer/pool", { text: "local" }));
     expect((await mia.get("/apps/trainer")).json()).toMatchObject({ Pool: "local" });

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { applySeed } from "../../src/platform/seed.js";
+import { applySeed, readSeed } from "../../src/platform/seed.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
 import { run, startLongRunning } from "../template/processes.js";
 import { eventually } from "../support/eventually.js";
@@ -174,7 +174,7 @@ describe("seeding on a real Redis", () => {
     try {
       expect(provider.received.length).toBe(calls);
       expect((await second.admin.get("/apps")).json<unknown[]>()).toHaveLength(1);
-      await applySeed(second.platform.context, ADMIN.email, seedFile);
+      await applySeed(second.platform.context, ADMIN.email, await readSeed(seedFile));
       expect(provider.received.length).toBe(calls);
     } finally {
       await second.platform.close();

@@ -11,7 +11,6 @@ import { bind, unbind } from "../../src/platform/domain/binding.js";
 import { createContext } from "../../src/platform/domain/context.js";
 import { createInstance } from "../../src/platform/domain/instances.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import { Providers } from "../../src/platform/domain/provider-calls.js";
 import { createService } from "../../src/platform/domain/services.js";
 import { createUser } from "../../src/platform/domain/users.js";
 import { MemoryPlatformStore } from "../../src/platform/store/memory.js";
@@ -430,7 +429,7 @@ describe("the platform's own store failing", () => {
   async function contextWith(provider: TestProvider) {
     providers.push(provider);
     const store = new FailingStore();
-    const context = createContext(store, new Providers(store));
+    const context = createContext(store);
     await createUser(context, actor.email, "ops-password");
     await store.put("teams", "ops", { name: "ops", users: [actor.email] });
     await createService(context, actor, manifest("undo", provider.running.url));

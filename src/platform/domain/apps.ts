@@ -3,7 +3,7 @@
  * `<app>-<n>` at `10.10.10.<n>` (then 10.10.11.x...), state `started`; `n` counts across the platform.
  */
 import type { AppSpec } from "../../provider-client/calls.js";
-import { poolsOf, type ApiVariant } from "./config.js";
+import { placementOf, poolsOf, type ApiVariant, type PlatformConfig } from "./config.js";
 import { appLog, exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound } from "./errors.js";
 import { APP_NAME, type App, type Unit } from "./model.js";
@@ -32,12 +32,12 @@ export async function appFor(context: Context, actor: Actor, name: string): Prom
 export const addressOf = (app: App) => app.address ?? `${app.name}.localhost`;
 
 /** How providers see the app: its address and where it runs. */
-export function appSpec(app: App): AppSpec {
+export function appSpec(config: PlatformConfig, app: App): AppSpec {
   return {
     name: app.name,
     hosts: [addressOf(app)],
     internalHosts: [`${app.name}.${app.pool}.local`],
-    placement: { poolName: app.pool, poolProvisioner: "local", clusterName: "local", clusterProvisioner: "local", clusterAddresses: [] },
+    placement: placementOf(config, app.pool),
   };
 }
 

@@ -48,8 +48,8 @@ async function bindingOf(context: Context, actor: Actor, instance: Instance, app
   return {
     service,
     calls: context.providers.builder(service, actor.email),
-    target: { service, instance: instance.name, app: app.name },
-    spec: appSpec(app),
+    target: { service, instance: instance.name, app: app.name, pool: instance.pool },
+    spec: appSpec(context.config, app),
   };
 }
 

@@ -7,7 +7,7 @@ import type { PlatformStore } from "../store/store.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./config.js";
 import { LoginThrottle } from "./login-throttle.js";
 import type { LogEntry } from "./model.js";
-import type { Providers } from "./provider-calls.js";
+import { Providers, type ProviderCallOptions } from "./provider-calls.js";
 
 export interface Context {
   store: PlatformStore;
@@ -32,8 +32,20 @@ export const ADMIN_TEAM = "admin";
 const LOCK_WAIT_MS = 6 * 60_000; // longer than one provider call may last
 export const LOG_LINES = 1000;
 
-export function createContext(store: PlatformStore, providers: Providers, config: PlatformConfig = DEFAULT_CONFIG, say: (line: string) => void = () => {}): Context {
-  return { store, locks: new KeyedMutex(), providers, config, say, logins: { accounts: new LoginThrottle(5), addresses: new LoginThrottle(20) } };
+export interface ContextOptions {
+  say?: (line: string) => void;
+  providerCalls?: ProviderCallOptions;
+}
+
+export function createContext(store: PlatformStore, config: PlatformConfig = DEFAULT_CONFIG, { say = () => {}, providerCalls }: ContextOptions = {}): Context {
+  return {
+    store,
+    locks: new KeyedMutex(),
+    providers: new Providers(store, config, providerCalls),
+    config,
+    say,
+    logins: { accounts: new LoginThrottle(5), addresses: new LoginThrottle(20) },
+  };
 }
 
 /** Runs `work` alone among the operations on these records (keys taken in sorted order: no deadlock). */

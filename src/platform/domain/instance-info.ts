@@ -6,15 +6,15 @@
  */
 import { infoProblem } from "../../provider-client/shapes.js";
 import type { Actor, Context } from "./context.js";
-import type { Service } from "./model.js";
+import type { Instance, Service } from "./model.js";
 import { statusOf } from "./provider-answer.js";
 
 /** Longer than an info call of a healthy provider takes; a listing waits this long at most. */
 const INFO_TIMEOUT_MS = 10_000;
 
-export async function providerInfo(context: Context, actor: Actor, service: Service, instance: string): Promise<Record<string, string> | null> {
-  const call = context.providers.builder(service, actor.email).info(instance);
-  const result = await context.providers.send({ service, instance }, call, { timeoutMs: INFO_TIMEOUT_MS });
+export async function providerInfo(context: Context, actor: Actor, service: Service, instance: Instance): Promise<Record<string, string> | null> {
+  const call = context.providers.builder(service, actor.email).info(instance.name);
+  const result = await context.providers.send({ service, instance: instance.name, pool: instance.pool }, call, { timeoutMs: INFO_TIMEOUT_MS });
   const body = result.answer?.body ?? "";
   if (statusOf(result) !== 200 || infoProblem(body) !== undefined) return null;
   const items = JSON.parse(body) as Array<{ label: string; value: string }>;

@@ -4,7 +4,8 @@
  */
 import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
-import { type Instance } from "./model.js";
+import { clusterOf, findPool } from "./config.js";
+import { type Instance, type Service } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import { forcing, undoing } from "./operation.js";
 import { providerInfo } from "./instance-info.js";
@@ -28,6 +29,8 @@ export interface NewInstance {
   service: string;
   plan?: string;
   owner?: string;
+  /** The pool it lives in: required for a multi-cluster service, refused for any other. */
+  pool?: string;
 }
 
 export async function createInstance(context: Context, actor: Actor, wanted: NewInstance): Promise<Instance> {
@@ -39,10 +42,11 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
   const allowed = actor.teams.filter((team) => service.teams.includes(team));
   const teams = allowed.length > 0 ? allowed : actor.teams;
   const ownerTeam = chooseOwner(actor, teams, wanted.owner);
+  const pool = instancePool(context, service, wanted.pool || undefined);
 
   return exclusive(context, [instanceLock(wanted.name)], async () => {
     if (await context.store.get("instances", wanted.name)) throw conflict("This service instance name is already in use.");
-    const target = { service, instance: wanted.name };
+    const target = { service, instance: wanted.name, pool };
     const calls = context.providers.builder(service, actor.email);
     const created = await context.providers.send(
       target,
@@ -56,6 +60,7 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
       name: wanted.name,
       service: service.name,
       plan: wanted.plan,
+      ...(pool === undefined ? {} : { pool }),
       ownerTeam,
       teams,
       apps: [],
@@ -69,6 +74,23 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
     }
     return instance;
   });
+}
+
+/**
+ * The instance's pool, by today's platform's rules: an instance of a multi-cluster service lives
+ * in a pool that exists and admits the service; any other instance in none.
+ */
+function instancePool(context: Context, service: Service, pool: string | undefined): string | undefined {
+  if (!service.multiCluster) {
+    if (pool !== undefined) throw badRequest(`regular (non-multi-cluster) service instance cannot belong to a pool: the service "${service.name}" is not multi-cluster, create the instance without a pool.`);
+    return undefined;
+  }
+  const admitting = context.config.pools.filter((candidate) => candidate.services.length === 0 || candidate.services.includes(service.name)).map((candidate) => candidate.name);
+  const choices = `give one of ${admitting.join(", ") || "(none: add the service to a pool's services)"}`;
+  if (pool === undefined) throw badRequest(`multi-cluster service instance requires a pool: ${choices}.`);
+  if (!findPool(context.config, pool)) throw notFound(`Pool "${pool.slice(0, 60)}" not found: ${choices}.`);
+  if (!admitting.includes(pool)) throw badRequest(`Service "${service.name}" is not available in pool "${pool}": ${choices}.`);
+  return pool;
 }
 
 function chooseOwner(actor: Actor, teams: string[], owner: string | undefined): string {
@@ -94,7 +116,7 @@ export async function removeInstance(context: Context, actor: Actor, name: strin
       throw badRequest(`This service instance is bound to at least one app. Unbind them before removing it, or remove it with ?unbindall=true (bound: ${instance.apps.join(", ")}).`);
     }
     const service = await findService(context, instance.service);
-    const destroy = () => context.providers.send({ service, instance: name }, context.providers.builder(service, actor.email).destroy(name));
+    const destroy = () => context.providers.send({ service, instance: name, pool: instance.pool }, context.providers.builder(service, actor.email).destroy(name));
     const removed = await (ignoreErrors ? forcing(destroy) : destroy());
     if (!succeeded(removed)) {
       const failure = `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
@@ -111,7 +133,7 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
   assertInstanceAccess(actor, instance);
   const service = await findService(context, instance.service);
   const result = await context.providers.send(
-    { service, instance: name },
+    { service, instance: name, pool: instance.pool },
     context.providers.builder(service, actor.email).status(name),
   );
   if (!result.answer) throw failed(`Failed to get status of instance ${name}: ${providerProblem(result)}`);
@@ -138,7 +160,8 @@ export async function instanceData(context: Context, actor: Actor, name: string)
     apps: instance.apps,
     planname: instance.plan ?? "",
     teamowner: instance.ownerTeam,
-    info: await providerInfo(context, actor, await findService(context, instance.service), name),
+    ...(instance.pool === undefined ? {} : { pool: instance.pool, cluster: clusterOf(context.config, instance.pool)?.name ?? "" }),
+    info: await providerInfo(context, actor, await findService(context, instance.service), instance),
     ...(instance.status ? { status: instance.status } : {}),
   };
 }

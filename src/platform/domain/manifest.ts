@@ -1,12 +1,14 @@
 /**
  * The service manifest, the raw YAML `POST|PUT /services` take: `id`, `username`, `password`,
- * `endpoint: {production}`, and beyond the old platform `variant: A | B | current` (default A)
- * and `encoding: form | json` (default form; only today's platform, `current`, knows json).
- * Other keys are ignored, as the platform ignores them.
+ * `endpoint: {production}`, and beyond the old platform: `variant: A | B | current` (default A),
+ * `encoding: form | json` (default form; only today's platform, `current`, knows json),
+ * `multi-cluster: true` and an endpoint per cluster (`endpoint: {production, <cluster>}`), as
+ * today's platform knows them. Other keys are ignored, as the platform ignores them.
  */
 import { parse } from "yaml";
 import { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../../contract.js";
 import { badRequest, failed } from "./errors.js";
+import { POOL_NAME } from "./config.js";
 import { SERVICE_NAME } from "./model.js";
 
 export interface Manifest {
@@ -14,6 +16,8 @@ export interface Manifest {
   username: string;
   password: string;
   endpoint: string;
+  clusterEndpoints: Record<string, string>;
+  multiCluster: boolean;
   variant: Variant;
   encoding: Encoding;
 }
@@ -41,8 +45,8 @@ export function manifestOf(document: unknown): Manifest {
     throw badRequest("The manifest must be a YAML mapping with id, password and endpoint.production.");
   }
   const fields = document as Record<string, unknown>;
-  const endpoint = fields.endpoint;
-  const production = endpoint && typeof endpoint === "object" ? (endpoint as Record<string, unknown>).production : undefined;
+  const endpoints: Record<string, unknown> = fields.endpoint && typeof fields.endpoint === "object" ? { ...fields.endpoint } : {};
+  const { production, ...perCluster } = endpoints;
   const scalar = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
   const id = scalar(fields.id);
   const password = scalar(fields.password);
@@ -57,17 +61,35 @@ export function manifestOf(document: unknown): Manifest {
   if (!VARIANTS.includes(variant)) throw badRequest(`Invalid variant "${String(variant).slice(0, 20)}": use A, B or current.`);
   const encoding = (fields.encoding === undefined ? "form" : shown(fields.encoding)) as Encoding;
   if (!ENCODINGS.includes(encoding)) throw badRequest(`Invalid encoding "${String(encoding).slice(0, 20)}": use form or json.`);
-  return { id, username: scalar(fields.username) || id, password, endpoint: withScheme(url), variant, encoding };
+  const multiCluster = fields["multi-cluster"] ?? false;
+  if (typeof multiCluster !== "boolean" && multiCluster !== "true" && multiCluster !== "false") {
+    throw badRequest(`Invalid multi-cluster "${shown(multiCluster).slice(0, 20)}": use true or false.`);
+  }
+  const clusterEndpoints: Record<string, string> = {};
+  for (const [cluster, address] of Object.entries(perCluster)) {
+    if (!POOL_NAME.test(cluster)) throw badRequest(`Invalid endpoint "${cluster.slice(0, 40)}": name production or a cluster (lower-case letters, digits, dashes).`);
+    clusterEndpoints[cluster] = withScheme(scalar(address), `endpoint.${cluster}`);
+  }
+  return {
+    id,
+    username: scalar(fields.username) || id,
+    password,
+    endpoint: withScheme(url, "endpoint.production"),
+    clusterEndpoints,
+    multiCluster: multiCluster === true || multiCluster === "true",
+    variant,
+    encoding,
+  };
 }
 
 /** The platform prepends `http://` to an endpoint without a scheme. */
-function withScheme(url: string): string {
+function withScheme(url: string, key: string): string {
   const full = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`;
   try {
     const parsed = new URL(full);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error();
   } catch {
-    throw badRequest(`Invalid endpoint.production "${url.slice(0, 100)}": give the provider's http:// or https:// address.`);
+    throw badRequest(`Invalid ${key} "${url.slice(0, 100)}": give the provider's http:// or https:// address.`);
   }
   return full.replace(/\/+$/, "");
 }

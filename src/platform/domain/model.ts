@@ -69,6 +69,10 @@ export interface Service {
   password: string;
   /** The provider's base URL (`endpoint.production`). */
   endpoint: string;
+  /** Per cluster name, the provider's base URL for instances in that cluster's pools (`endpoint.<cluster>`). */
+  clusterEndpoints?: Record<string, string>;
+  /** Its instances live in a pool, and every call about one carries the pool's X-Tsuru-* headers. */
+  multiCluster?: boolean;
   variant: Variant;
   encoding: Encoding;
   /** Teams that may change or remove the service. */
@@ -104,6 +108,8 @@ export interface Instance {
   name: string;
   service: string;
   plan?: string;
+  /** The pool it lives in: instances of multi-cluster services only. */
+  pool?: string;
   ownerTeam: string;
   teams: string[];
   /** Apps bound to it, in bind order. */

@@ -1,11 +1,14 @@
 /**
  * The platform's calls to providers: built by the shared provider client exactly as the real
- * platform sends them, recorded (credentials and bind values masked) for `GET /provider-calls`,
- * and shown on the terminal one line each.
+ * platform sends them, sent to the endpoint of the cluster the call's pool runs on, recorded
+ * (credentials and bind values masked) for `GET /provider-calls`, and shown on the terminal one
+ * line each.
  */
+import type { PlacementHeaders } from "../../contract.js";
 import { providerCalls } from "../../provider-client/calls.js";
 import { PlatformClient, type Call, type CallResult } from "../../provider-client/client.js";
 import type { PlatformStore } from "../store/store.js";
+import { clusterOf, placementOf, type PlatformConfig } from "./config.js";
 import { currentOperation } from "./operation.js";
 import type { ProviderCall, Service } from "./model.js";
 
@@ -13,6 +16,8 @@ export interface CallTarget {
   service: Service;
   instance?: string;
   app?: string;
+  /** The pool of the call's instance (multi-cluster services), or the pool plans are asked for. */
+  pool?: string;
 }
 
 export interface CallFilter {
@@ -36,6 +41,7 @@ const ALL = "all";
 export class Providers {
   constructor(
     private readonly store: PlatformStore,
+    private readonly config: PlatformConfig,
     private readonly options: ProviderCallOptions = {},
   ) {}
 
@@ -51,8 +57,9 @@ export class Providers {
    */
   async send(target: CallTarget, call: Call, { record: recorded = true, timeoutMs = Infinity } = {}): Promise<CallResult> {
     const { service } = target;
+    const { url, placement } = this.route(service, target.pool);
     const client = new PlatformClient({
-      url: service.endpoint,
+      url,
       username: service.username,
       password: service.password,
       // Only today's platform knows the JSON encoding.
@@ -62,7 +69,8 @@ export class Providers {
       timeoutMs: Math.min(timeoutMs, this.options.timeoutMs ?? 5 * 60_000),
       connectTimeoutMs: this.options.connectTimeoutMs,
     });
-    const result = withoutCredentials(await client.send(call), service);
+    // Only the instance's pool puts X-Tsuru-* headers on a call; an app's placement travels in fields.
+    const result = withoutCredentials(await client.send({ ...call, placement }), service);
     if (!recorded) return result;
     const { exchange } = result;
     const record: ProviderCall = {
@@ -86,6 +94,23 @@ export class Providers {
     await this.store.append("calls", ALL, record, KEPT_CALLS);
     this.options.print?.(summary(record));
     return result;
+  }
+
+  /**
+   * Where a call about an instance in `pool` goes, and the headers saying where it lives: the
+   * endpoint named after the pool's cluster when the service has one, else `production`.
+   */
+  private route(service: Service, pool: string | undefined): { url: string; placement?: PlacementHeaders } {
+    if (pool === undefined) return { url: service.endpoint };
+    const cluster = clusterOf(this.config, pool);
+    const kubeConfig = cluster?.propagatedKubeConfig;
+    return {
+      url: (cluster && service.clusterEndpoints?.[cluster.name]) ?? service.endpoint,
+      placement: {
+        ...placementOf(this.config, pool),
+        ...(kubeConfig ? { clusterKubeConfig: Buffer.from(JSON.stringify(kubeConfig)).toString("base64") } : {}),
+      },
+    };
   }
 
   async list(filter: CallFilter): Promise<ProviderCall[]> {

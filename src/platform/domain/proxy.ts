@@ -58,7 +58,7 @@ export async function proxyInstanceCall(context: Context, actor: Actor, serviceN
     throw badRequest(`proxy request ${request.method} "${below}" is forbidden: the platform itself makes the calls that change an instance or its binds.`);
   }
   const path = `/resources/${encodeURIComponent(instance.name)}${below === "" ? "" : `/${providerPath(request.segments)}`}`;
-  return forward(context, actor, { service, instance: instance.name }, request, path);
+  return forward(context, actor, { service, instance: instance.name, pool: instance.pool }, request, path);
 }
 
 /**

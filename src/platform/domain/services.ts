@@ -1,9 +1,12 @@
 /** The service catalog: register providers from their manifests, document and share them. */
+import { plansProblem } from "../../provider-client/shapes.js";
+import { findPool, poolsOf } from "./config.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
-import { conflict, failed, forbidden, notFound } from "./errors.js";
+import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import type { Instance, ProviderCall, Service } from "./model.js";
 import { providerInfo } from "./instance-info.js";
+import { statusOf } from "./provider-answer.js";
 import type { CallFilter } from "./provider-calls.js";
 
 export async function findService(context: Context, name: string): Promise<Service> {
@@ -111,6 +114,40 @@ function withoutCredentials(endpoint: string): string {
   return url.toString();
 }
 
+/** A listing waits this long at most for the provider's plans. */
+const PLANS_TIMEOUT_MS = 10_000;
+
+/**
+ * `GET /services/<s>/plans[?pool=<p>]`: the provider's plans; for a multi-cluster service, those of
+ * the pool asked for (the provider gets its X-Tsuru-* headers). A provider's 400 naming the
+ * missing `cluster` means it needs a pool; any other answer but a plan list is no plans.
+ */
+export async function servicePlans(context: Context, actor: Actor, name: string, pool: string | undefined): Promise<Array<{ name: string; description: string }>> {
+  const service = await findService(context, name);
+  if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
+  const asked = service.multiCluster && pool ? pool : undefined;
+  if (asked !== undefined && !findPool(context.config, asked)) throw notFound(`Pool "${asked.slice(0, 60)}" not found.`);
+  const result = await context.providers.send({ service, pool: asked }, context.providers.builder(service, actor.email).plans(), { timeoutMs: PLANS_TIMEOUT_MS });
+  const body = result.answer?.body ?? "";
+  if (statusOf(result) === 400 && asksForPool(body)) {
+    const pools = actor.admin ? context.config.pools : actor.teams.flatMap((team) => poolsOf(context.config, team));
+    throw badRequest(`You must provide the pool name, available pools: ${[...new Set(pools.map((item) => item.name))].join(", ")}`);
+  }
+  if (statusOf(result) !== 200 || plansProblem(body) !== undefined) return [];
+  return (JSON.parse(body) as Array<{ name: string; description: string }>).map((plan) => ({ name: plan.name, description: plan.description }));
+}
+
+/** `{"missing_params": ["cluster", ...]}`: how a provider says plans depend on the pool. */
+function asksForPool(body: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const missing = typeof parsed === "object" && parsed !== null ? (parsed as { missing_params?: unknown }).missing_params : undefined;
+    return Array.isArray(missing) && missing.includes("cluster");
+  } catch {
+    return false;
+  }
+}
+
 /** The service's doc, for the users who may use the service (as `GET /services/<s>`). */
 export async function serviceDoc(context: Context, actor: Actor, name: string): Promise<string> {
   const service = await findService(context, name);
@@ -129,7 +166,7 @@ export async function serviceInstances(context: Context, actor: Actor, name: str
       Teams: instance.teams,
       Apps: instance.apps,
       ServiceName: name,
-      Info: await providerInfo(context, actor, service, instance.name),
+      Info: await providerInfo(context, actor, service, instance),
     })),
   );
 }

@@ -19,6 +19,7 @@ const NEW_INSTANCE = z.object({
   service_name: z.string(),
   plan: z.string().max(100).optional(),
   owner: z.string().max(100).optional(),
+  pool: z.string().max(100).optional(),
 });
 
 export const instanceList: Route = async ({ req, res, context, actor }) => {
@@ -29,7 +30,13 @@ export const instanceList: Route = async ({ req, res, context, actor }) => {
 
 export const instanceCreate: Route = async ({ req, res, context, actor }) => {
   const wanted = body(req, NEW_INSTANCE);
-  await createInstance(context, actor, { name: wanted.name, service: wanted.service_name, plan: wanted.plan || undefined, owner: wanted.owner || undefined });
+  await createInstance(context, actor, {
+    name: wanted.name,
+    service: wanted.service_name,
+    plan: wanted.plan || undefined,
+    owner: wanted.owner || undefined,
+    pool: wanted.pool || undefined,
+  });
   sendEmpty(res, 200);
 };
 

@@ -24,7 +24,7 @@ import { authenticatedProxy, instanceProxy, instanceProxyV2, serviceProxy } from
 import { quotaShow } from "./quota.js";
 import { runRoute } from "./run.js";
 import { actionGrant, actionGrantList, actionRevoke, manifestShow, manifestUpdate } from "./service-actions.js";
-import { docShow, docUpdate, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
+import { docShow, docUpdate, planList, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
 import { appTokenCreate } from "./tokens.js";
 import { authSchemes, bindStream, envSetStream, instanceCreateForm, serviceCreateForm, unbindStream } from "./tsuru-client.js";
@@ -119,6 +119,7 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("delete", "/services/:service", serviceRemove),
     r("get", "/services/:service/doc", docShow),
     r("get", "/services/:service/provider", providerShow),
+    r("get", "/services/:service/plans", planList),
     r("put", "/services/:service/doc", docUpdate, "text"),
     r("put", "/services/:service/:team", serviceGrant),
     r("delete", "/services/:service/:team", serviceRevoke),

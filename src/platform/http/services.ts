@@ -1,6 +1,6 @@
 /** `/services`: the catalog, registered from raw YAML manifests. */
-import { createService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, setDoc, updateService } from "../domain/services.js";
-import { nameParam, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
+import { createService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, servicePlans, setDoc, updateService } from "../domain/services.js";
+import { nameParam, query, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
 export const serviceList: Route = async ({ res, context, actor }) => {
   sendJson(res, 200, await listServices(context, actor));
@@ -23,6 +23,11 @@ export const serviceRemove: Route = async ({ req, res, context, actor }) => {
 
 export const serviceShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, await serviceInstances(context, actor, nameParam(req, "service", "service")));
+};
+
+/** `?pool=<p>`: the plans of that pool, for a multi-cluster service. */
+export const planList: Route = async ({ req, res, context, actor }) => {
+  sendJson(res, 200, await servicePlans(context, actor, nameParam(req, "service", "service"), query(req, "pool")));
 };
 
 export const providerShow: Route = async ({ req, res, context, actor }) => {

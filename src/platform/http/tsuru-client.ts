@@ -18,8 +18,10 @@ import { body, flag, nameParam, sendEmpty, sendJson, type Call, type Route } fro
 
 const STREAM_TYPE = "application/x-json-stream";
 const FIELD = z.string().max(1000).optional();
-const SERVICE_FORM = z.object({ id: z.string().max(100), username: FIELD, password: FIELD, endpoint: FIELD });
-const INSTANCE_FORM = z.object({ name: z.string().max(100), plan: FIELD, owner: FIELD });
+const SERVICE_FORM = z.object({ id: z.string().max(100), username: FIELD, password: FIELD, endpoint: FIELD, "multi-cluster": FIELD });
+const INSTANCE_FORM = z.object({ name: z.string().max(100), plan: FIELD, owner: FIELD, pool: FIELD });
+/** `endpoints.<cluster>=<url>`: the platform's form names for the endpoint per cluster. */
+const CLUSTER_ENDPOINT = /^endpoints\.(.+)$/;
 const ENV_KEY = /^Envs\.(\d{1,3})\.(Name|Value)$/;
 
 /** `GET /1.18/auth/schemes`: the client's login asks which scheme to use; this platform has its own users. */
@@ -27,14 +29,25 @@ export const authSchemes: Route = async ({ res }) => {
   sendJson(res, 200, [{ name: "native", default: true, data: {} }]);
 };
 
-/** `POST /1.0/services`: the client parsed the manifest and sends its fields (`team`, `multi-cluster` are not used). */
+/**
+ * `POST /1.0/services`: the client parsed the manifest and sends its fields; `endpoints.<cluster>`
+ * as the platform's API takes them (the client sends production only); `team` is not used.
+ */
 export const serviceCreateForm: Route = async ({ req, res, context, actor }) => {
   const fields = body(req, SERVICE_FORM);
-  await registerService(context, actor, manifestOf({ ...fields, endpoint: { production: fields.endpoint } }));
+  const sent = req.body as Record<string, unknown>;
+  // A JSON body carries them as one object, `endpoints`.
+  const nested = typeof sent.endpoints === "object" && sent.endpoints !== null ? Object.entries(sent.endpoints) : [];
+  const perCluster = Object.entries(sent).flatMap(([key, value]) => {
+    const cluster = CLUSTER_ENDPOINT.exec(key)?.[1];
+    return cluster === undefined ? [] : [[cluster, value] as const];
+  });
+  const endpoint = { ...Object.fromEntries([...nested, ...perCluster]), production: fields.endpoint };
+  await registerService(context, actor, manifestOf({ ...fields, endpoint }));
   sendEmpty(res, 201);
 };
 
-/** `POST /1.0/services/<s>/instances`: `name, plan, owner` used; `description, pool, tag, parameters.*` not kept. */
+/** `POST /1.0/services/<s>/instances`: `name, plan, owner, pool` used; `description, tag, parameters.*` not kept. */
 export const instanceCreateForm: Route = async ({ req, res, context, actor }) => {
   const fields = body(req, INSTANCE_FORM);
   await createInstance(context, actor, {
@@ -42,6 +55,7 @@ export const instanceCreateForm: Route = async ({ req, res, context, actor }) =>
     service: nameParam(req, "service", "service"),
     plan: fields.plan || undefined,
     owner: fields.owner || undefined,
+    pool: fields.pool || undefined,
   });
   sendEmpty(res, 201);
 };
