@@ -15,6 +15,7 @@ const SLOW = [
   "test/platform/cli-seed.test.ts",
   "test/platform/security.test.ts",
   "test/platform/e2e-redis.test.ts",
+  "test/platform/e2e-multi-cluster.test.ts",
   "test/platform/embedded-redis.test.ts",
   "test/platform/*-browser.test.ts",
   "examples/redis/test/main.test.ts",

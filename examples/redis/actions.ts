@@ -4,7 +4,7 @@
  * from their work (handlers.ts), so `provider-kit manifest --actions examples/redis/actions.ts`
  * writes the platform's service manifest without starting anything.
  */
-import { declareActions, instanceAction } from "../../src/index.js";
+import { declareActions, instanceAction, serviceAction } from "../../src/index.js";
 
 export const actions = declareActions({
   /** A new password for a bound app's user; the old one stops working at once. */
@@ -18,4 +18,6 @@ export const actions = declareActions({
   flush: instanceAction({ name: "flush", method: "POST", path: "/flush", lock: true }),
   /** How much memory the instance's keys take. */
   memory: instanceAction({ name: "memory", method: "GET", path: "/memory", lock: false }),
+  /** Where this endpoint of the service runs (its cluster) and its plans: for any logged-in user. */
+  where: serviceAction({ name: "where", method: "GET", path: "/where" }),
 });

@@ -48,6 +48,7 @@ const ENV = z.object({
     .transform((list) => list.split(",").map(hostAndPort))
     .optional(),
   REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+  CLUSTER_NAME: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "must be a cluster name: lower-case letters, digits and dashes").optional(),
   ACL_SAVE_INTERVAL_MS: z.coerce.number({ error: "must be a number of milliseconds" }).int("must be a whole number").min(0, "must be 0 or more").default(1_000),
 }).refine((env) => (env.REDIS_SENTINELS === undefined) === (env.REDIS_SENTINEL_NAME === undefined), {
   path: ["REDIS_SENTINEL_NAME"],
@@ -91,6 +92,11 @@ export interface Config {
    * 500 changes wait). Changes are durable before (the registry journals them).
    */
   aclSaveIntervalMs: number;
+  /**
+   * The cluster this provider serves, as one endpoint (`endpoint.<cluster>`) of a multi-cluster
+   * service: instances are created only for pools of that cluster. Absent: any call is served.
+   */
+  clusterName?: string;
   /** Sentinel mode: the registry lives on the primary these sentinels name, not in the administered server. */
   registrySentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
 }
@@ -123,6 +129,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTermina
     dedicatedMaxmemory: values.DEDICATED_MAXMEMORY,
     metricsPort: values.METRICS_PORT,
     aclSaveIntervalMs: values.ACL_SAVE_INTERVAL_MS,
+    clusterName: values.CLUSTER_NAME,
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT ?? (stdoutIsTerminal ? "pretty" : "json"),
     registrySentinel:

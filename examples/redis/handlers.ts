@@ -31,8 +31,11 @@ async function whileRedisServes<T>(work: () => Promise<T> | T): Promise<T> {
   }
 }
 
-/** `bindings`: the registry's, which says whether an app is bound (rotate-password). */
-export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindings: Pick<Store, "getBinding">): ProviderHandlers {
+/**
+ * `bindings`: the registry's, which says whether an app is bound (rotate-password). `cluster`: the
+ * one cluster this provider serves, when it is one endpoint of a multi-cluster service.
+ */
+export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindings: Pick<Store, "getBinding">, cluster?: string): ProviderHandlers {
   const [defaultPlan] = plans;
   const names = plans.map((plan) => plan.plan.name).join(", ");
 
@@ -54,6 +57,16 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
   /** `create` stores the plan name in the data, so an instance created without a plan still has one. */
   const planOf = (record: InstanceRecord) => planNamed(typeof record.data.plan === "string" ? record.data.plan : (record.plan ?? ""));
 
+  /** An instance is created where it will run: on this provider's cluster, never on another's. */
+  function assertServedHere({ placement }: HandlerContext): void {
+    if (cluster === undefined || placement.clusterName === cluster) return;
+    const asked = placement.poolName === undefined ? "no pool" : `the pool "${placement.poolName}" on the cluster "${placement.clusterName ?? "(none)"}"`;
+    throw new BadRequestError(
+      `This provider serves the cluster "${cluster}" and the call is for ${asked}: ` +
+        `create the instance in a pool of "${cluster}", or register the provider of that cluster as the service's endpoint.<cluster>.`,
+    );
+  }
+
   const bind = (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
     if (!key) throw new BadRequestError(`The ${kind} to bind is missing from the request.`);
     const record = recordOf(context);
@@ -67,7 +80,10 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
 
   return {
     plans: () => plans.map((plan) => plan.plan),
-    create: (request) => whileRedisServes(() => planNamed(request.plan).create(request)),
+    create: (request, context) => {
+      assertServedHere(context);
+      return whileRedisServes(() => planNamed(request.plan).create(request));
+    },
     async provision(record, context) {
       const plan = planOf(record);
       if (!plan.provision) throw new ProviderError(`Plan "${plan.plan.name}" has nothing to provision in the background.`);
@@ -99,9 +115,10 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
       const record = recordOf(context);
       return planOf(record).status(record, context.log);
     },
-    info(_request, context) {
+    async info(_request, context) {
       const record = recordOf(context);
-      return whileRedisServes(() => planOf(record).info(record));
+      const items = await whileRedisServes(() => planOf(record).info(record));
+      return cluster === undefined ? items : [...items, { label: "Cluster", value: cluster }];
     },
     actions: actions.implement({
       // The bind again, on a binding that exists: the same user, reset with a new password.
@@ -120,6 +137,7 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
         const record = recordOf(context);
         return whileRedisServes(() => planOf(record).memory(record));
       },
+      where: () => ({ cluster: cluster ?? null, plans: plans.map((plan) => plan.plan.name) }),
     }),
   };
 }

@@ -192,7 +192,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     binary: config.redisServer,
     maxmemory: config.dedicatedMaxmemory,
   });
-  const provider = createProvider(redisHandlers([shared, dedicated], store), {
+  const provider = createProvider(redisHandlers([shared, dedicated], store, config.clusterName), {
     auth: { usernames: [config.username], password: config.password },
     registry: { ...options.registry, store },
     logger: log,

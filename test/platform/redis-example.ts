@@ -23,13 +23,16 @@ export interface ExampleProvider {
   stop(): Promise<void>;
 }
 
-/** `slowStartSeconds`: each redis-server it starts waits that long first, so a dedicated instance is seen pending. */
-export async function startRedisExample(options: { slowStartSeconds?: number } = {}): Promise<ExampleProvider> {
+/**
+ * `slowStartSeconds`: each redis-server it starts waits that long first, so a dedicated instance is
+ * seen pending. `clusterName`: the cluster it serves, as one endpoint of a multi-cluster service.
+ */
+export async function startRedisExample(options: { slowStartSeconds?: number; clusterName?: string } = {}): Promise<ExampleProvider> {
   const dir = await tempDir("e2e-provider");
   const redisServer = options.slowStartSeconds ? await slowRedisServer(dir, options.slowStartSeconds) : REDIS_SERVER;
   const process = startLongRunning(globalThis.process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
     cwd: ROOT,
-    env: { PORT: "0", HOST: "127.0.0.1", PROVIDER_PASSWORD, DATA_DIR: dir, REDIS_SERVER: redisServer, LOG_LEVEL: "info" },
+    env: { PORT: "0", HOST: "127.0.0.1", PROVIDER_PASSWORD, DATA_DIR: dir, REDIS_SERVER: redisServer, LOG_LEVEL: "info", CLUSTER_NAME: options.clusterName ?? "" },
   });
   const stop = async () => {
     await process.stop();
@@ -55,13 +58,13 @@ export interface PlatformProcess {
 
 /**
  * A platform process keeping its state under `dataDir` (the same directory again: a restart), on
- * `port` (default: any free one, read from what it prints).
+ * `port` (default: any free one, read from what it prints), with `flags` added (`--seed`...).
  */
-export async function startPlatformProcess(dataDir: string, port = 0): Promise<PlatformProcess> {
+export async function startPlatformProcess(dataDir: string, port = 0, flags: string[] = []): Promise<PlatformProcess> {
   const process = startLongRunning(
     globalThis.process.execPath,
     // --allow-run: the suites run commands through the app's environment.
-    ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir, "--allow-run"],
+    ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir, "--allow-run", ...flags],
     { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
   );
   try {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actionsManifest } from "../../../src/index.js";
 import { actions } from "../actions.js";
 import type { MemoryUse } from "../plan.js";
-import { appClient, bindEnv, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
+import { appClient, bindEnv, eventually, failure, PASSWORD, startSharedSetup, type SharedSetup } from "./support.js";
 
 describe("the Redis provider's actions", () => {
   let setup: SharedSetup;
@@ -94,6 +94,13 @@ describe("the Redis provider's actions", () => {
       const anonymous = await fetch(`${setup.provider.url}/resources/shared-a${path}`, { method });
       expect(anonymous.status, `${method} ${path}`).toBe(401);
     }
+  });
+
+  it("says where it runs to any caller with the service's credentials, under /authenticated-resources", async () => {
+    const authorization = `Basic ${Buffer.from(`redis:${PASSWORD}`).toString("base64")}`;
+    const answer = await fetch(`${setup.provider.url}/authenticated-resources/where`, { headers: { authorization } });
+    expect([answer.status, await answer.json()]).toEqual([200, { cluster: null, plans: ["shared", "dedicated"] }]);
+    expect((await fetch(`${setup.provider.url}/authenticated-resources/where`)).status).toBe(401);
   });
 
   it("describes its actions in the platform's service manifest", () => {
