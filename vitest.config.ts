@@ -18,6 +18,7 @@ const SLOW = [
   "test/platform/e2e-multi-cluster.test.ts",
   "test/platform/embedded-redis.test.ts",
   "test/platform/*-browser.test.ts",
+  "test/docs/commands/walks.test.ts",
   "examples/redis/test/main.test.ts",
   "examples/redis/test/dedicated.test.ts",
   "examples/redis/test/acl-file.test.ts",

@@ -2,26 +2,10 @@
  * The docs link to each other, to sections and to source files: every such link must lead
  * somewhere, so moving a section or a file cannot leave a reader at a dead end.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-
-const root = path.resolve(import.meta.dirname, "../..");
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const file = path.join(dir, entry);
-    if (statSync(file).isDirectory()) return markdownFiles(file);
-    return entry.endsWith(".md") ? [file] : [];
-  });
-}
-
-const DOCS = [
-  path.join(root, "README.md"),
-  path.join(root, "CONTRIBUTING.md"),
-  path.join(root, "examples/redis/README.md"),
-  ...markdownFiles(path.join(root, "docs")),
-];
+import { DOC_PAGES, ROOT } from "./markdown-files.js";
 
 /** The text outside code blocks, where links are links. */
 function prose(markdown: string): string {
@@ -50,7 +34,7 @@ function anchorsOf(file: string): Set<string> {
 }
 
 describe("links in the docs", () => {
-  it.each(DOCS.map((file) => [path.relative(root, file), file]))("%s: every relative link and anchor resolves", (_name, file) => {
+  it.each(DOC_PAGES.map((file) => [path.relative(ROOT, file), file]))("%s: every relative link and anchor resolves", (_name, file) => {
     const broken: string[] = [];
     for (const [, target = ""] of prose(readFileSync(file, "utf8")).matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^[a-z]+:/i.test(target)) continue; // http:, https:, mailto:

@@ -24,7 +24,7 @@ interface SpawnOptions {
  * (a nested vitest would think it is a worker), forced colours (output is matched as text) and
  * any PROVIDER_* settings of the developer.
  */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(
       ([key]) => !/^(VITEST|PROVIDER_|FORCE_COLOR$|NODE_OPTIONS$|NODE_ENV$|TEST$)/.test(key),

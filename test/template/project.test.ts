@@ -8,14 +8,16 @@
  * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
  * serves every check.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
 import { Api } from "../platform/helpers.js";
 import { run, startLongRunning, type Finished } from "./processes.js";
 import { eventually } from "../support/eventually.js";
+import { startRedisServer } from "../support/redis-server.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");
@@ -192,5 +194,53 @@ describe("a project made by provider-kit init", () => {
       legacy_compat: false,
       operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
     });
+  }, SLOW);
+
+  it("restarts on a change to src/ under npm run dev", async () => {
+    const listening = /"msg":"provider listening"/;
+    const main = path.join(project, "src", "main.ts");
+    const source = await readFile(main, "utf8");
+    const server = startLongRunning("npm", ["run", "dev"], { cwd: project, env: { PORT: "0" } });
+    try {
+      await server.waitForLine(listening, 60_000);
+      await writeFile(main, `${source}\n`);
+      const starts = () => server.output().split("\n").filter((line) => listening.test(line)).length;
+      await eventually(() => starts() === 2, 60_000, "listening again after the change");
+    } finally {
+      await server.stop();
+      await writeFile(main, source);
+    }
+  }, SLOW);
+
+  // Last: it leaves dist/ in the project, which the test making the project again would see.
+  it("builds, and the compiled provider runs with its settings from the environment and its registry on Redis", async () => {
+    expectSuccess(await run("npm", ["run", "build"], { cwd: project }));
+    const username = await dotEnv("PROVIDER_USERNAME");
+    const password = await dotEnv("PROVIDER_PASSWORD");
+    const redis = await startRedisServer();
+    const redisUrl = redis.url;
+    // As docs/operations/running.md shows it: node, not npm (which reads .env).
+    const server = startLongRunning("node", ["dist/main.js"], {
+      cwd: project,
+      env: { PORT: "0", PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password, REGISTRY_STORE: redisUrl },
+    });
+    try {
+      const port = (JSON.parse(await server.waitForLine(/"msg":"provider listening"/, 60_000)) as { port: number }).port;
+      const created = await fetch(`http://127.0.0.1:${port}/resources`, {
+        method: "POST",
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` },
+        body: new URLSearchParams({ name: "orders-compiled", team: "t" }),
+      });
+      expect(created.status).toBe(201);
+      const registry = await createClient({ url: redisUrl }).connect();
+      try {
+        expect(await registry.keys("*orders-compiled*")).not.toEqual([]);
+      } finally {
+        registry.destroy();
+      }
+    } finally {
+      await server.stop();
+      await redis.stop();
+    }
   }, SLOW);
 });
