@@ -18,8 +18,6 @@ export interface RunningServer {
 export interface ChildOptions {
   /** CPU to pin the child to. */
   cpu?: number;
-  /** Write CPU profiles (one per thread; the largest is the server's main thread) into this directory. */
-  profileDir?: string;
   /** Extra environment (merged over the spec's). */
   env?: Record<string, string>;
   /** Send the child's stdout to this file (created or emptied) instead of the harness's stdout. */
@@ -31,9 +29,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Runs the compiled entry (see build.ts: `compileServers` must have run). */
 function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
-  const nodeArgs: string[] = [];
-  if (options.profileDir) nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
-  nodeArgs.push(compiledEntry(spec.entry));
+  const nodeArgs = [compiledEntry(spec.entry)];
   if (options.cpu === undefined) return [process.execPath, nodeArgs];
   return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];
 }
