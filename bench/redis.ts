@@ -20,12 +20,13 @@ import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare, type CpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { machineFacts } from "./facts.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
 import { redisCounters, startBenchRedis, type BenchRedis } from "./redis-server.js";
 import { describeWork, workOf } from "./redis-stats.js";
+import { median, row } from "./tables.js";
 
 const USAGE = `Usage: npm run bench:redis -- [options]
 
@@ -184,17 +185,9 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
   };
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 async function quiet(members: Member[], settings: Settings): Promise<void> {
-  if (settings.quietWait === 0) return;
   const own = members.flatMap((member) => [member.running.pid, member.redis.pid]);
-  await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
+  await waitForQuiet(own, settings.quietWait);
 }
 
 async function oneRun(run: number, members: Member[], settings: Settings): Promise<Phase[]> {
@@ -219,8 +212,6 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
   }
   return phases;
 }
-
-const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 
 function report(
   members: Member[],

@@ -11,6 +11,7 @@ import type { CallName } from "./calls.js";
 import { NOISY_OTHERS_PERCENT, type CpuShare } from "./cpu-share.js";
 import type { Measurement } from "./load.js";
 import type { ServerSpec } from "./servers/catalog.js";
+import { median, quantile, row } from "./tables.js";
 
 /** One slice of one server and how the CPU was shared during it. */
 export type Measured = Measurement & { cpu?: CpuShare };
@@ -30,16 +31,6 @@ export function usableSweeps(sweeps: Sweep[], planned: number): { sweeps: Sweep[
   return clean.length >= Math.ceil(planned / 2) ? { sweeps: clean, clean: true } : { sweeps, clean: false };
 }
 
-/** The q-quantile (0..1) of `values`, interpolated between the two nearest. */
-export function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const position = (sorted.length - 1) * q;
-  const low = Math.floor(position);
-  const high = Math.ceil(position);
-  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
-}
-
-const median = (values: number[]) => quantile(values, 0.5);
 const medianOrUndefined = (values: number[]) => (values.length > 0 ? median(values) : undefined);
 
 const cpuMicrosPerRequest = (m: Measured) => (m.cpu && m.requests > 0 ? (m.cpu.serverSeconds * 1e6) / m.requests : undefined);
@@ -96,7 +87,6 @@ const P99_TARGET_MS = 2;
 const SATURATED_CPU = 85;
 
 const percent = (ratio: number | undefined) => (ratio === undefined ? "-" : `${(ratio * 100).toFixed(0)}%`);
-const row = (cells: string[]) => `| ${cells.join(" | ")} |`;
 
 /** Median over sweeps of a per-sweep ratio between two servers. */
 function sweepRatio(sweeps: Sweep[], ratio: (mine: Measured, theirs: Measured) => number | undefined, mineId: string, theirsId: string) {

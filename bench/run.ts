@@ -16,7 +16,7 @@ import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
 import { redisCounters, startBenchRedis, type BenchRedis, type Counters } from "./redis-server.js";
@@ -39,7 +39,6 @@ interface Member {
   requests: number;
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
 
 async function startFleet(servers: readonly ServerSpec[], serverCpu: number | undefined): Promise<Member[]> {
   const members: Member[] = [];
@@ -104,11 +103,7 @@ async function measureSweeps(members: Member[], call: CallName, settings: Settin
   const sweeps: Sweep[] = [];
   const cleanCount = () => sweeps.filter((sweep) => !sweep.noisy).length;
   while (cleanCount() < planned && sweeps.length < planned + settings.extraSweeps) {
-    if (settings.quietWait > 0) {
-      await waitForQuiet(ownPids, settings.quietWait, (others) =>
-        progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`),
-      );
-    }
+    await waitForQuiet(ownPids, settings.quietWait);
     const sweep: Sweep = { measured: new Map(), noisy: false };
     const start = sweeps.length % members.length;
     for (const member of [...members.slice(start), ...members.slice(0, start)]) {

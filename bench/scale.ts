@@ -22,7 +22,7 @@ import { waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { machineFacts } from "./facts.js";
 import { brokenBecause, load, type Amount } from "./load.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { startBenchRedis, type BenchRedis } from "./redis-server.js";
 import { RedisWatch, workBetween } from "./redis-stats.js";
 import { formatScaleReport, ms, SIZES, type Fill, type MemberInfo, type Operation, type Phase, type RssAfterLoad } from "./scale-report.js";
@@ -164,7 +164,6 @@ function readSettings(argv: string[]): Settings | undefined {
   return settings;
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
 
 /** Seconds `work` took. */
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -418,9 +417,8 @@ async function startUps(member: Member, starts: number, cpu: number | undefined,
 }
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
-  if (settings.quietWait === 0) return;
   const own = members.flatMap((member) => [member.running?.pid ?? -1, member.redis.pid]);
-  await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
+  await waitForQuiet(own, settings.quietWait);
 }
 
 /** Starts every member's Redis, fills its registry and starts its server. */

@@ -19,6 +19,7 @@ import { CREDENTIALS } from "./calls.js";
 import { processTicks, TICKS_PER_SECOND } from "./cpu-share.js";
 import { machineFacts } from "./facts.js";
 import { rssMiB, runHarness } from "./process.js";
+import { median } from "./tables.js";
 import { freePort } from "../src/redis/server.js";
 
 interface Target {
@@ -125,7 +126,6 @@ async function startOnce(target: Target): Promise<Start> {
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const each = (values: Array<number | undefined>): string => values.map((value) => (value === undefined ? "-" : value.toFixed(0))).join(", ");
 
 async function main(): Promise<number> {
