@@ -37,7 +37,7 @@ export interface Call {
   };
 }
 
-/** Headers every platform call carries (see shared/contract-notes.md, "Transport"). */
+/** Headers every platform call carries (see docs/contract.md, "Transport"). */
 const platformHeaders: Record<string, string> = {
   authorization: `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString("base64")}`,
   accept: "application/json",

@@ -12,14 +12,16 @@ import type { ReadyMessage } from "./servers/listen.js";
 export interface RunningServer {
   baseUrl: string;
   pid: number;
+  /** The child itself: its IPC channel answers bench/servers/memory-report.ts's questions. */
+  process: ChildProcess;
   stop(): Promise<void>;
 }
 
 export interface ChildOptions {
   /** CPU to pin the child to. */
   cpu?: number;
-  /** Write CPU profiles (one per thread; the largest is the server's main thread) into this directory. */
-  profileDir?: string;
+  /** Node options before the entry (`--expose-gc`, `--import` of a preloaded module). */
+  nodeArgs?: string[];
   /** Extra environment (merged over the spec's). */
   env?: Record<string, string>;
   /** Send the child's stdout to this file (created or emptied) instead of the harness's stdout. */
@@ -31,9 +33,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Runs the compiled entry (see build.ts: `compileServers` must have run). */
 function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
-  const nodeArgs: string[] = [];
-  if (options.profileDir) nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
-  nodeArgs.push(compiledEntry(spec.entry));
+  const nodeArgs = [...(options.nodeArgs ?? []), compiledEntry(spec.entry)];
   if (options.cpu === undefined) return [process.execPath, nodeArgs];
   return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];
 }
@@ -68,7 +68,7 @@ export async function startServer(spec: ServerSpec, options: ChildOptions = {}):
     });
   });
 
-  return { baseUrl: `http://127.0.0.1:${port}`, pid: child.pid ?? -1, stop: () => stopChild(child, spec.id) };
+  return { baseUrl: `http://127.0.0.1:${port}`, pid: child.pid ?? -1, process: child, stop: () => stopChild(child, spec.id) };
 }
 
 async function stopChild(child: ChildProcess, id: string): Promise<void> {

@@ -4,6 +4,7 @@
  * busy time (other processes) and hypervisor steal show how noisy the measurement was.
  */
 import { readFileSync } from "node:fs";
+import { progress } from "./process.js";
 
 /** Linux reports process and machine times in USER_HZ ticks, 100 per second on every arch. */
 export const TICKS_PER_SECOND = 100;
@@ -83,18 +84,20 @@ export const NOISY_OTHERS_PERCENT = 15;
 const QUIET_PROBE_MS = 1000;
 
 /**
- * Wait, at most `maxWaitSeconds`, until processes other than the harness and `ownPids` use less
- * than NOISY_OTHERS_PERCENT of a CPU over a one-second probe. Resolves with what the last probe saw.
+ * Wait, at most `maxWaitSeconds` (0: not at all), until processes other than the harness and
+ * `ownPids` use less than NOISY_OTHERS_PERCENT of a CPU over a one-second probe, saying so while
+ * they do not.
  */
-export async function waitForQuiet(ownPids: readonly number[], maxWaitSeconds: number, onBusy: (othersPercent: number) => void): Promise<number | undefined> {
+export async function waitForQuiet(ownPids: readonly number[], maxWaitSeconds: number): Promise<void> {
+  if (maxWaitSeconds === 0) return;
   const giveUpAt = performance.now() + maxWaitSeconds * 1000;
   for (;;) {
     const before = take(ownPids);
     await new Promise((resolve) => setTimeout(resolve, QUIET_PROBE_MS));
     const after = take(ownPids);
-    if (!before || !after) return undefined;
+    if (!before || !after) return;
     const { others } = shareBetween(before, after);
-    if (others < NOISY_OTHERS_PERCENT || performance.now() >= giveUpAt) return others;
-    onBusy(others);
+    if (others < NOISY_OTHERS_PERCENT || performance.now() >= giveUpAt) return;
+    progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`);
   }
 }

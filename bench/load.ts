@@ -15,9 +15,9 @@ export interface Measurement {
 
 /**
  * How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i
- * from 0) and, when `path` is given, a path of its own.
+ * from 0).
  */
-export type Amount = { seconds: number } | { requests: number; body: (index: number) => string; path?: (index: number) => string };
+export type Amount = { seconds: number } | { requests: number; body: (index: number) => string };
 
 export interface LoadOptions {
   /** Seconds an answer may take before it counts as a timeout (autocannon's default: 10). */
@@ -47,8 +47,7 @@ export async function load(baseUrl: string, call: Call, amount: Amount, connecti
           requests: [
             {
               setupRequest: (request) => {
-                const index = next++;
-                return { ...request, body: amount.body(index), ...(amount.path && { path: amount.path(index) }) };
+                return { ...request, body: amount.body(next++) };
               },
             },
           ],

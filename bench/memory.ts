@@ -5,22 +5,22 @@
  * outside it (`external`, `arrayBuffers`), right after each run and after a forced full GC (the
  * live heap). Not part of any test. Usage:
  *
- *   npx tsx bench/memory.ts [--server provider] [--registry off|memory|redis] [--connections 256]
- *                           [--runs 3] [--apps 2000] [--seconds 5] [-- <node flags>]
+ *   npx tsx bench/memory.ts [--server provider-registry] [--connections 256] [--runs 3]
+ *                           [--apps 2000] [--seconds 5] [-- <node flags>]
  *
- * `--server` is a file of bench/servers (provider, node-http, express-handwritten...); the
- * provider's registry is picked as bench/servers/provider.ts reads it, `redis` with
- * BENCH_REDIS_URL pointing at a redis-server of yours.
+ * `--server` is a server id of `npm run bench` (bench/servers/catalog.ts); a server with a
+ * `RedisStore` gets a redis-server of its own, as there.
  */
-import { fork } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { compiledEntry, compileServers } from "./build.js";
 import { bindAppForm, CALLS, unbindAppForm } from "./calls.js";
+import { startServer } from "./child.js";
 import { load } from "./load.js";
 import { runHarness } from "./process.js";
-import type { ReadyMessage } from "./servers/listen.js";
+import { startBenchRedis } from "./redis-server.js";
+import { SERVERS } from "./servers/catalog.js";
 import type { MemoryReport } from "./servers/memory-report.js";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -34,52 +34,59 @@ async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      server: { type: "string", default: "provider" },
-      registry: { type: "string", default: "memory" },
+      server: { type: "string", default: "provider-registry" },
       connections: { type: "string", default: "256" },
       runs: { type: "string", default: "3" },
       apps: { type: "string", default: "2000" },
       seconds: { type: "string", default: "5" },
     },
   });
+  const spec = SERVERS.find((server) => server.id === values.server);
+  if (!spec) throw new Error(`Unknown --server "${values.server}". Known: ${SERVERS.map((server) => server.id).join(", ")}.`);
   compileServers();
-  const child = fork(compiledEntry(join(root, "bench/servers", `${values.server}.ts`)), [], {
-    execArgv: ["--expose-gc", "--import", compiledEntry(join(root, "bench/servers/memory-report.ts")), ...positionals],
-    env: { ...process.env, NODE_ENV: "production", BENCH_PROVIDER_REGISTRY: values.registry },
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  const [{ port }] = (await once(child, "message")) as [ReadyMessage];
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const measure = async (memory: "now" | "after-gc"): Promise<MemoryReport> => {
-    child.send({ memory });
-    for (;;) {
-      const [message] = (await once(child, "message")) as [{ memoryReport?: MemoryReport }];
-      if (message.memoryReport) return message.memoryReport;
-    }
-  };
-  const connections = Number(values.connections);
-  const apps = Number(values.apps);
-  const lines = [
-    `${values.server} (registry ${values.registry}), ${connections} connections, node flags: ${positionals.join(" ") || "none"}; MiB`,
-    "",
-    "| when | RSS | heap total | heap used | new space | old space | external | arrayBuffers |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    line("started", await measure("now")),
-  ];
-  for (let run = 1; run <= Number(values.runs); run++) {
-    const phases = [
-      await load(baseUrl, CALLS.status, { seconds: Number(values.seconds) }, connections),
-      await load(baseUrl, CALLS["bind-app"], { requests: apps, body: (i) => bindAppForm(`memory-r${run}-${i}`) }, connections),
-      await load(baseUrl, CALLS["unbind-app"], { requests: apps, body: (i) => unbindAppForm(`memory-r${run}-${i}`) }, connections),
+  const redis = spec.redis ? await startBenchRedis(spec.id) : undefined;
+  try {
+    const running = await startServer(spec, {
+      nodeArgs: ["--expose-gc", "--import", compiledEntry(join(root, "bench/servers/memory-report.ts")), ...positionals],
+      env: redis && { BENCH_REDIS_URL: redis.url },
+      stdoutFile: "/dev/null",
+    });
+    const child = running.process;
+    const measure = async (memory: "now" | "after-gc"): Promise<MemoryReport> => {
+      child.send({ memory });
+      for (;;) {
+        const [message] = (await once(child, "message")) as [{ memoryReport?: MemoryReport }];
+        if (message.memoryReport) return message.memoryReport;
+      }
+    };
+    const connections = Number(values.connections);
+    const apps = Number(values.apps);
+    const lines = [
+      `${spec.id}, ${connections} connections, node flags: ${positionals.join(" ") || "none"}; MiB`,
+      "",
+      "| when | RSS | heap total | heap used | new space | old space | external | arrayBuffers |",
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+      line("started", await measure("now")),
     ];
-    lines.push(line(`after run ${run}`, await measure("now")), line(`after run ${run}, full GC`, await measure("after-gc")));
-    // A reference server answers only the calls it knows (node-http has no unbind-app): say so rather than fail.
-    const failed = phases.map((phase) => phase.non2xx + phase.errors + phase.timeouts);
-    process.stderr.write(`run ${run}: answers other than 2xx or errors, status / bind-app / unbind-app: ${failed.join(" / ")}\n`);
+    try {
+      for (let run = 1; run <= Number(values.runs); run++) {
+        const phases = [
+          await load(running.baseUrl, CALLS.status, { seconds: Number(values.seconds) }, connections),
+          await load(running.baseUrl, CALLS["bind-app"], { requests: apps, body: (i) => bindAppForm(`memory-r${run}-${i}`) }, connections),
+          await load(running.baseUrl, CALLS["unbind-app"], { requests: apps, body: (i) => unbindAppForm(`memory-r${run}-${i}`) }, connections),
+        ];
+        lines.push(line(`after run ${run}`, await measure("now")), line(`after run ${run}, full GC`, await measure("after-gc")));
+        // A reference server answers only the calls it knows (node-http has no unbind-app): say so rather than fail.
+        const failed = phases.map((phase) => phase.non2xx + phase.errors + phase.timeouts);
+        process.stderr.write(`run ${run}: answers other than 2xx or errors, status / bind-app / unbind-app: ${failed.join(" / ")}\n`);
+      }
+    } finally {
+      await running.stop();
+    }
+    console.log(["", ...lines, ""].join("\n"));
+  } finally {
+    await redis?.stop();
   }
-  child.kill("SIGTERM");
-  await once(child, "exit");
-  console.log(["", ...lines, ""].join("\n"));
   return 0;
 }
 

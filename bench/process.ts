@@ -1,4 +1,4 @@
-/** What every harness needs of the processes it runs: their memory, and its own exit. */
+/** What every harness needs of the processes it runs: their memory, its progress lines, and its own exit. */
 import { readFileSync } from "node:fs";
 
 /** Resident memory of a process, in MiB (Linux /proc); undefined elsewhere or once it is gone. */
@@ -9,6 +9,11 @@ export function rssMiB(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A progress line on stderr (stdout holds the report). */
+export function progress(message: string): void {
+  process.stderr.write(`${message}\n`);
 }
 
 /** Runs a harness's `main`: exits with its code, or 1 with `<what> BROKEN: <why>`. */

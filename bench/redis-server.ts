@@ -70,18 +70,3 @@ export async function redisCounters(client: RedisClient): Promise<Counters> {
     byCommand,
   };
 }
-
-/** The counters of several servers, as one. */
-export function sumCounters(all: Counters[]): Counters {
-  const total: Counters = { connections: 0, commands: 0, usedMemoryBytes: 0, byCommand: new Map() };
-  for (const counters of all) {
-    total.connections += counters.connections;
-    total.commands += counters.commands;
-    total.usedMemoryBytes += counters.usedMemoryBytes;
-    for (const [command, { calls, usec }] of counters.byCommand) {
-      const sum = total.byCommand.get(command) ?? { calls: 0, usec: 0 };
-      total.byCommand.set(command, { calls: sum.calls + calls, usec: sum.usec + usec });
-    }
-  }
-  return total;
-}

@@ -14,18 +14,19 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { bindAppForm, CALLS, INSTANCE, unbindAppForm, type CallName } from "./calls.js";
+import { bindAppForm, CALLS, unbindAppForm, type CallName } from "./calls.js";
 import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare, type CpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { machineFacts } from "./facts.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { brokenBecause, load, type Amount, type Measurement } from "./load.js";
 import { REDIS_SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { verifyAnswer } from "./verify.js";
-import { redisCounters, startBenchRedis, sumCounters, type BenchRedis, type Counters } from "./redis-server.js";
+import { redisCounters, startBenchRedis, type BenchRedis } from "./redis-server.js";
 import { describeWork, workOf } from "./redis-stats.js";
+import { median, row } from "./tables.js";
 
 const USAGE = `Usage: npm run bench:redis -- [options]
 
@@ -34,14 +35,9 @@ const USAGE = `Usage: npm run bench:redis -- [options]
   --slice <s>         seconds per status slice                              (default 2)
   --warmup <s>        seconds of discarded status load per server per run   (default 2)
   --apps <n>          distinct apps bound, then unbound, per server per run  (default 2000)
-  --bind-instances <n> the example's binds go round <n> shared instances    (default 1)
   --users <n>         before the runs, give the example's Redis <n> more ACL
                       users like the ones it creates; time ACL SAVE as they
                       grow                                                  (default 0)
-  --registry-apart    the example's registry on a redis-server of its own, as
-                      npm start runs it (default: on the server it administers)
-  --profile <dir>     CPU profiles of the servers into <dir>/<server id>
-                      (read them with npx tsx bench/profile.ts <dir>/<id>)
   --runs <n>          runs back to back on the same server processes       (default 3)
   --quiet-wait <s>    before each phase, wait up to <s> s for other processes
                       to use under 15% of a CPU                             (default 20; 0: no wait)
@@ -53,18 +49,15 @@ interface Settings {
   slice: number;
   warmup: number;
   apps: number;
-  bindInstances: number;
   users: number;
   runs: number;
   quietWait: number;
-  registryApart: boolean;
-  profileDir?: string;
 }
 
 function readSettings(): Settings | undefined {
   const { values } = parseArgs({
     options: Object.fromEntries(
-      ["connections", "sweeps", "slice", "warmup", "apps", "bind-instances", "users", "runs", "quiet-wait", "profile"].map((name) => [name, { type: "string" }] as const),
+      ["connections", "sweeps", "slice", "warmup", "apps", "users", "runs", "quiet-wait"].map((name) => [name, { type: "string" }] as const),
     ),
     allowPositionals: false,
     strict: false,
@@ -86,51 +79,33 @@ function readSettings(): Settings | undefined {
     slice: number("slice", 2),
     warmup: number("warmup", 2),
     apps: number("apps", 2000),
-    bindInstances: Math.max(1, number("bind-instances", 1)),
     users: number("users", 0),
     runs: number("runs", 3),
     quietWait: number("quiet-wait", 20),
-    registryApart: process.argv.includes("--registry-apart"),
-    profileDir: typeof values.profile === "string" ? values.profile : undefined,
   };
 }
 
-/** A server and the redis-server(s) it alone uses. */
+/** A server and the redis-server it alone uses (the example: the one it administers, and its registry). */
 interface Member {
   spec: ServerSpec;
   running: RunningServer;
-  /** The server the provider uses (the example: the one it administers, and its registry unless `registry`). */
   redis: BenchRedis;
-  /** With --registry-apart, the example's registry's own server. */
-  registry?: BenchRedis;
-  logFile: string;
 }
 
-const redisServersOf = (member: Member) => [member.redis, ...(member.registry ? [member.registry] : [])];
-
-/** The shared instances the example's binds go round: the one every server has, then more. */
-const bindInstances = (count: number) => Array.from({ length: count }, (_, i) => (i === 0 ? INSTANCE : `${INSTANCE}-${i + 1}`));
-
-async function startMember(spec: ServerSpec, serverCpu: number | undefined, settings: Settings): Promise<Member> {
+async function startMember(spec: ServerSpec, serverCpu: number | undefined): Promise<Member> {
   const redis = await startBenchRedis(spec.id);
-  const registry = settings.registryApart && spec.id === "example" ? await startBenchRedis(`${spec.id}-registry`) : undefined;
-  const logFile = join(redis.dir, "provider.log");
-  const running = await startServer(spec, {
-    cpu: serverCpu,
-    env: {
-      BENCH_REDIS_URL: redis.url,
-      ...(registry && { BENCH_REGISTRY_REDIS_URL: registry.url }),
-      BENCH_INSTANCES: bindInstances(settings.bindInstances).join(","),
+  const running = await startServer(spec, { cpu: serverCpu, env: { BENCH_REDIS_URL: redis.url }, stdoutFile: join(redis.dir, "provider.log") }).catch(
+    async (error: unknown) => {
+      await redis.stop();
+      throw error;
     },
-    stdoutFile: logFile,
-    profileDir: settings.profileDir && join(settings.profileDir, spec.id),
-  });
-  return { spec, running, redis, registry, logFile };
+  );
+  return { spec, running, redis };
 }
 
 async function stopMember(member: Member): Promise<void> {
   await member.running.stop();
-  for (const redis of redisServersOf(member)) await redis.stop();
+  await member.redis.stop();
 }
 
 /** ACL SAVE's time at one number of users on the server. */
@@ -178,11 +153,6 @@ async function addUsers(member: Member, count: number): Promise<AclSaveTiming[]>
   return timings;
 }
 
-/** The counters of every Redis server the member uses, summed. */
-async function memberCounters(member: Member): Promise<Counters> {
-  return sumCounters(await Promise.all(redisServersOf(member).map((redis) => redisCounters(redis.client))));
-}
-
 interface Phase {
   server: string;
   call: CallName;
@@ -197,15 +167,13 @@ interface Phase {
 }
 
 async function measure(member: Member, call: CallName, amount: Amount, connections: number): Promise<Phase> {
-  const before = await memberCounters(member);
-  const [measurement, cpu] = await withCpuShare([member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)], () =>
-    load(member.running.baseUrl, CALLS[call], amount, connections),
-  );
-  const after = await memberCounters(member);
+  const before = await redisCounters(member.redis.client);
+  const [measurement, cpu] = await withCpuShare([member.running.pid, member.redis.pid], () => load(member.running.baseUrl, CALLS[call], amount, connections));
+  const after = await redisCounters(member.redis.client);
   const broken = brokenBecause(measurement);
   if (broken) throw new Error(`Server "${member.spec.id}", ${call}: ${broken}.`);
-  // Less the INFO of the reading before, on each server.
-  const work = workOf(before, after, measurement.requests, redisServersOf(member).length);
+  // Less the INFO of the reading before.
+  const work = workOf(before, after, measurement.requests, 1);
   return {
     server: member.spec.id,
     call,
@@ -217,17 +185,9 @@ async function measure(member: Member, call: CallName, amount: Amount, connectio
   };
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 async function quiet(members: Member[], settings: Settings): Promise<void> {
-  if (settings.quietWait === 0) return;
-  const own = members.flatMap((member) => [member.running.pid, ...redisServersOf(member).map((redis) => redis.pid)]);
-  await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
+  const own = members.flatMap((member) => [member.running.pid, member.redis.pid]);
+  await waitForQuiet(own, settings.quietWait);
 }
 
 async function oneRun(run: number, members: Member[], settings: Settings): Promise<Phase[]> {
@@ -245,28 +205,13 @@ async function oneRun(run: number, members: Member[], settings: Settings): Promi
   const app = (index: number) => `bench-r${run}-${index}`;
   for (const member of members) {
     await quiet(members, settings);
-    // Only the example has more instances; the other servers bind everything to the one.
-    const instances = bindInstances(member.spec.id === "example" ? settings.bindInstances : 1);
-    const path = (call: CallName) => (i: number) => CALLS[call].path.replace(INSTANCE, instances[i % instances.length]!);
-    const bind = await measure(
-      member,
-      "bind-app",
-      { requests: settings.apps, body: (i) => bindAppForm(app(i)), path: path("bind-app") },
-      settings.connections,
-    );
-    const unbind = await measure(
-      member,
-      "unbind-app",
-      { requests: settings.apps, body: (i) => unbindAppForm(app(i)), path: path("unbind-app") },
-      settings.connections,
-    );
+    const bind = await measure(member, "bind-app", { requests: settings.apps, body: (i) => bindAppForm(app(i)) }, settings.connections);
+    const unbind = await measure(member, "unbind-app", { requests: settings.apps, body: (i) => unbindAppForm(app(i)) }, settings.connections);
     phases.push(bind, unbind);
     progress(`run ${run} ${member.spec.id}: bind-app ${Math.round(bind.measurement.requestsPerSecond)} req/s, unbind-app ${Math.round(unbind.measurement.requestsPerSecond)} req/s`);
   }
   return phases;
 }
-
-const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
 
 function report(
   members: Member[],
@@ -278,8 +223,7 @@ function report(
   const all = runs.flat();
   const lines = [
     `Per server and call, median over runs (status: over every slice of every run); ${settings.connections} connections; ` +
-      `the example's binds go round ${settings.bindInstances} shared instance(s); ${settings.users} extra ACL users on its server; ` +
-      `its registry ${settings.registryApart ? "on a redis-server of its own" : "on the server it administers"}.`,
+      `${settings.users} extra ACL users on the example's server, which holds its registry too.`,
     "",
     row(["server", "call", "req/s", "p50 ms", "p99 ms", "server+redis CPU µs/req", "new TCP connections to Redis per call", "Redis commands per call"]),
     row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]),
@@ -349,7 +293,7 @@ async function main(): Promise<number> {
   const rss: Array<Map<string, number | undefined>> = [];
   let saves: AclSaveTiming[] = [];
   try {
-    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server, settings));
+    for (const spec of REDIS_SERVERS) members.push(await startMember(spec, cpus.server));
     const example = members.find((member) => member.spec.id === "example");
     if (settings.users > 0 && example) saves = await addUsers(example, settings.users);
     for (let run = 1; run <= settings.runs; run++) {

@@ -13,6 +13,7 @@ import { availableParallelism } from "node:os";
 import { RedisStore } from "../src/lifecycle/redis-store.js";
 import type { BindingRecord } from "../src/types.js";
 import { startSentinelGroup } from "../test/support/redis-sentinel.js";
+import { median } from "./tables.js";
 
 const writesPerRound = Number(process.argv[2] ?? 500);
 const rounds = Number(process.argv[3] ?? 6);
@@ -54,7 +55,6 @@ async function throughput(store: RedisStore, count: number): Promise<number> {
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const group = await startSentinelGroup();
 const settings = { "no WAIT (default)": 0, "waitForReplicas: 1": 1 };

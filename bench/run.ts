@@ -8,22 +8,21 @@
  * interleaved sweeps (A B C D E, B C D E A, …), so slow spells of a shared machine hit every
  * server alike and sweeps disturbed by other processes can be set aside.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { CALLS, type CallName } from "./calls.js";
+import { join } from "node:path";
+import { CALL_NAMES, CALLS, type CallName } from "./calls.js";
 import { compileServers } from "./build.js";
 import { startServer, type RunningServer } from "./child.js";
 import { NOISY_OTHERS_PERCENT, waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { describeRun } from "./facts.js";
 import { brokenBecause, load, type Measurement } from "./load.js";
-import { REQUESTS_FILE } from "./profiles.js";
 import { redisCounters, startBenchRedis, type BenchRedis, type Counters } from "./redis-server.js";
 import { describeWork, workOf } from "./redis-stats.js";
 import { formatReport, type Measured, type Results, type Sweep } from "./report.js";
-import { selectServers, type ServerSpec } from "./servers/catalog.js";
+import { SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { plannedSweeps, readSettings, type Settings } from "./settings.js";
 import { verifyAnswer } from "./verify.js";
 
@@ -40,17 +39,15 @@ interface Member {
   requests: number;
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
 
-async function startFleet(servers: ServerSpec[], settings: Settings, serverCpu: number | undefined): Promise<Member[]> {
+async function startFleet(servers: readonly ServerSpec[], serverCpu: number | undefined): Promise<Member[]> {
   const members: Member[] = [];
   try {
     for (const spec of servers) {
-      const logFile = spec.role === "provider" ? join(tmpdir(), `provider-kit-bench-${process.pid}-${spec.id}.log`) : undefined;
+      const logFile = spec.logs ? join(tmpdir(), `provider-kit-bench-${process.pid}-${spec.id}.log`) : undefined;
       const redis = spec.redis ? await startBenchRedis(spec.id) : undefined;
       const running = await startServer(spec, {
         cpu: serverCpu,
-        profileDir: settings.profileDir && join(settings.profileDir, spec.id),
         stdoutFile: logFile,
         env: redis && { BENCH_REDIS_URL: redis.url },
       }).catch(async (error: unknown) => {
@@ -106,11 +103,7 @@ async function measureSweeps(members: Member[], call: CallName, settings: Settin
   const sweeps: Sweep[] = [];
   const cleanCount = () => sweeps.filter((sweep) => !sweep.noisy).length;
   while (cleanCount() < planned && sweeps.length < planned + settings.extraSweeps) {
-    if (settings.quietWait > 0) {
-      await waitForQuiet(ownPids, settings.quietWait, (others) =>
-        progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`),
-      );
-    }
+    await waitForQuiet(ownPids, settings.quietWait);
     const sweep: Sweep = { measured: new Map(), noisy: false };
     const start = sweeps.length % members.length;
     for (const member of [...members.slice(start), ...members.slice(0, start)]) {
@@ -137,8 +130,7 @@ function describeSweep(call: CallName, index: number, sweep: Sweep, members: Mem
 function logVolume(members: Member[]): string[] {
   return members.flatMap((member) => {
     if (!member.logFile) return [];
-    // A variant with logging off never opens the file.
-    const text = existsSync(member.logFile) ? readFileSync(member.logFile, "utf8") : "";
+    const text = readFileSync(member.logFile, "utf8");
     rmSync(member.logFile, { force: true });
     const lines = text.split("\n").filter(Boolean).length;
     return [
@@ -173,34 +165,22 @@ function memoryAfterLoad(members: Member[]): string[] {
   });
 }
 
-/** Next to each server's profiles, how many requests it answered: the summary turns self time into µs per request. */
-function recordRequestCounts(members: Member[], profileDir: string): void {
-  for (const member of members) {
-    writeFileSync(join(profileDir, member.spec.id, REQUESTS_FILE), JSON.stringify({ requests: member.requests }));
-  }
-}
-
 async function main(): Promise<number> {
   const settings = readSettings(process.argv.slice(2), process.env);
   if (!settings) return 0;
-  const servers = selectServers(settings.servers);
-  if (settings.profileDir) {
-    settings.profileDir = resolve(settings.profileDir);
-    mkdirSync(settings.profileDir, { recursive: true });
-  }
   const cpus = pinCpus(settings.pin);
   const facts = describeRun(settings, cpus.note);
   progress(facts.join("\n"));
   progress("compiling the servers (tsc -p bench/tsconfig.servers.json)");
   compileServers();
 
-  const members = await startFleet(servers, settings, cpus.server);
+  const members = await startFleet(SERVERS, cpus.server);
   const results: Results = new Map();
   let logging: string[];
   let memory: string[];
   const redis: string[] = [];
   try {
-    for (const call of settings.calls) {
+    for (const call of CALL_NAMES) {
       await verifyAll(members, call);
       if (settings.warmup > 0) {
         for (const member of members) await loadOrFail(member, call, settings.warmup, settings, "warm-up");
@@ -215,10 +195,9 @@ async function main(): Promise<number> {
   } finally {
     await stopFleet(members);
     logging = logVolume(members);
-    if (settings.profileDir) recordRequestCounts(members, settings.profileDir);
   }
 
-  const { lines, missed, noisy, checked } = formatReport(servers, results, plannedSweeps(settings));
+  const { lines, missed, noisy } = formatReport(SERVERS, results, plannedSweeps(settings));
   console.log(
     [
       "",
@@ -232,10 +211,8 @@ async function main(): Promise<number> {
     ].join("\n"),
   );
   const caveat = noisy ? " (NOISY run: other processes competed for the CPUs; do not trust these verdicts)" : "";
-  if (checked === 0) console.log("Targets: none checked (they need the provider server, and node-http or express-handwritten for the ratios).");
-  else if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
+  if (missed.length === 0) console.log(`Targets: all met${caveat}.`);
   else console.log(`Targets MISSED${caveat}:\n${missed.map((m) => `- ${m}`).join("\n")}`);
-  if (settings.profileDir) console.log(`CPU profiles of the servers: ${settings.profileDir}/<server id> (summarize: npx tsx bench/profile.ts <that dir>)`);
   return 0;
 }
 

@@ -6,7 +6,7 @@
 import type { CallName } from "./calls.js";
 import { NOISY_OTHERS_PERCENT } from "./cpu-share.js";
 import { describeWork, formatCount, type CommandCost, type RedisWork } from "./redis-stats.js";
-import { quantile } from "./report.js";
+import { median, quantile, row } from "./tables.js";
 
 export const SIZES = ["large", "small"] as const;
 export type Size = (typeof SIZES)[number];
@@ -70,8 +70,6 @@ const START_TARGET_MS = 1000;
 /** RSS after the load on the large registry within this factor of the small one (RSS moves by tens of MiB with garbage collection). */
 const RSS_FACTOR = 1.5;
 
-const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`;
-const median = (values: number[]) => quantile(values, 0.5);
 /** Milliseconds, with two significant digits below 100. */
 export const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toPrecision(2));
 const times = (ratio: number) => (Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : "-");

@@ -22,7 +22,7 @@ import { waitForQuiet, withCpuShare } from "./cpu-share.js";
 import { pinCpus } from "./cpus.js";
 import { machineFacts } from "./facts.js";
 import { brokenBecause, load, type Amount } from "./load.js";
-import { rssMiB, runHarness } from "./process.js";
+import { progress, rssMiB, runHarness } from "./process.js";
 import { startBenchRedis, type BenchRedis } from "./redis-server.js";
 import { RedisWatch, workBetween } from "./redis-stats.js";
 import { formatScaleReport, ms, SIZES, type Fill, type MemberInfo, type Operation, type Phase, type RssAfterLoad } from "./scale-report.js";
@@ -57,8 +57,6 @@ Fills a large and a small registry, then measures the same calls on both (see do
   --scrapes <n>           GET /metrics per server, one after another                  (default 3)
   --starts <n>            starts per server, timed to the first answer                (default 3)
   --fill-concurrency <n>  store writes (or example binds) in flight while filling     (default 256)
-  --example-fill <how>    handlers: the shared plan's bind handler (with its ACL
-                          journal) and the store; http: POST bind-app, one per app    (default handlers)
   --quiet-wait <s>        before each measurement, wait up to <s> s for other
                           processes to use under 15% of a CPU                         (default 5; 0: no wait)
   --help
@@ -92,7 +90,6 @@ interface Settings {
   scrapes: number;
   starts: number;
   fillConcurrency: number;
-  exampleFill: "handlers" | "http";
   quietWait: number;
 }
 
@@ -120,7 +117,6 @@ function readSettings(argv: string[]): Settings | undefined {
     options: {
       ...(Object.fromEntries(Object.keys(NUMBERS).map((name) => [name, { type: "string" }])) as Record<keyof typeof NUMBERS, { type: "string" }>),
       servers: { type: "string" },
-      "example-fill": { type: "string" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -145,8 +141,6 @@ function readSettings(argv: string[]): Settings | undefined {
   for (const id of servers) {
     if (!(SERVER_IDS as readonly string[]).includes(id)) throw new Error(`--servers: unknown server "${id}". Known: ${SERVER_IDS.join(", ")}.`);
   }
-  const exampleFill = values["example-fill"] ?? "handlers";
-  if (exampleFill !== "handlers" && exampleFill !== "http") throw new Error(`--example-fill must be handlers or http, got "${exampleFill}".`);
   const settings: Settings = {
     instances: wholeNumber("instances", 1),
     bindings: wholeNumber("bindings", 0),
@@ -163,7 +157,6 @@ function readSettings(argv: string[]): Settings | undefined {
     scrapes: wholeNumber("scrapes", 1),
     starts: wholeNumber("starts", 1),
     fillConcurrency: wholeNumber("fill-concurrency", 1),
-    exampleFill,
     quietWait: number("quiet-wait", 0),
   };
   if (settings.small > settings.instances) throw new Error(`--small (${settings.small}) must not exceed --instances (${settings.instances}).`);
@@ -171,7 +164,6 @@ function readSettings(argv: string[]): Settings | undefined {
   return settings;
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
 
 /** Seconds `work` took. */
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -246,17 +238,12 @@ async function fillRegistry(member: Member, instances: number, bindings: number,
   }
 }
 
-/** Binds `apps` apps to the example's shared instance: that many ACL users on its Redis server. */
-async function fillSharedInstance(member: Member, apps: number, settings: Settings): Promise<Fill> {
-  if (settings.exampleFill === "http") {
-    const startedAt = performance.now();
-    const body = (index: number) => bindAppForm(fillApp(index));
-    const measurement = await load(member.running!.baseUrl, CALLS["bind-app"], { requests: apps, body }, Math.min(settings.fillConcurrency, apps), { timeoutSeconds: 120 });
-    const seconds = (performance.now() - startedAt) / 1000;
-    const broken = brokenBecause(measurement);
-    if (broken) throw new Error(`${member.label}: filling through bind-app: ${broken}.`);
-    return { member, text: `${apps} apps bound to ${INSTANCE} (shared) in ${seconds.toFixed(1)} s (${Math.round(apps / seconds)}/s), through POST bind-app` };
-  }
+/**
+ * Binds `apps` apps to the example's shared instance (that many ACL users on its Redis server)
+ * through its shared plan's bind handler and its ACL journal, as the example runs them, and the
+ * registry's record of each: the same state as that many bind-app calls, in far less time.
+ */
+async function fillSharedInstance(member: Member, apps: number, concurrency: number): Promise<Fill> {
   const admin = member.redis.client;
   const store = new RedisStore({ client: admin, keyPrefix: REGISTRY_KEY_PREFIX });
   const record = await store.getInstance(INSTANCE);
@@ -268,7 +255,7 @@ async function fillSharedInstance(member: Member, apps: number, settings: Settin
   const plan = sharedPlan({ admin, users, checker, host, port });
   const time = new Date().toISOString();
   const bindSeconds = await timed(() =>
-    inParallel(apps, settings.fillConcurrency, async (index) => {
+    inParallel(apps, concurrency, async (index) => {
       const app = fillApp(index);
       await plan.bind(record, { kind: "app", key: app });
       await store.withLock(INSTANCE, FILL_LOCK_WAIT_MS, (held) =>
@@ -282,7 +269,7 @@ async function fillSharedInstance(member: Member, apps: number, settings: Settin
     member,
     text:
       `${apps} apps bound to ${INSTANCE} (shared) in ${bindSeconds.toFixed(1)} s (${Math.round(apps / bindSeconds)}/s), through the shared plan's bind ` +
-      `handler and a binding saved under the instance lock, ${settings.fillConcurrency} in flight, users journaled; then the last ACL SAVE (of ${userCount} users) and journal trim: ${(saveSeconds * 1000).toFixed(0)} ms`,
+      `handler and a binding saved under the instance lock, ${concurrency} in flight, users journaled; then the last ACL SAVE (of ${userCount} users) and journal trim: ${(saveSeconds * 1000).toFixed(0)} ms`,
   };
 }
 
@@ -430,9 +417,8 @@ async function startUps(member: Member, starts: number, cpu: number | undefined,
 }
 
 async function quiet(members: Member[], settings: Settings): Promise<void> {
-  if (settings.quietWait === 0) return;
   const own = members.flatMap((member) => [member.running?.pid ?? -1, member.redis.pid]);
-  await waitForQuiet(own, settings.quietWait, (others) => progress(`  waiting for a quieter machine: other processes use ${others.toFixed(0)}% of a CPU`));
+  await waitForQuiet(own, settings.quietWait);
 }
 
 /** Starts every member's Redis, fills its registry and starts its server. */
@@ -453,7 +439,7 @@ async function setUp(members: Member[], settings: Settings, cpu: number | undefi
     if (member.id === "example") {
       const apps = member.size === "large" ? settings.apps : settings.small;
       progress(`filling ${member.label}: ${apps} bound apps`);
-      fills.push(await fillSharedInstance(member, apps, settings));
+      fills.push(await fillSharedInstance(member, apps, settings.fillConcurrency));
     }
     progress(`  ${fills.at(-1)!.text}`);
     await member.redis.watch.untilIdle();

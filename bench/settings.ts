@@ -3,7 +3,6 @@
  * then defaults. `npm run bench -- --quick` (or BENCH_DURATION=1) is the smoke run.
  */
 import { parseArgs } from "node:util";
-import { CALL_NAMES, type CallName } from "./calls.js";
 
 export interface Settings {
   /** Seconds measured per server and call, in total over the sweeps. */
@@ -13,12 +12,6 @@ export interface Settings {
   /** Seconds of load sent, and thrown away, to each server before its first slice of a call. */
   warmup: number;
   connections: number;
-  /** Calls to measure (both by default; one alone makes a profile about that call only). */
-  calls: CallName[];
-  /** Server ids to run (see servers/catalog.ts). */
-  servers: string[] | undefined;
-  /** Directory for `node --cpu-prof` profiles of the server children; absent: no profiling. */
-  profileDir: string | undefined;
   /** Pin the harness and the servers to different CPUs with taskset (when there are two or more). */
   pin: boolean;
   /** Seconds to wait, before each sweep, for other processes to leave the CPUs alone; 0: never wait. */
@@ -33,10 +26,6 @@ const USAGE = `Usage: npm run bench -- [options]
   --slice <s>          seconds per server per sweep; sweeps = duration / slice (BENCH_SLICE, default 1)
   --warmup <s>         seconds of discarded load per server and call          (BENCH_WARMUP, default 3)
   --connections <n>    concurrent connections, pipelining 1                   (BENCH_CONNECTIONS, default 20)
-  --calls <names>      comma-separated calls: status, bind-app                (BENCH_CALLS, default both)
-  --servers <ids>      comma-separated server ids, see bench/servers/catalog.ts
-                                                      (BENCH_SERVERS, default: the five main servers)
-  --profile <dir>      write CPU profiles of each server child into <dir>/<id> (BENCH_PROFILE)
   --no-pin             do not pin harness and servers to separate CPUs        (BENCH_PIN=0)
   --quiet-wait <s>     before each sweep, wait up to <s> seconds for other processes
                        to use under 15% of a CPU                              (BENCH_QUIET_WAIT, default 20; 0: no wait)
@@ -50,9 +39,6 @@ const options = {
   slice: { type: "string" },
   warmup: { type: "string" },
   connections: { type: "string" },
-  calls: { type: "string" },
-  servers: { type: "string" },
-  profile: { type: "string" },
   "no-pin": { type: "boolean" },
   "quiet-wait": { type: "string" },
   "extra-sweeps": { type: "string" },
@@ -77,15 +63,6 @@ function numberSetting(name: string, raw: string | undefined, fallback: number, 
   return value;
 }
 
-function callList(raw: string | undefined): CallName[] {
-  if (!raw) return [...CALL_NAMES];
-  return raw.split(",").map((name) => {
-    const call = CALL_NAMES.find((known) => known === name.trim());
-    if (!call) throw new Error(`Unknown call "${name}" in --calls (or BENCH_CALLS). Known: ${CALL_NAMES.join(", ")}.`);
-    return call;
-  });
-}
-
 /** Parsed settings, or `undefined` when only the usage was asked for (already printed). */
 export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | undefined {
   const { values } = parseArgs({ args: argv, options, strict: true });
@@ -95,15 +72,11 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
   }
   const quick = values.quick === true || env.BENCH_QUICK === "1";
   const duration = numberSetting("duration", values.duration ?? env.BENCH_DURATION, quick ? 1 : 10);
-  const serverList = values.servers ?? env.BENCH_SERVERS;
   return {
     duration,
     slice: Math.min(duration, numberSetting("slice", values.slice ?? env.BENCH_SLICE, 1)),
     warmup: numberSetting("warmup", values.warmup ?? env.BENCH_WARMUP, quick ? 0.5 : 3, { zeroAllowed: true }),
-    calls: callList(values.calls ?? env.BENCH_CALLS),
     connections: numberSetting("connections", values.connections ?? env.BENCH_CONNECTIONS, 20, { integer: true }),
-    servers: serverList ? serverList.split(",").map((id) => id.trim()).filter(Boolean) : undefined,
-    profileDir: values.profile ?? (env.BENCH_PROFILE || undefined),
     pin: values["no-pin"] !== true && env.BENCH_PIN !== "0",
     quietWait: numberSetting("quiet-wait", values["quiet-wait"] ?? env.BENCH_QUIET_WAIT, quick ? 0 : 20, { zeroAllowed: true }),
     extraSweeps: numberSetting("extra-sweeps", values["extra-sweeps"] ?? env.BENCH_EXTRA_SWEEPS, quick ? 0 : 10, {

@@ -19,6 +19,7 @@ import { CREDENTIALS } from "./calls.js";
 import { processTicks, TICKS_PER_SECOND } from "./cpu-share.js";
 import { machineFacts } from "./facts.js";
 import { rssMiB, runHarness } from "./process.js";
+import { median } from "./tables.js";
 import { freePort } from "../src/redis/server.js";
 
 interface Target {
@@ -125,15 +126,11 @@ async function startOnce(target: Target): Promise<Start> {
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const each = (values: Array<number | undefined>): string => values.map((value) => (value === undefined ? "-" : value.toFixed(0))).join(", ");
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: "string" }, targets: { type: "string" } } });
+  const { values } = parseArgs({ options: { runs: { type: "string" } } });
   const runs = Number(values.runs ?? 5);
-  const wanted = values.targets?.split(",") ?? TARGETS.map((target) => target.id);
-  const unknown = wanted.filter((id) => !TARGETS.some((target) => target.id === id));
-  if (unknown.length > 0) throw new Error(`unknown --targets ${unknown.join(", ")}; known: ${TARGETS.map((t) => t.id).join(", ")}`);
   process.stderr.write("compiling (tsc -p bench/tsconfig.servers.json)\n");
   compileServers();
   const lines = [
@@ -144,7 +141,7 @@ async function main(): Promise<number> {
     `| what | median ms | each start, ms | median CPU ms | each start, CPU ms | RSS after first answer, MiB |`,
     `| --- | ---: | --- | ---: | --- | --- |`,
   ];
-  for (const target of TARGETS.filter((candidate) => wanted.includes(candidate.id))) {
+  for (const target of TARGETS) {
     const results: Start[] = [];
     for (let run = 0; run < runs; run++) {
       results.push(await startOnce(target));

@@ -1,10 +1,8 @@
 /**
  * The Redis example provider (examples/redis) as its users run it, against the redis-server at
- * BENCH_REDIS_URL (started by bench/redis.ts): administered Redis and registry on that server
- * (the registry on BENCH_REGISTRY_REDIS_URL when set), JSON logs to stdout (which the harness
- * points at a file). Before the harness measures, a
- * `shared` instance is created and ready, and one more for each further name in BENCH_INSTANCES
- * (comma-separated: the harness spreads binds over them).
+ * BENCH_REDIS_URL (started by the harness): administered Redis and registry on that server, JSON
+ * logs to stdout (which the harness points at a file). Before the harness measures, a `shared`
+ * instance is created and ready.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +10,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { readConfig } from "../../examples/redis/config.js";
 import { startRedisProvider } from "../../examples/redis/redis-provider.js";
-import { CREDENTIALS, INSTANCE } from "../calls.js";
+import { CREDENTIALS } from "../calls.js";
 import { createInstance } from "./instance.js";
 import { announce } from "./listen.js";
 
@@ -27,7 +25,7 @@ const config = readConfig(
     PROVIDER_USERNAME: CREDENTIALS.username,
     PROVIDER_PASSWORD: CREDENTIALS.password,
     REDIS_URL: url,
-    REGISTRY_REDIS_URL: process.env.BENCH_REGISTRY_REDIS_URL ?? url,
+    REGISTRY_REDIS_URL: url,
     DATA_DIR: dataDir,
     LOG_FORMAT: "json",
   },
@@ -36,11 +34,7 @@ const config = readConfig(
 const running = await startRedisProvider(config, { logger: pino({ level: config.logLevel }) });
 
 announce(Number(new URL(running.url).port), {
-  async prepare(baseUrl) {
-    await createInstance(baseUrl, { plan: "shared" });
-    const more = (process.env.BENCH_INSTANCES ?? "").split(",").filter((name) => name !== "" && name !== INSTANCE);
-    for (const name of more) await createInstance(baseUrl, { plan: "shared", name });
-  },
+  prepare: (baseUrl) => createInstance(baseUrl, { plan: "shared" }),
   close: async () => {
     await running.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /**
  * Child-process side of a benchmark server: listen on a free loopback port, optionally prepare
- * state over HTTP, tell the harness which port over the IPC channel, and exit cleanly on SIGTERM
- * (a clean exit is what lets `node --cpu-prof` write its profile).
+ * state over HTTP, tell the harness which port over the IPC channel, and on SIGTERM close what it
+ * opened (the provider, its Redis connections) and exit.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -6,14 +6,10 @@
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory |
  *                            redis (a RedisStore on the redis-server at BENCH_REDIS_URL, which
  *                            the harness starts: bench/redis-server.ts)
- *   BENCH_PROVIDER_LOG       on | off (diagnostic: level silent) | buffered (diagnostic: stdout
- *                            through an asynchronous pino destination writing 4 KiB at a time)
- *   BENCH_PROVIDER_AUTH      on | off (diagnostic: auth false)
  *   BENCH_PROVIDER_SERVING   direct (what `provider.listen()` serves: the provider's routes straight
- *                            from node:http) | express (diagnostic: the Express app, as when mounted)
+ *                            from node:http) | express (the Express app, as when mounted)
  */
 import { createServer } from "node:http";
-import { pino } from "pino";
 import { createProvider, MemoryStore, RedisStore } from "../../src/index.js";
 import type { ProviderHandlers } from "../../src/types.js";
 import { BIND_ENV, CREDENTIALS } from "../calls.js";
@@ -32,13 +28,6 @@ function registry() {
   return { store: new RedisStore({ url }) };
 }
 
-/** Absent (logging on): the provider's own default, as a service author leaves it. */
-function logger() {
-  if (variant.BENCH_PROVIDER_LOG === "off") return pino({ level: "silent" });
-  if (variant.BENCH_PROVIDER_LOG === "buffered") return pino(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
-  return undefined;
-}
-
 const handlers: ProviderHandlers = {
   create: () => {},
   destroy: () => {},
@@ -47,10 +36,10 @@ const handlers: ProviderHandlers = {
   status: () => "running",
 };
 
+// The provider's own default logger, as a service author leaves it.
 const provider = createProvider(handlers, {
-  auth: variant.BENCH_PROVIDER_AUTH === "off" ? false : { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
+  auth: { usernames: [CREDENTIALS.username], password: CREDENTIALS.password },
   registry: registry(),
-  logger: logger(),
 });
 
 /** With the registry on, the instance must exist (and be ready) before status and bind-app. */
