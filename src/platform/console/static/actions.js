@@ -79,7 +79,7 @@ function operationForm(target, operation, index, { api, say, grants }) {
     return [h("label", { for: id(`part-${at}`) }, label), " ", h("input", { id: id(`part-${at}`), "data-part": String(at), required: !part.rest }), " "];
   });
   const body = WITH_BODY.includes(operation.method)
-    ? h("p", {}, h("label", { for: id("body") }, "Body (JSON, optional)"), h("br"), h("textarea", { id: id("body"), rows: "3", cols: "60", spellcheck: "false" }))
+    ? h("p", {}, h("label", { for: id("body") }, "Body (JSON, optional)"), h("br"), h("textarea", { id: id("body"), rows: "2", cols: "60", spellcheck: "false" }))
     : undefined;
   const output = h("pre", { class: "answer", "aria-live": "polite", hidden: true });
 
