@@ -47,6 +47,11 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
     const script = await t.anonymous.get("/console/console.js");
     expect([script.status, script.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
     expect(script.text).toContain('api("POST", `/users/${encodeURIComponent(email)}/tokens`');
+    // The modules it imports.
+    for (const module of ["dom.js", "actions.js"]) {
+      const served = await t.anonymous.get(`/console/${module}`);
+      expect([served.status, served.headers.get("content-type"), served.headers.get("content-security-policy")]).toEqual([200, "text/javascript; charset=utf-8", expect.stringMatching(/script-src 'self';/)]);
+    }
     expect((await t.anonymous.get("/console/console.css")).headers.get("content-type")).toBe("text/css; charset=utf-8");
     const missing = await t.anonymous.get("/console/..%2Fassets.ts");
     expect([missing.status, missing.text]).toEqual([404, 'The console has no file "../assets.ts".']);

@@ -8,7 +8,8 @@
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Page } from "puppeteer-core";
-import { ProviderError } from "../../src/index.js";
+import { actions as redisActions } from "../../examples/redis/actions.js";
+import { actionsManifest, ProviderError } from "../../src/index.js";
 import { eventually, tempDir } from "../../examples/redis/test/support.js";
 import { launchBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider } from "./helpers.js";
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
     await api.ok(api.put("/services/instances/cache/web"));
     await api.ok(api.put("/services/instances/big/web"));
     await api.put("/services/instances/flaky1/web"); // fails: its undo calls show in the timeline
+    await api.ok(api.put("/1.31/services/redis/manifest", { json: actionsManifest(redisActions) }));
 
     const page = await browser.browser.newPage();
     await page.setViewport({ width: 1200, height: 800 });
@@ -68,6 +70,14 @@ async function main(): Promise<void> {
     await shoot(page, "services", "#services", "#services-rows tr th");
     await shoot(page, "instances", "#instances", "#instances-rows .status.up");
     await shoot(page, "instances-dark", "#instances", "#instances-rows .status.up", true);
+    // The shared instance's actions, memory called.
+    await page.$$eval("#instances-rows th button", (buttons) => buttons.find((button) => button.textContent === "cache")?.click());
+    await page.waitForSelector('form.action[data-action="memory"]');
+    await page.click('form.action[data-action="memory"] button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('form.action[data-action="memory"] pre.answer')?.textContent?.startsWith("HTTP "));
+    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+    await (await page.$("#instance-detail"))!.screenshot({ path: `${OUT}/actions.png` });
+    console.log("wrote docs/console/actions.png");
     await page.evaluate(() => (location.hash = "#apps"));
     await page.waitForSelector("#apps-rows button");
     await page.click("#apps-rows button");

@@ -131,6 +131,14 @@ describe("the proxy and service actions (memory store)", () => {
 
   it("proxy v2 reaches the instance action; the provider's status and body are the answer", async () => {
     expect((await bob.ok(bob.get("/1.20/services/kv/resources/store1/memory?unit=kb"))).json()).toEqual({ unit: "kb" });
+    // In the call timeline, under the proxy request that sent it (the console shows both).
+    expect((await calls()).at(-1)).toMatchObject({
+      method: "GET",
+      path: "/resources/store1/memory?unit=kb",
+      instance: "store1",
+      status: 200,
+      operation: { label: "GET /1.20/services/kv/resources/store1/memory" },
+    });
     const invalid = await bob.post("/1.20/services/kv/resources/store1/apps/web/rotate-password", { text: "length=x", headers: FORM });
     expect(invalid.status).toBe(400);
     expect(invalid.text).toMatch(/length/);

@@ -1,5 +1,5 @@
 /**
- * The console: a page at `/` and its script and style under `/console/`, plain files read from
+ * The console: a page at `/` and its scripts and style under `/console/`, plain files read from
  * ./static next to this module's source (also when running from dist/, which tsc does not copy
  * them into). The page holds no data: it logs in through the API and reads everything from it,
  * so serving these files needs no login.
@@ -12,6 +12,8 @@ import type { Route } from "../http/handler.js";
 const TYPES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
+  "dom.js": "text/javascript; charset=utf-8",
+  "actions.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
 };
 

@@ -2,6 +2,9 @@
 // POST /users/<email>/tokens, then calls the same routes as any client, with the bearer token.
 // Data from the API (and so from providers) only ever reaches the page as text nodes.
 
+import { actionsPanel } from "./actions.js";
+import { h } from "./dom.js";
+
 const POLL_MS = 3000;
 const PAGE = 25;
 const CALLS_PAGE = 50;
@@ -13,17 +16,6 @@ let token = sessionStorage.getItem("token");
 let current = "services";
 let tick = 0;
 let busy = false;
-
-/** `h("td", {class: "x"}, "text", child)`: an element, its attributes, its children (strings become text). */
-function h(tag, attributes = {}, ...children) {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
-    else if (value !== false && value !== undefined) element.setAttribute(name, value === true ? "" : value);
-  }
-  element.append(...children.flat().filter((child) => child !== undefined && child !== null));
-  return element;
-}
 
 function say(text, failed = false) {
   const message = $("message");
@@ -222,7 +214,8 @@ async function refreshInstances() {
   select.replaceChildren(...services.map((entry) => h("option", { value: entry.service, selected: entry.service === chosen }, entry.service)));
 
   const filter = $("instance-filter").value.trim();
-  const all = (await allInstances()).filter((item) => item.name.includes(filter)).sort((a, b) => a.name.localeCompare(b.name));
+  const everyInstance = await allInstances();
+  const all = everyInstance.filter((item) => item.name.includes(filter)).sort((a, b) => a.name.localeCompare(b.name));
   const state = pages.instances;
   const pageCount = Math.ceil(all.length / PAGE);
   state.page = Math.min(Math.max(state.page, 1), Math.max(pageCount, 1));
@@ -230,8 +223,9 @@ async function refreshInstances() {
   const rows = await Promise.all(
     shown.map(async (item) => {
       const [data, status] = await Promise.all([instanceDetails(item.name), instanceStatus(item.name)]);
-      return h("tr", {},
-        h("th", { scope: "row" }, item.name),
+      const selected = item.name === selectedInstance;
+      return h("tr", { class: selected ? "selected" : undefined },
+        h("th", { scope: "row" }, h("button", { type: "button", class: "link", "aria-pressed": String(selected), onclick: () => selectInstance(item.name) }, item.name)),
         h("td", {}, item.service),
         h("td", {}, data.planname || "—"),
         h("td", {}, data.teamowner ?? "—"),
@@ -244,6 +238,29 @@ async function refreshInstances() {
   $("instances-rows").replaceChildren(...rows);
   if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 7 }, filter ? "No instance matches." : "No instances yet: create one above.")));
   pager($("instances-pager"), state.page, pageCount, (page) => { state.page = page; refresh(true); });
+  const opened = everyInstance.find((item) => item.name === selectedInstance);
+  if (!opened) $("instance-detail").hidden = true;
+  else if (actionsShown !== `${opened.service}/${opened.name}`) await showActions(opened);
+}
+
+let selectedInstance = sessionStorage.getItem("instance") ?? undefined;
+/** `service/instance` whose actions are on screen: polls leave them be, so typed values and answers stay. */
+let actionsShown;
+
+function selectInstance(name) {
+  selectedInstance = name;
+  sessionStorage.setItem("instance", name);
+  // A click reads the manifest again, even on the instance shown.
+  actionsShown = undefined;
+  refresh(true).then(() => $("instance-title").focus());
+}
+
+async function showActions(target) {
+  $("instance-detail").hidden = false;
+  $("instance-title").textContent = `Instance ${target.name} (${target.service})`;
+  $("instance-actions").replaceChildren(h("p", {}, "Reading the actions…"));
+  $("instance-actions").replaceChildren(...(await actionsPanel({ service: target.service, instance: target.name }, { api, say })));
+  actionsShown = `${target.service}/${target.name}`;
 }
 
 $("instance-form").addEventListener("submit", (event) => {
@@ -536,6 +553,9 @@ function logOut(message) {
   $("nav").hidden = true;
   $("who").hidden = true;
   for (const section of document.querySelectorAll(".page")) section.hidden = true;
+  // The next user reads the actions (and the grants they may see) again.
+  actionsShown = undefined;
+  $("instance-actions").replaceChildren();
   $("login").hidden = false;
   say(message ?? "");
 }
