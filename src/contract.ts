@@ -120,6 +120,46 @@ export const HEADERS = {
   clusterKubeConfig: "X-Tsuru-Cluster-Kube-Config",
 } as const;
 
+/** Pool names as the platform accepts them: lower-case letters, digits and `-`, a letter first, at most 40. */
+export const POOL_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
+
+/**
+ * "A pool is needed": what a multi-cluster service answers to plans asked without a pool, when its
+ * plans differ per pool. Status 400 and a JSON body whose `missing_params` lists `cluster`; the
+ * platform then tells its user "You must provide the pool name, available pools: ...". Any other
+ * answer but 200 is read as "no plans".
+ */
+export const POOL_REQUIRED = { status: 400, missingParam: "cluster" } as const;
+
+/** The body of the "pool needed" answer, as the platform decodes it. */
+export interface MissingParamsBody {
+  msg: string;
+  missing_params: string[];
+}
+
+export function poolRequiredBody(message: string): MissingParamsBody {
+  return { msg: message, missing_params: [POOL_REQUIRED.missingParam] };
+}
+
+/**
+ * Whether an answer to plans says "a pool is needed", read as the platform reads it: a 400 whose
+ * body decodes as `{msg?: string, missing_params: string[]}` with `cluster` among the names.
+ */
+export function isPoolRequired(status: number, body: string): boolean {
+  if (status !== POOL_REQUIRED.status) return false;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) return false;
+  const { msg, missing_params: missing } = decoded as { msg?: unknown; missing_params?: unknown };
+  // Go's decoder refuses the whole body when a field has the wrong type.
+  if (msg !== undefined && msg !== null && typeof msg !== "string") return false;
+  return Array.isArray(missing) && missing.every((name) => typeof name === "string") && missing.includes(POOL_REQUIRED.missingParam);
+}
+
 /** The platform's service manifest (1.31): which proxied calls are which action. */
 export interface ActionsManifest {
   enabled: boolean;

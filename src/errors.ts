@@ -41,6 +41,18 @@ export class BadRequestError extends ProviderError {
   }
 }
 
+/**
+ * 400 from a plans handler: this multi-cluster service's plans differ per pool, and the call
+ * named none (`ctx.placement.poolName` is unset). On `GET /resources/plans` it is answered as the
+ * platform understands it, JSON `{"msg": message, "missing_params": ["cluster"]}`, and the platform
+ * asks its user for a pool. On any other call it is a plain 400 with the message.
+ */
+export class PoolRequiredError extends BadRequestError {
+  constructor(message = "This service's plans differ per pool: ask for the plans of a pool.", options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
 /** Thrown by `createProvider` for a configuration it refuses to run with: a start-up error, never an answer. */
 export class ConfigurationError extends Error {
   override name = "ConfigurationError";

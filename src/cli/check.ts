@@ -50,6 +50,8 @@ interface CheckOptions {
   verbose?: boolean;
   cleanupRetries?: number[];
   manifest?: string;
+  multiCluster?: boolean;
+  pool?: string[];
 }
 
 const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
@@ -78,6 +80,8 @@ export function registerCheck(program: Command): void {
       retryDelays,
     )
     .option("--manifest <file>", "the service's manifest of its custom actions (JSON, as `provider-kit manifest --actions` writes it): check each operation")
+    .option("--multi-cluster", "check the provider as a multi-cluster service (plans per pool, instances in a pool) even when its plans answer without a pool")
+    .option("--pool <name>", "a pool to ask a multi-cluster provider's plans for; repeat it for more; the instances live in the first (default: pkc-pool-a and pkc-pool-b)", collect)
     .option("--verbose", "show every exchange of every failure and warning in the tree (default: the first, briefly)")
     .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
     .action(async (options: CheckOptions, command: Command) => {
@@ -124,6 +128,8 @@ async function check(
       groups: options.groups,
       requestIdHeader: options.requestIdHeader,
       cleanupRetryDelaysMs: options.cleanupRetries,
+      multiCluster: options.multiCluster,
+      pools: options.pool,
       signal: controller.signal,
       onProgress: progress(),
     });
@@ -207,6 +213,11 @@ function retryDelays(value: string): number[] {
     throw new InvalidArgumentError("give comma-separated seconds, each 0 or more (e.g. 0.5,1,2), or 'none' for a single attempt.");
   }
   return delays.map((delay) => delay * 1000);
+}
+
+/** A repeatable option: each use adds one value. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function groups(value: string): CheckGroup[] {

@@ -60,9 +60,19 @@ const PLACEMENT: Placement = {
 };
 const KIT_USER = "pkc-user@example.com";
 
+/** The pools a multi-cluster provider is asked plans for, unless the run names its own. */
+export const KIT_POOLS: readonly string[] = ["pkc-pool-a", "pkc-pool-b"];
+
+/** A pool as the platform names it in headers, with the kit's cluster (one cluster may serve several pools). */
+export function poolPlacement(pool: string): Placement {
+  return { ...PLACEMENT, poolName: pool };
+}
+
 export interface CreateSettings {
   plan?: string;
   team: string;
+  /** The pool the instances live in (a multi-cluster service): every call about them carries its headers. */
+  placement?: Placement;
 }
 
 export type PlatformCalls = ReturnType<typeof platformCalls>;
@@ -70,6 +80,11 @@ export type PlatformCalls = ReturnType<typeof platformCalls>;
 /** The kit plays today's platform for Variants A and current alike; unit binds are the scenario's choice. */
 export function platformCalls(names: RunNames, variant: Variant, settings: CreateSettings) {
   const calls = providerCalls({ variant, event: { user: KIT_USER }, modernFields: true });
+  // As the platform's baseHeader: a call about an instance in a pool carries that pool's headers
+  // (on binds too, where the body names the app's or job's pool).
+  const inPool = (call: Call): Call => (settings.placement ? { ...call, placement: settings.placement } : call);
+  // The run's apps and job run in the instance's pool, when it has one.
+  const runsOn = settings.placement ?? PLACEMENT;
   const instance = (name: string, description: string, tags: string[], plan = settings.plan): InstanceSpec => ({
     name,
     team: settings.team,
@@ -82,35 +97,38 @@ export function platformCalls(names: RunNames, variant: Variant, settings: Creat
     name: app.name,
     hosts: app.hosts,
     internalHosts: app.internalHosts,
-    placement: PLACEMENT,
+    placement: runsOn,
     parameters: PARAMETERS,
   });
-  const job: JobSpec = { name: names.job, placement: PLACEMENT };
+  const job: JobSpec = { name: names.job, placement: runsOn };
 
   return {
     plans: (): Call => calls.plans(),
+    /** The plans of one pool, asked with its headers. */
+    plansFor: (placement: Placement): Call => ({ ...calls.plans(), placement }),
     /** Variant B sends no plan: `plan` is ignored there. */
-    create: (name: string, plan = settings.plan): Call => calls.create(instance(name, "conformance check", TAGS, plan)),
-    update: (name: string): Call => calls.update(instance(name, "conformance check, updated", [...TAGS, "updated"])),
-    destroy: (name: string): Call => calls.destroy(name),
-    bindApp: (name: string, app = names.app): Call => calls.bindApp(name, appSpec(app)),
-    unbindApp: (name: string, app = names.app): Call => calls.unbindApp(name, appSpec(app)),
-    bindUnit: (name: string): Call => calls.bindUnit(name, appSpec(names.app), names.unitHost),
-    unbindUnit: (name: string): Call => calls.unbindUnit(name, appSpec(names.app), names.unitHost),
-    bindJob: (name: string): Call => calls.bindJob(name, job),
-    unbindJob: (name: string): Call => calls.unbindJob(name, job),
-    status: (name: string): Call => calls.status(name),
-    info: (name: string): Call => calls.info(name),
+    create: (name: string, plan = settings.plan): Call => inPool(calls.create(instance(name, "conformance check", TAGS, plan))),
+    update: (name: string): Call => inPool(calls.update(instance(name, "conformance check, updated", [...TAGS, "updated"]))),
+    destroy: (name: string): Call => inPool(calls.destroy(name)),
+    bindApp: (name: string, app = names.app): Call => inPool(calls.bindApp(name, appSpec(app))),
+    unbindApp: (name: string, app = names.app): Call => inPool(calls.unbindApp(name, appSpec(app))),
+    bindUnit: (name: string): Call => inPool(calls.bindUnit(name, appSpec(names.app), names.unitHost)),
+    unbindUnit: (name: string): Call => inPool(calls.unbindUnit(name, appSpec(names.app), names.unitHost)),
+    bindJob: (name: string): Call => inPool(calls.bindJob(name, job)),
+    unbindJob: (name: string): Call => inPool(calls.unbindJob(name, job)),
+    status: (name: string): Call => inPool(calls.status(name)),
+    info: (name: string): Call => inPool(calls.info(name)),
     /**
      * A custom action, as the platform's proxy forwards it: the event headers on a write; the
      * answer may hold credentials (a rotated password), so it is never recorded.
      */
-    action: (method: Method, path: string, extra: Partial<Call> = {}): Call => ({
-      method,
-      path,
-      ...(method === "GET" ? {} : { event: { user: KIT_USER } }),
-      secretAnswer: true,
-      ...extra,
-    }),
+    action: (method: Method, path: string, extra: Partial<Call> = {}): Call =>
+      inPool({
+        method,
+        path,
+        ...(method === "GET" ? {} : { event: { user: KIT_USER } }),
+        secretAnswer: true,
+        ...extra,
+      }),
   };
 }

@@ -54,7 +54,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     // Both eras' clients read any other answer as "no plans": the service still works.
     level: "SHOULD",
     variants: A_AND_CURRENT,
-    title: "GET /resources/plans answers 200",
+    title: "GET /resources/plans answers 200 (or, from a multi-cluster service on today's platform, \"pool needed\")",
     cite: contract(38, "`GET /resources/plans` answers 200 with a JSON array of plans."),
   },
   {
@@ -65,6 +65,26 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "The plans are a JSON array of {name, description} strings",
     cite: contract(39, "A plan is an object with a `name` (string) and a `description` (string)."),
     dependsOn: ["plans.status"],
+  },
+
+  // pools: a multi-cluster service's plans, asked per pool
+  {
+    id: "pools.pool-read",
+    group: "pools",
+    level: "MUST",
+    variants: CURRENT,
+    title: "Plans asked for a pool (its X-Tsuru-Pool-* and X-Tsuru-Cluster-* headers) never answer \"pool needed\" (400, missing_params [\"cluster\"])",
+    cite: contract(91, "a call that names a pool never gets this answer"),
+  },
+  {
+    id: "pools.plans",
+    group: "pools",
+    // Not a SHOULD like plans.status: a service that needs a pool has no plans but a pool's.
+    level: "MUST",
+    variants: CURRENT,
+    title: "Plans asked for each pool answer 200 with a JSON array of {name, description} strings",
+    cite: contract(90, "they answer 200 with that pool's plans"),
+    dependsOn: ["pools.pool-read"],
   },
 
   // create

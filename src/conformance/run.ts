@@ -5,11 +5,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { platformCalls, runNames, type PlatformCalls } from "./calls.js";
+import { KIT_POOLS, platformCalls, runNames, type PlatformCalls } from "./calls.js";
 import { PlatformClient, type CallResult } from "../provider-client/client.js";
 import { Recorder } from "./recorder.js";
 import { linkRootCauses } from "./root-causes.js";
-import { Interrupted, runScenario } from "./scenario.js";
+import { Interrupted, runScenario, type ScenarioContext } from "./scenario.js";
 import {
   CHECK_GROUPS,
   ENCODINGS,
@@ -21,7 +21,7 @@ import {
   type ProgressEvent,
   type Variant,
 } from "./types.js";
-import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN } from "../contract.js";
+import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN, POOL_NAME_PATTERN, type Placement } from "../contract.js";
 
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
 const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
@@ -49,32 +49,36 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   });
   const recorder = new Recorder(variant, options.groups, options.onProgress);
   const team = options.team ?? "pkc-team";
-  const callsFor = (plan: string | undefined) => platformCalls(names, variant, { plan, team });
-  const created = new Set<string>();
+  const callsFor = (plan: string | undefined, placement?: Placement) => platformCalls(names, variant, { plan, team, placement });
+  const scenario: ScenarioContext = {
+    client,
+    recorder,
+    variant,
+    names,
+    callsFor,
+    plan: options.plan,
+    multiCluster: options.multiCluster ?? false,
+    pools: options.pools ?? KIT_POOLS,
+    provisionTimeoutMs: options.provisionTimeoutMs ?? 120_000,
+    pollIntervalMs: options.pollIntervalMs ?? 500,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    created: new Set<string>(),
+    jsonAnswers: [],
+    manifest: options.manifest,
+  };
 
   let interrupted = false;
   let leftovers: Leftover[];
   try {
-    await runScenario({
-      client,
-      recorder,
-      variant,
-      names,
-      callsFor,
-      plan: options.plan,
-      provisionTimeoutMs: options.provisionTimeoutMs ?? 120_000,
-      pollIntervalMs: options.pollIntervalMs ?? 500,
-      signal: options.signal,
-      onProgress: options.onProgress,
-      created,
-      jsonAnswers: [],
-      manifest: options.manifest,
-    });
+    await runScenario(scenario);
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     interrupted = true;
   } finally {
-    leftovers = await removeInstances(client, callsFor(options.plan), created, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress);
+    // The instances' pool, when the scenario found one: a multi-cluster provider may need it to find them.
+    const calls = callsFor(options.plan, scenario.instancePlacement);
+    leftovers = await removeInstances(client, calls, scenario.created, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress);
   }
 
   const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
@@ -143,6 +147,9 @@ function notesOn(options: ConformanceOptions, variant: Variant): string[] {
   if (variant === "B" && options.plan !== undefined) {
     notes.push(`The plan "${options.plan}" was not sent: Variant B creates instances with the name only.`);
   }
+  if (variant !== "current" && (options.multiCluster || options.pools !== undefined)) {
+    notes.push(`No plans were asked per pool: multi-cluster services are today's platform's (variant current), not Variant ${variant}'s.`);
+  }
   return notes;
 }
 
@@ -173,9 +180,21 @@ function validate(options: ConformanceOptions): void {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) fail(`${name} must be a positive number of milliseconds.`);
   }
   if (options.manifest !== undefined) manifestProblems(options.manifest).forEach(fail);
+  if (options.pools !== undefined) poolProblems(options.pools).forEach(fail);
   if (options.cleanupRetryDelaysMs !== undefined && !options.cleanupRetryDelaysMs.every((delay) => Number.isFinite(delay) && delay >= 0)) {
     fail("cleanupRetryDelaysMs must be a list of delays in milliseconds, each 0 or more (e.g. [500, 1000]; [] tries once).");
   }
+}
+
+/** What makes a list of pools one the platform could not name. */
+function poolProblems(pools: readonly string[]): string[] {
+  if (pools.length === 0) return ["Give at least one pool (--pool <name>), or none at all for the kit's two."];
+  const invalid = pools.filter((pool) => !POOL_NAME_PATTERN.test(pool));
+  if (invalid.length > 0) {
+    return invalid.map((pool) => `Pool name "${pool}" is not one the platform accepts: lower-case letters, digits and "-", a letter first, at most 40 (${POOL_NAME_PATTERN.source}).`);
+  }
+  const repeated = pools.filter((pool, index) => pools.indexOf(pool) !== index);
+  return repeated.length > 0 ? [`Pool "${repeated[0]}" is given twice: name each pool once.`] : [];
 }
 
 /** A path under the instance: literal segments and `{name}` parameters. */

@@ -4,7 +4,7 @@
  * for are not run; calls on an instance whose earlier step failed are not sent.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { AppNames, PlatformCalls, RunNames } from "./calls.js";
+import { poolPlacement, type AppNames, type PlatformCalls, type RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
 import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
 import type { Call, CallResult, Method, PlatformClient } from "../provider-client/client.js";
@@ -20,15 +20,22 @@ import {
   plansProblem,
 } from "../provider-client/shapes.js";
 import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
+import { isPoolRequired, type Placement } from "../contract.js";
 
 export interface ScenarioContext {
   client: PlatformClient;
   recorder: Recorder;
   variant: Variant;
   names: RunNames;
-  /** Built once the plan is known (it comes from the plan list). */
-  callsFor: (plan: string | undefined) => PlatformCalls;
+  /** Built once the plan is known (it comes from the plan list), and the pool of the instances, if any. */
+  callsFor: (plan: string | undefined, placement?: Placement) => PlatformCalls;
   plan?: string;
+  /** Asked to check the provider as a multi-cluster service, whatever its plans answer without a pool. */
+  multiCluster: boolean;
+  /** The pools whose plans a multi-cluster provider is asked for; the instances live in the first. */
+  pools: readonly string[];
+  /** Set once known: the pool the instances live in (a multi-cluster provider), which the cleanup's destroys name too. */
+  instancePlacement?: Placement;
   provisionTimeoutMs: number;
   pollIntervalMs: number;
   signal?: AbortSignal;
@@ -86,7 +93,8 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   };
 
   const plans = await planStep(context, send);
-  const calls = context.callsFor(plans.chosen);
+  context.instancePlacement = plans.placement;
+  const calls = context.callsFor(plans.chosen, plans.placement);
 
   if (variant !== "B") await authStep(context, send, calls);
   await notFoundStep(context, send, calls);
@@ -104,7 +112,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   }
   if (checks.wants("create.unknown-plan")) {
     // A plan list that fails says nothing about plans: the create is sent all the same.
-    if (checks.passed("plans.shape") && plans.listed.length === 0) {
+    if (plans.listed?.length === 0) {
       checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
     } else {
       const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
@@ -165,23 +173,97 @@ function unknownPlanVerdict(result: CallResult): Verdict {
 /** Sends one call; `creates`: the instance a create call is for, to remove at the end if it was made. */
 type Send = (call: Call, creates?: string) => Promise<CallResult>;
 
-/** Lists the plans (first call of the run: it also tells whether the provider is there at all). */
-async function planStep(context: ScenarioContext, send: Send): Promise<{ chosen?: string; listed: string[] }> {
+/** The plans the run saw, and where its instances live. */
+interface PlanChoice {
+  /** The plan to create instances with. */
+  chosen?: string;
+  /** The plans of the instances' pool (the only plans, without pools), when the provider listed them well. */
+  listed?: string[];
+  /** The instances' pool, when the provider is multi-cluster. */
+  placement?: Placement;
+}
+
+/** Lists the plans (first call of the run: it also tells whether the provider is there at all), and per pool when multi-cluster. */
+async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoice> {
   const { recorder: checks, variant } = context;
   const withoutPlan = context.callsFor(undefined);
   // Variant B lists no plans: its first call is the status of the unknown instance.
   const first = variant === "B" ? withoutPlan.status(context.names.missing) : withoutPlan.plans();
   const result = await send(first);
   if (!result.answer) throw new ProviderUnreachableError(context.client.url, result.error ?? "no answer");
-  if (variant === "B") return { chosen: context.plan, listed: [] };
-  checks.judge("plans.status", () => expectStatus(result, only(200), "200"), [result.exchange]);
+  if (variant === "B") return { chosen: context.plan };
+  // Today's platform reads this answer as "ask the user for a pool": a multi-cluster service.
+  const poolNeeded = variant === "current" && isPoolRequired(result.answer.status, bodyOf(result));
+  checks.judge(
+    "plans.status",
+    () => (poolNeeded ? ok('400 "pool needed": a multi-cluster service, whose plans are asked per pool (the pools checks)') : expectStatus(result, only(200), "200")),
+    [result.exchange],
+  );
   checks.judge("plans.shape", () => {
+    if (poolNeeded) return skip("the plans need a pool: pools.plans judges each pool's");
     const wrong = plansProblem(bodyOf(result));
     return wrong ? problem(wrong) : ok();
   }, [result.exchange]);
-  context.jsonAnswers.push(result);
-  const listed = planNames(bodyOf(result));
-  return { chosen: context.plan ?? listed[0], listed };
+  if (!poolNeeded) context.jsonAnswers.push(result);
+  const choice = (body: string, listedWell: boolean): PlanChoice => ({
+    chosen: context.plan ?? planNames(body)[0],
+    listed: listedWell ? planNames(body) : undefined,
+  });
+  if (variant !== "current" || !(context.multiCluster || poolNeeded)) {
+    checks.skipAll(POOL_CHECKS, notMultiCluster(result));
+    return choice(bodyOf(result), checks.passed("plans.shape"));
+  }
+  const instancePool = await poolPlansStep(context, send, withoutPlan);
+  const placement = poolPlacement(context.pools[0]!);
+  // The instances' plan comes from their pool's list; failing that, from the list without a pool.
+  const poolListed = statusOf(instancePool) === 200 && plansProblem(bodyOf(instancePool)) === undefined;
+  return { ...(poolListed ? choice(bodyOf(instancePool), true) : choice(bodyOf(result), checks.passed("plans.shape"))), placement };
+}
+
+const POOL_CHECKS = ["pools.pool-read", "pools.plans"];
+
+function notMultiCluster(result: CallResult): string {
+  const answered = `GET /resources/plans without a pool answered ${statusOf(result)}, not 400 with missing_params ["cluster"]`;
+  return `the provider is not multi-cluster (${answered}); pass --multi-cluster (multiCluster: true) to ask its plans per pool all the same`;
+}
+
+/** The plans of each pool, asked with the pool's headers as the platform sends them; returns the first pool's answer (the instances'). */
+async function poolPlansStep(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<CallResult> {
+  const { recorder: checks, pools } = context;
+  const answers: Array<{ pool: string; result: CallResult }> = [];
+  for (const pool of pools) answers.push({ pool, result: await send(calls.plansFor(poolPlacement(pool))) });
+  const forPool = ({ pool }: { pool: string }) => `pool "${pool}": `;
+
+  const askingAgain = answers.filter(({ result }) => isPoolRequired(statusOf(result) ?? 0, bodyOf(result)));
+  checks.judge("pools.pool-read", () =>
+    askingAgain.length === 0
+      ? ok()
+      : problem(
+          `${askingAgain.map((answer) => `${forPool(answer)}${describe(answer.result)} answered 400 "pool needed" (missing_params ["cluster"])`).join("; ")}: ` +
+            "the call names the pool in X-Tsuru-Pool-Name (its cluster in X-Tsuru-Cluster-Name); read it (ctx.placement.poolName in provider-kit) " +
+            "and answer that pool's plans, or the platform asks its user again for the pool they gave",
+        ),
+    (askingAgain.length > 0 ? askingAgain : answers).map(({ result }) => result.exchange),
+  );
+
+  const wrong = answers.flatMap((answer) => {
+    const { result } = answer;
+    if (!result.answer) return [{ ...answer, why: `${forPool(answer)}${describe(result)} got no answer: ${result.error}` }];
+    if (result.answer.status !== 200) return [{ ...answer, why: `${forPool(answer)}${unexpected(result, "200")}` }];
+    const shape = plansProblem(bodyOf(result));
+    return shape ? [{ ...answer, why: `${forPool(answer)}${shape}` }] : [];
+  });
+  for (const { result } of answers) if (!wrong.some((answer) => answer.result === result)) context.jsonAnswers.push(result);
+  checks.judge("pools.plans", () =>
+    wrong.length === 0
+      ? ok(answers.map(({ pool, result }) => `${pool}: ${planNames(bodyOf(result)).join(", ") || "no plans"}`).join("; "))
+      : problem(
+          `${wrong.map(({ why }) => why).join("; ")}: answer the plans of each pool the platform names with 200 and a JSON array of {name, description}; ` +
+            "the platform reads anything else as \"no plans\" for that pool",
+        ),
+    (wrong.length > 0 ? wrong : answers).map(({ result }) => result.exchange),
+  );
+  return answers[0]!.result;
 }
 
 /** Calls without credentials, with a wrong password, and with the password plus a colon suffix. */
@@ -657,8 +739,11 @@ function judgeWholeRun(context: ScenarioContext): void {
     (result) => `${describe(result)} answered 500 with ${explanationProblem(bodyOf(result), answer(result).contentType)}`,
     "say in a sentence of plain text what went wrong",
   );
+  // The "pool needed" answer is JSON by contract: the platform decodes it, its user never sees it.
+  const poolNeeded = (result: CallResult) => result.exchange.path === "/resources/plans" && isPoolRequired(statusOf(result) ?? 0, bodyOf(result));
   const notText = answered.filter(
-    (result) => (statusOf(result) ?? 0) >= 400 && bodyOf(result).trim() !== "" && errorTextProblem(bodyOf(result), answer(result).contentType),
+    (result) =>
+      (statusOf(result) ?? 0) >= 400 && bodyOf(result).trim() !== "" && !poolNeeded(result) && errorTextProblem(bodyOf(result), answer(result).contentType),
   );
   over(
     "errors.plain-text",

@@ -19,6 +19,7 @@ export type Outcome = "pass" | "fail" | "warn" | "skip";
 export type CheckGroup =
   | "auth"
   | "plans"
+  | "pools"
   | "create"
   | "status"
   | "bind-app"
@@ -37,6 +38,7 @@ export type CheckGroup =
 export const CHECK_GROUPS: readonly CheckGroup[] = [
   "auth",
   "plans",
+  "pools",
   "create",
   "status",
   "bind-app",
@@ -172,6 +174,15 @@ export interface ConformanceOptions {
    * actions checks are skipped.
    */
   manifest?: ActionsManifest;
+  /**
+   * Check the provider as a multi-cluster service even when its plans answer without a pool. Without
+   * it, a provider is multi-cluster when plans asked without a pool answer "pool needed" (400,
+   * `missing_params: ["cluster"]`). Then its plans are asked for each of `pools`, and every call
+   * about the run's instances carries the first pool's headers. Today's platform only (`current`).
+   */
+  multiCluster?: boolean;
+  /** The pools a multi-cluster provider is asked plans for; the run's instances live in the first. Default `pkc-pool-a`, `pkc-pool-b`. */
+  pools?: readonly string[];
   /** Abort the run: the instance is still removed before the promise resolves. */
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;

@@ -104,6 +104,27 @@ describe("provider-kit check", () => {
     });
   });
 
+  it("with --multi-cluster asks the plans of each --pool, with the pool's headers, in the order given", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const pools = ["--pool", "gpu", "--pool", "cpu-2"];
+      const { code, stdout } = await check(["--url", url, ...LOGIN, "--multi-cluster", ...pools, "--groups", "pools", "--format", "json"]);
+      const report = JSON.parse(stdout) as ConformanceReport;
+      const perPool = report.results.find((result) => result.id === "pools.plans");
+      expect(perPool).toMatchObject({ outcome: "pass", detail: "gpu: small, large; cpu-2: small, large" });
+      expect(perPool?.exchanges.map((exchange) => exchange.requestHeaders["X-Tsuru-Pool-Name"])).toEqual(["gpu", "cpu-2"]);
+      expect(code).toBe(0);
+    });
+  });
+
+  it("without --multi-cluster skips the pools checks of a provider whose plans need no pool, saying how to ask", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const { code, stdout } = await check(["--url", url, ...LOGIN, "--pool", "gpu", "--groups", "pools"]);
+      expect(stdout).toContain("- skip  MUST   pools.pool-read");
+      expect(stdout).toContain("pass --multi-cluster (multiCluster: true) to ask its plans per pool all the same");
+      expect(code).toBe(0);
+    });
+  });
+
   it("takes the password from PROVIDER_KIT_PASSWORD too", async () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const env = { ...process.env, PROVIDER_KIT_PASSWORD: CREDENTIALS.password };
@@ -130,6 +151,7 @@ describe("provider-kit check", () => {
     ["give comma-separated seconds, each 0 or more", ["--url", "http://127.0.0.1:1", ...LOGIN, "--cleanup-retries", "1,soon"]],
     ['"not a url" is not a URL', ["--url", "not a url", ...LOGIN]],
     ["unknown option '--frobnicate'", ["--url", "http://127.0.0.1:1", ...LOGIN, "--frobnicate"]],
+    ['Pool name "Pool_A" is not one the platform accepts', ["--url", "http://127.0.0.1:1", ...LOGIN, "--multi-cluster", "--pool", "Pool_A"]],
   ])("exits 2 on bad usage: %s", async (message, args) => {
     const { code, stderr } = await check(args);
     expect(stderr).toContain(message);

@@ -62,6 +62,8 @@ function inMemoryHandlers(): ProviderHandlers {
 
 /** Skipped: this provider has no actions, so the run is given no manifest. */
 const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
+/** Skipped: its plans need no pool, so it is not multi-cluster (test/conformance/pools.test.ts checks one that is). */
+const POOL_CHECKS = ["pools.pool-read", "pools.plans"];
 
 let provider: Provider;
 let server: ReturnType<Provider["listen"]>;
@@ -101,7 +103,7 @@ describe("a provider built with createProvider", () => {
     expect(report.passed).toBe(true);
     // Provisioning runs in the background: the bind sent while pending was refused with 412.
     expect(resultOf(report, "bind-app.provisioning").outcome).toBe("pass");
-    expect(ids(report, "skip")).toEqual(variant === "current" ? ["status.text-body", ...ACTION_CHECKS] : []);
+    expect(ids(report, "skip")).toEqual(variant === "current" ? [...POOL_CHECKS, "status.text-body", ...ACTION_CHECKS] : []);
     expect(report.leftovers).toEqual([]);
     expect(await statusOf(url, report.instance)).toBe(404);
   });

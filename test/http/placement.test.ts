@@ -3,7 +3,7 @@
  * from the platform's X-Tsuru-Pool-* and X-Tsuru-Cluster-* headers, and plans can differ per pool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStore, type CallPlacement, type HandlerContext, type ProviderHandlers } from "../../src/index.js";
+import { MemoryStore, PoolRequiredError, type CallPlacement, type HandlerContext, type ProviderHandlers } from "../../src/index.js";
 import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll, type Running } from "./helpers.js";
 
 afterEach(stopAll);
@@ -118,5 +118,39 @@ describe("ctx.placement", () => {
     expect(requestLines(running.logs)).toHaveLength(1);
     expect(running.logText()).not.toContain("kube-secret-token");
     expect(running.logText()).not.toContain(PLACEMENT_HEADERS["X-Tsuru-Cluster-Kube-Config"]);
+  });
+});
+
+describe("PoolRequiredError", () => {
+  /** Plans that differ per pool, and exist only for a pool. */
+  const perPool = fakeResource({
+    plans: (ctx) => {
+      if (ctx.placement.poolName === undefined) throw new PoolRequiredError("Plans differ per pool: name one.");
+      return [{ name: `${ctx.placement.poolName}-small`, description: `On ${ctx.placement.clusterName ?? "any cluster"}.` }];
+    },
+    create: () => {
+      throw new PoolRequiredError("Create this instance in a pool.");
+    },
+  }).handlers;
+
+  it("answers plans asked without a pool with the 400 and JSON the platform reads as \"pool needed\", and logs why", async () => {
+    const running = await start(perPool);
+    const res = await running.http.get("/resources/plans").set("Authorization", GOOD_AUTH).expect(400);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(JSON.parse(res.text)).toEqual({ msg: "Plans differ per pool: name one.", missing_params: ["cluster"] });
+    expect(requestLines(running.logs)).toMatchObject([{ status: 400, reason: "Plans differ per pool: name one." }]);
+  });
+
+  it("lets plans asked for a pool through to that pool's plans", async () => {
+    const running = await start(perPool);
+    const res = await call(running, "get", "/resources/plans").expect(200);
+    expect(res.body).toEqual([{ name: "blue-small", description: "On east." }]);
+  });
+
+  it("is a plain-text 400 on any other call, where the platform shows the message as it is", async () => {
+    const running = await start(perPool);
+    const res = await running.http.post("/resources").set("Authorization", GOOD_AUTH).type(FORM).send({ name: "db1" }).expect(400);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain/);
+    expect(res.text).toBe("Create this instance in a pool.");
   });
 });
