@@ -7,6 +7,7 @@ import {
   appBindingKey,
   BadRequestError,
   NotFoundError,
+  PoolRequiredError,
   ProviderError,
   type BindingKind,
   type HandlerContext,
@@ -79,7 +80,13 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
   };
 
   return {
-    plans: () => plans.map((plan) => plan.plan),
+    plans(context) {
+      // One endpoint of a multi-cluster service: its plans are those of the pool asked for.
+      if (cluster !== undefined && context.placement.poolName === undefined) {
+        throw new PoolRequiredError(`This provider serves the cluster "${cluster}": ask for the plans of one of its pools.`);
+      }
+      return plans.map((plan) => plan.plan);
+    },
     create: (request, context) => {
       assertServedHere(context);
       return whileRedisServes(() => planNamed(request.plan).create(request));

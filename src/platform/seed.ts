@@ -17,7 +17,8 @@ import { parse, stringify } from "yaml";
 import { z } from "zod";
 import { addUnits, bind } from "./domain/binding.js";
 import { createApp } from "./domain/apps.js";
-import { POOL_NAME, type Cluster, type Pool } from "./domain/config.js";
+import { POOL_NAME_PATTERN } from "../contract.js";
+import type { Cluster, Pool } from "./domain/config.js";
 import type { Actor, Context } from "./domain/context.js";
 import { createInstance } from "./domain/instances.js";
 import { createService } from "./domain/services.js";
@@ -25,7 +26,7 @@ import { addMember, createTeam } from "./domain/teams.js";
 import { TEAM_NAME } from "./domain/model.js";
 import { actorOf, createUser } from "./domain/users.js";
 
-const NAME = z.string().regex(POOL_NAME, "a name of lower-case letters, digits and dashes, starting with a letter");
+const NAME = z.string().regex(POOL_NAME_PATTERN, "a name of lower-case letters, digits and dashes, starting with a letter");
 /** Values that become header values: printable, one line. */
 const HEADER_TEXT = z.string().min(1).max(500).regex(/^[\x20-\x7e]+$/, "printable ASCII on one line");
 const JSON_OBJECT = z.record(z.string(), z.json());

@@ -37,7 +37,8 @@ export interface CallStyle {
   event: EventContext;
   /**
    * Send what only today's platform sends: tags, parameters, descriptions and the app's
-   * placement (fields and X-Tsuru-* headers). Off: the calls of the spec's Variant A era.
+   * placement fields. Off: the calls of the spec's Variant A era. The X-Tsuru-* placement
+   * headers are the instance's, added by the caller for an instance in a pool.
    */
   modernFields: boolean;
 }
@@ -123,7 +124,6 @@ export function providerCalls({ variant, event, modernFields }: CallStyle) {
             method: "POST",
             path: `${at(instance)}/bind-app`,
             event,
-            placement: modernFields ? app.placement : undefined,
             secretAnswer: true,
             payload: {
               fields: {
@@ -173,7 +173,6 @@ export function providerCalls({ variant, event, modernFields }: CallStyle) {
       method: "PUT",
       path: jobPath(instance, job),
       event,
-      placement: job.placement,
       secretAnswer: true,
       payload: { fields: jobFields(job) },
     }),

@@ -98,6 +98,16 @@ describe("a multi-cluster service on two clusters, end to end", { timeout: 180_0
     });
     expect((await callsOf("eastcache"))[0]).toMatchObject({ url: east!.url, status: 201, requestHeaders: { "X-Tsuru-Cluster-Name": "east" } });
 
+    // Plans: the pool's, asked of its cluster's provider; without a pool, the platform says which to give.
+    const noPool = await dev.get("/services/redis/plans");
+    expect([noPool.status, noPool.text]).toEqual([400, "You must provide the pool name, available pools: pool-east, pool-west, pool-north"]);
+    expect((await dev.ok(dev.get("/services/redis/plans?pool=pool-west"))).json()).toEqual([
+      { name: "shared", description: expect.any(String) },
+      { name: "dedicated", description: expect.any(String) },
+    ]);
+    const plansCall = (await admin.get("/provider-calls?service=redis")).json<ProviderCall[]>().findLast((call) => call.path === "/resources/plans")!;
+    expect(plansCall).toMatchObject({ url: west!.url, status: 200, requestHeaders: { "X-Tsuru-Pool-Name": "pool-west", "X-Tsuru-Cluster-Name": "west" } });
+
     // A pool whose cluster has no endpoint falls back to production, whose provider serves another cluster.
     const north = await dev.post("/services/instances", { json: { name: "northcache", service_name: "redis", plan: "shared", pool: "pool-north" } });
     expect(north.status).toBe(500);

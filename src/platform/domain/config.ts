@@ -4,10 +4,10 @@
  * each, the platforms apps may use, the default app quota, and which variant of the spec answers
  * where the two variants' shapes differ.
  */
-import type { Placement } from "../../contract.js";
+import { POOL_NAME_PATTERN, type Placement } from "../../contract.js";
 import type { KubeConfig } from "../../types.js";
 import { badRequest } from "./errors.js";
-import { SERVICE_NAME, TEAM_NAME } from "./model.js";
+import { TEAM_NAME } from "./model.js";
 
 export interface Pool {
   name: string;
@@ -60,13 +60,11 @@ export const DEFAULT_CONFIG: PlatformConfig = {
   run: { timeoutMs: 60_000, outputBytes: 1 << 20, perUser: 4 },
 };
 
-/** Pool and cluster names: the platform's rule for names that become parts of paths and headers. */
-export const POOL_NAME = SERVICE_NAME;
 
 /** `name=a,b` split into the name and its list; the name and each item checked. */
 function namedList(text: string, flag: string, itemPattern: RegExp, itemKind: string): { name: string; items: string[] } {
   const [name = "", items] = text.split("=", 2);
-  if (!POOL_NAME.test(name)) {
+  if (!POOL_NAME_PATTERN.test(name)) {
     throw badRequest(`Invalid ${flag} "${text.slice(0, 60)}": give name or name=${itemKind}1,${itemKind}2 (a name of lower-case letters, digits and dashes).`);
   }
   const list = items === undefined ? [] : items.split(",").filter((item) => item !== "");
@@ -83,7 +81,7 @@ export function parsePool(text: string): Pool {
 
 /** `name=pool1,pool2` (serving those pools) or `name` (the default cluster): the `--cluster` flag. */
 export function parseCluster(text: string): Cluster {
-  const { name, items } = namedList(text, "cluster", POOL_NAME, "pool");
+  const { name, items } = namedList(text, "cluster", POOL_NAME_PATTERN, "pool");
   return { name, provisioner: LOCAL_PROVISIONER, addresses: [], pools: items };
 }
 

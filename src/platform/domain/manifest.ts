@@ -6,9 +6,8 @@
  * today's platform knows them. Other keys are ignored, as the platform ignores them.
  */
 import { parse } from "yaml";
-import { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../../contract.js";
+import { ENCODINGS, POOL_NAME_PATTERN, VARIANTS, type Encoding, type Variant } from "../../contract.js";
 import { badRequest, failed } from "./errors.js";
-import { POOL_NAME } from "./config.js";
 import { SERVICE_NAME } from "./model.js";
 
 export interface Manifest {
@@ -67,7 +66,7 @@ export function manifestOf(document: unknown): Manifest {
   }
   const clusterEndpoints: Record<string, string> = {};
   for (const [cluster, address] of Object.entries(perCluster)) {
-    if (!POOL_NAME.test(cluster)) throw badRequest(`Invalid endpoint "${cluster.slice(0, 40)}": name production or a cluster (lower-case letters, digits, dashes).`);
+    if (!POOL_NAME_PATTERN.test(cluster)) throw badRequest(`Invalid endpoint "${cluster.slice(0, 40)}": name production or a cluster (lower-case letters, digits, dashes).`);
     clusterEndpoints[cluster] = withScheme(scalar(address), `endpoint.${cluster}`);
   }
   return {

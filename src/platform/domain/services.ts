@@ -1,4 +1,5 @@
 /** The service catalog: register providers from their manifests, document and share them. */
+import { isPoolRequired } from "../../contract.js";
 import { plansProblem } from "../../provider-client/shapes.js";
 import { findPool, poolsOf } from "./config.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
@@ -129,23 +130,12 @@ export async function servicePlans(context: Context, actor: Actor, name: string,
   if (asked !== undefined && !findPool(context.config, asked)) throw notFound(`Pool "${asked.slice(0, 60)}" not found.`);
   const result = await context.providers.send({ service, pool: asked }, context.providers.builder(service, actor.email).plans(), { timeoutMs: PLANS_TIMEOUT_MS });
   const body = result.answer?.body ?? "";
-  if (statusOf(result) === 400 && asksForPool(body)) {
+  if (isPoolRequired(statusOf(result) ?? 0, body)) {
     const pools = actor.admin ? context.config.pools : actor.teams.flatMap((team) => poolsOf(context.config, team));
     throw badRequest(`You must provide the pool name, available pools: ${[...new Set(pools.map((item) => item.name))].join(", ")}`);
   }
   if (statusOf(result) !== 200 || plansProblem(body) !== undefined) return [];
   return (JSON.parse(body) as Array<{ name: string; description: string }>).map((plan) => ({ name: plan.name, description: plan.description }));
-}
-
-/** `{"missing_params": ["cluster", ...]}`: how a provider says plans depend on the pool. */
-function asksForPool(body: string): boolean {
-  try {
-    const parsed: unknown = JSON.parse(body);
-    const missing = typeof parsed === "object" && parsed !== null ? (parsed as { missing_params?: unknown }).missing_params : undefined;
-    return Array.isArray(missing) && missing.includes("cluster");
-  } catch {
-    return false;
-  }
 }
 
 /** The service's doc, for the users who may use the service (as `GET /services/<s>`). */
