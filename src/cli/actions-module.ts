@@ -1,6 +1,6 @@
 /**
  * Reads a provider's action declarations from one of its modules, for `provider-kit manifest
- * --actions`: the module is imported, nothing is started. A TypeScript module goes through the
+ * --actions` and `provider-kit check --actions`: the module is imported, nothing is started. A TypeScript module goes through the
  * project's own tsx (projects made by `provider-kit init` have it), so no build is needed first.
  */
 import { readFile } from "node:fs/promises";

@@ -6,6 +6,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { actionsManifest } from "../actions.js";
 import {
   CHECK_GROUPS,
   ConformanceUsageError,
@@ -24,6 +25,7 @@ import {
   type ProgressEvent,
   type Variant,
 } from "../conformance/index.js";
+import { loadActions } from "./actions-module.js";
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];
@@ -50,6 +52,8 @@ interface CheckOptions {
   verbose?: boolean;
   cleanupRetries?: number[];
   manifest?: string;
+  actions?: string;
+  export: string;
   multiCluster?: boolean;
   pool?: string[];
 }
@@ -80,6 +84,8 @@ export function registerCheck(program: Command): void {
       retryDelays,
     )
     .option("--manifest <file>", "the service's manifest of its custom actions (JSON, as `provider-kit manifest --actions` writes it): check each operation")
+    .option("--actions <module>", "instead of --manifest, the provider's own module exporting declareActions(...) (.ts through the project's tsx, or .js): check each operation it declares")
+    .option("--export <name>", "with --actions, the module's export holding the declarations", "actions")
     .option("--multi-cluster", "check the provider as a multi-cluster service (plans per pool, instances in a pool) even when its plans answer without a pool")
     .option("--pool <name>", "a pool to ask a multi-cluster provider's plans for; repeat it for more; the instances live in the first (default: pkc-pool-a and pkc-pool-b)", collect)
     .option("--verbose", "show every exchange of every failure and warning in the tree (default: the first, briefly)")
@@ -112,7 +118,7 @@ async function check(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const manifest = options.manifest === undefined ? undefined : await readManifest(options.manifest, usage);
+  const manifest = await manifestOf(options, usage);
   let report: ConformanceReport;
   try {
     report = await runConformance({
@@ -227,6 +233,20 @@ function groups(value: string): CheckGroup[] {
     throw new InvalidArgumentError(`unknown group ${unknown.join(", ") || "(none given)"}; groups are ${CHECK_GROUPS.join(", ")}.`);
   }
   return list as CheckGroup[];
+}
+
+/** The operations to check: from the manifest file, or from the provider's own declarations. */
+async function manifestOf(options: CheckOptions, usage: (message: string) => never): Promise<ActionsManifest | undefined> {
+  if (options.manifest !== undefined && options.actions !== undefined) {
+    return usage("--manifest and --actions both give the operations to check: give one.");
+  }
+  if (options.manifest !== undefined) return readManifest(options.manifest, usage);
+  if (options.actions === undefined) return undefined;
+  try {
+    return actionsManifest(await loadActions(options.actions, options.export));
+  } catch (error) {
+    return usage(`cannot read the actions of ${options.actions}: ${(error as Error).message}`);
+  }
 }
 
 /** The manifest file as JSON; runConformance says what is wrong with its content. */

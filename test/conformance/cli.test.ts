@@ -13,6 +13,7 @@ import type { ConformanceReport } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, serving, statusOf } from "./helpers.js";
 import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
+import { PROVIDER_PASSWORD, startRedisExample } from "../platform/redis-example.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LOGIN = ["--username", CREDENTIALS.username, "--password", CREDENTIALS.password];
@@ -46,6 +47,34 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
+});
+
+describe("provider-kit check --actions", { timeout: 120_000 }, () => {
+  it("checks each operation the provider's own module declares, and says what is wrong with the module", async () => {
+    const example = await startRedisExample();
+    try {
+      const login = ["--username", "redis", "--password", PROVIDER_PASSWORD];
+      const { code, stdout } = await check(["--url", example.url, ...login, "--actions", "examples/redis/actions.ts", "--format", "json"]);
+      const report = JSON.parse(stdout) as ConformanceReport;
+      const actions = report.results.filter((result) => result.id.startsWith("actions."));
+      expect(actions.map((result) => [result.id, result.outcome])).toEqual([
+        ["actions.exists", "pass"],
+        ["actions.auth", "pass"],
+        ["actions.no-405", "pass"],
+        ["actions.bad-input", "pass"],
+      ]);
+      expect(JSON.stringify(actions)).toContain("/flush");
+      expect(code).toBe(0);
+
+      const wrong = await check(["--url", example.url, ...login, "--actions", "examples/redis/actions.ts", "--export", "nothing"]);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('has no export "nothing" made by declareActions(...)');
+      const both = await check(["--url", example.url, ...login, "--actions", "examples/redis/actions.ts", "--manifest", "x.json"]);
+      expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("--manifest and --actions both give the operations to check: give one.")]);
+    } finally {
+      await example.stop();
+    }
+  });
 });
 
 describe("provider-kit check", () => {
