@@ -18,6 +18,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   let platformDir: string;
   let browser: TestBrowser | undefined;
   let sick: TestProvider | undefined;
+  let pooled: TestProvider | undefined;
   let page: Page;
   let api: Api;
   const pageErrors: string[] = [];
@@ -25,7 +26,8 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     platformDir = await tempDir("console-platform");
     provider = await startRedisExample({ slowStartSeconds: 3 });
-    platform = await startPlatformProcess(platformDir);
+    // A pool served by a cluster, for an instance of a multi-cluster service.
+    platform = await startPlatformProcess(platformDir, 0, ["--pool", "local", "--pool", "gpu", "--cluster", "east=gpu"]);
     api = platform.api;
     await api.ok(api.post("/services", { text: provider.manifest }));
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
@@ -33,6 +35,8 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     sick = await startTestProvider({ status: async () => ({ down: "the disk is full" }) });
     await api.ok(api.post("/services", { text: manifest("sick", sick.running.url) }));
     await api.ok(api.post("/services/instances", { json: { name: "ill", service_name: "sick" } }));
+    pooled = await startTestProvider();
+    await api.ok(api.post("/services", { text: manifest("mc", pooled.running.url, { "multi-cluster": true }) }));
     browser = await launchBrowser();
     page = await browser.browser.newPage();
     page.on("pageerror", (error) => pageErrors.push(String(error)));
@@ -50,6 +54,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     await platform?.stop();
     await provider?.stop();
     await sick?.stop();
+    await pooled?.stop();
     await removeDir(platformDir);
   });
 
@@ -83,15 +88,16 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     await page.click('a[href="#instances"]');
     await page.waitForSelector('#instance-service option[value="redis"]');
     await page.type("#instance-name", "big");
+    await page.select("#instance-service", "redis");
     await page.type("#instance-plan", "dedicated");
     await page.click("#instance-form button[type=submit]");
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "pending"),
       { timeout: 30_000, polling: 100 },
     );
-    expect((await rowOf("big"))!.slice(0, 6)).toEqual(["big", "redis", "dedicated", "admin", "pending", "none"]);
+    expect((await rowOf("big"))!.slice(0, 7)).toEqual(["big", "redis", "dedicated", "—", "admin", "pending", "none"]);
     // The provider's info, from GET /resources/<i>, in the last column.
-    expect(await rowOf("ill")).toEqual(["ill", "sick", "—", "admin", "down: 500 the disk is full", "none", "Plan: default"]);
+    expect(await rowOf("ill")).toEqual(["ill", "sick", "—", "—", "admin", "down: 500 the disk is full", "none", "Plan: default"]);
     expect(await texts("#instances-rows ul.info li")).toContain("Plan: dedicated");
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "up"),
@@ -144,5 +150,17 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect(await page.$eval("#calls-rows details[open] pre.curl", (pre) => (pre as HTMLElement).offsetHeight)).toBeGreaterThan(0);
 
     expect(pageErrors).toEqual([]);
+  });
+
+  it("creates an instance of a multi-cluster service in a pool, and shows the pool and its cluster", async () => {
+    await page.click('a[href="#instances"]');
+    await page.waitForSelector('#instance-service option[value="mc"]');
+    await page.type("#instance-name", "pooled");
+    await page.select("#instance-service", "mc");
+    await page.type("#instance-pool", "gpu");
+    await page.click("#instance-form button[type=submit]");
+    await waitForText("#instances-rows th", "pooled");
+    expect((await rowOf("pooled"))!.slice(0, 5)).toEqual(["pooled", "mc", "—", "gpu (cluster east)", "admin"]);
+    expect(pooled!.received.map((call) => call.handler)).toContain("create");
   });
 });

@@ -228,6 +228,7 @@ async function refreshInstances() {
         h("th", { scope: "row" }, h("button", { type: "button", class: "link", "aria-pressed": String(selected), onclick: () => selectInstance(item.name) }, item.name)),
         h("td", {}, item.service),
         h("td", {}, data.planname || "—"),
+        h("td", {}, data.pool ? `${data.pool} (cluster ${data.cluster || "none"})` : "—"),
         h("td", {}, data.teamowner ?? "—"),
         h("td", { class: `status ${status.state}` }, status.text),
         h("td", {}, data.apps.length ? data.apps.join(", ") : "none"),
@@ -236,7 +237,7 @@ async function refreshInstances() {
     }),
   );
   $("instances-rows").replaceChildren(...rows);
-  if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 7 }, filter ? "No instance matches." : "No instances yet: create one above.")));
+  if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 8 }, filter ? "No instance matches." : "No instances yet: create one above.")));
   pager($("instances-pager"), state.page, pageCount, (page) => { state.page = page; refresh(true); });
   const opened = everyInstance.find((item) => item.name === selectedInstance);
   if (!opened) $("instance-detail").hidden = true;
@@ -269,6 +270,7 @@ $("instance-form").addEventListener("submit", (event) => {
   const wanted = { name: form.get("name"), service_name: form.get("service_name") };
   if (form.get("plan")) wanted.plan = form.get("plan");
   if (form.get("owner")) wanted.owner = form.get("owner");
+  if (form.get("pool")) wanted.pool = form.get("pool");
   act(`Creating the instance ${wanted.name}`, async () => {
     await ok("POST", "/services/instances", { json: wanted });
     event.target.reset();
