@@ -60,7 +60,6 @@ export const DEFAULT_CONFIG: PlatformConfig = {
   run: { timeoutMs: 60_000, outputBytes: 1 << 20, perUser: 4 },
 };
 
-
 /** `name=a,b` split into the name and its list; the name and each item checked. */
 function namedList(text: string, flag: string, itemPattern: RegExp, itemKind: string): { name: string; items: string[] } {
   const [name = "", items] = text.split("=", 2);
