@@ -91,6 +91,8 @@ describe("reading commands out of a page", () => {
       "for port in 1 2; do",
       "  echo $port",
       "done",
+      "until curl -sf $P; do sleep 1; done",
+      "echo next",
       "```",
       "```",
       "not a command",
@@ -99,6 +101,8 @@ describe("reading commands out of a page", () => {
     expect(commandsOf("page.md", page)).toEqual([
       { file: "page.md", line: 4, section: "Title", text: "curl -u $A -d 'a # not a comment' $P/resources", shown: ['{"shown":true}'] },
       { file: "page.md", line: 8, section: "Title", text: "for port in 1 2; do\necho $port\ndone", shown: [] },
+      { file: "page.md", line: 11, section: "Title", text: "until curl -sf $P; do sleep 1; done", shown: [] },
+      { file: "page.md", line: 12, section: "Title", text: "echo next", shown: [] },
     ]);
   });
 

@@ -62,11 +62,14 @@ export function withoutComment(line: string): string {
   return line.trimEnd();
 }
 
-/** +1 for a line opening a compound command (for, while, until, if), -1 for one closing it. */
+/**
+ * +1 for a line opening a compound command (for, while, until, if), -1 for one closing it; a
+ * line doing both (`until x; do y; done`) leaves the depth as it was.
+ */
 function depthChange(line: string): number {
-  if (/^(for|while|until|if)\b/.test(line)) return 1;
-  if (/^(done|fi)\b/.test(line)) return -1;
-  return 0;
+  const opens = /^(for|while|until|if)\b/.test(line) ? 1 : 0;
+  const closes = /(^|;\s*)(done|fi)\b/.test(line) ? 1 : 0;
+  return opens - closes;
 }
 
 /**

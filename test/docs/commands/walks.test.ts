@@ -10,6 +10,7 @@ import path from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appClient, killServersUnder } from "../../../examples/redis/test/support.js";
+import { freePort } from "../../../src/redis/server.js";
 import { eventually } from "../../support/eventually.js";
 import { startRedisServer, type RedisServer } from "../../support/redis-server.js";
 import type { LongRunning } from "../../template/processes.js";
@@ -44,10 +45,15 @@ function useWalk<W extends Walk>(declaration: W) {
       state.dataDirs.push(dir);
       return dir;
     },
-    /** Starts the command in its own bash and resolves with it once a line matches `ready`. */
-    async start(name: keyof W["commands"] & string, env: Record<string, string>, ready: RegExp) {
+    /** Starts the command in its own bash, as `&` does: stopped at the end, not waited for. */
+    launch(name: keyof W["commands"] & string, env: Record<string, string>): LongRunning {
       const process = state.walk.start(name, env);
       state.started.push(process);
+      return process;
+    },
+    /** Starts the command in its own bash and resolves with it once a line matches `ready`. */
+    async start(name: keyof W["commands"] & string, env: Record<string, string>, ready: RegExp) {
+      const process = this.launch(name, env);
       return { process, url: await process.waitForUrl(ready, START_MS) };
     },
     /** Every command of the walk ran. */
@@ -170,11 +176,14 @@ async function seedFor(providerUrl: string, dir: string): Promise<string> {
 describe("README's platform section", () => {
   const doc = useWalk(README_PLATFORM);
 
-  it("the example in the background, then the platform seeded with it: the seed's calls made, then listening", async () => {
-    doc.walk.replace("PORT=42080", "PORT=0");
-    const provider = await doc.start("provider", providerSettings(await doc.dataDir("example")), /Redis provider listening/);
+  it("the example in the background, the wait for it, then the platform seeded with it: the seed's calls made, then listening", async () => {
+    // The page's lines one after another, as pasted: the wait line alone holds the platform back.
+    const port = String(await freePort());
+    doc.walk.replace("42080", port);
+    doc.launch("provider", { ...providerSettings(await doc.dataDir("example")), PORT: port });
+    expect((await doc.walk.run("wait")).code).toBe(0);
     const dir = await doc.dataDir("platform");
-    doc.walk.replace("examples/redis/platform-seed.yaml", await seedFor(provider.url, dir));
+    doc.walk.replace("examples/redis/platform-seed.yaml", await seedFor(`http://127.0.0.1:${port}`, dir));
     doc.walk.replace("--port 42000", `--port 0 --data-dir ${path.join(dir, "state")}`);
     const platform = await doc.start("platform", {}, /listening on http:/);
     const output = platform.process.output();

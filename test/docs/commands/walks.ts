@@ -47,6 +47,7 @@ export const README_PLATFORM = {
   docs: ["README.md"],
   commands: {
     provider: "PROVIDER_PASSWORD=s3cret PORT=42080 npm start &",
+    wait: "until curl -sf localhost:42080/healthcheck > /dev/null; do sleep 0.5; done",
     platform:
       "PLATFORM_ADMIN_EMAIL=me@example.com PLATFORM_ADMIN_PASSWORD=admin-s3cret npm run provider-kit -- platform --port 42000 --seed examples/redis/platform-seed.yaml",
   },
