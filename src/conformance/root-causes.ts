@@ -25,7 +25,9 @@ interface Fault {
 /** Sets `followsFrom` (the root cause's id) on every failure or warning that is not a root cause. `results` are in catalog order. */
 export function linkRootCauses(results: CheckResult[]): void {
   const faults: Fault[] = [];
-  for (const result of results) {
+  // The checks that follow a shared answer come last: every check that may list it has its fault by then.
+  const sharedLast = [...results.filter((result) => !checkById(result.id).followsSharedAnswer), ...results.filter((result) => checkById(result.id).followsSharedAnswer)];
+  for (const result of sharedLast) {
     if (SEVERITY[result.outcome] === 0) continue;
     const check = checkById(result.id);
     const keys = result.exchanges.map(faultKey);
@@ -35,8 +37,11 @@ export function linkRootCauses(results: CheckResult[]): void {
       keys.length > 0 &&
       (allowed === "any" || fault.members.some((member) => allowed.includes(member.id))) &&
       keys.every((key) => fault.answers.has(key));
+    const sharedAnswer = (fault: Fault) => check.followsSharedAnswer === true && keys.some((key) => fault.answers.has(key));
     const fault =
-      faults.find(sameAnswers) ?? (check.family ? faults.find((candidate) => candidate.family === check.family) : undefined);
+      faults.find(sameAnswers) ??
+      faults.find(sharedAnswer) ??
+      (check.family ? faults.find((candidate) => candidate.family === check.family) : undefined);
     if (!fault) {
       faults.push({ root: result, members: [result], answers: new Set(keys), family: check.family });
       continue;

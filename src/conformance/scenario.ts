@@ -21,6 +21,7 @@ import {
 } from "../provider-client/shapes.js";
 import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
 import { isPoolRequired, type Placement } from "../contract.js";
+import { disclosedSecret } from "../provider-client/secrets.js";
 
 export interface ScenarioContext {
   client: PlatformClient;
@@ -772,6 +773,13 @@ function judgeWholeRun(context: ScenarioContext): void {
     }),
     (result) => `${describe(result)} answered ${statusOf(result)}${result.exchange.response?.location ? ` to ${result.exchange.response.location}` : ""}`,
     "serve every route at the exact path the platform calls, without redirects",
+  );
+  const disclosing = answered.filter((result) => disclosedSecret(bodyOf(result), result.secrets));
+  over(
+    "transport.no-secret",
+    disclosing,
+    (result) => `${describe(result)} answered ${statusOf(result)} with ${disclosedSecret(bodyOf(result), result.secrets)!.what} in its body (redacted here)`,
+    "never put the credentials a call carries in an answer, not even in a debug page: the platform shows error bodies to its users; turn the framework's debug mode off and change the password",
   );
   over(
     "transport.json-content-type",

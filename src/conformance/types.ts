@@ -81,6 +81,12 @@ export interface CheckDefinition {
    */
   followsFrom?: readonly string[] | "any";
   /**
+   * A check over every answer (a crash page explains nothing): its failure follows the earliest
+   * failure that lists one of the same answers, whatever that check is, rather than standing as
+   * a root cause of its own.
+   */
+  followsSharedAnswer?: true;
+  /**
    * Checks of one family break together when one fault breaks them, whatever they answered
    * (no lookup of the instance fails every unknown-instance probe): the first failure of the
    * family is their root cause.

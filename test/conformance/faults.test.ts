@@ -144,7 +144,8 @@ const cases: Case[] = [
     fault: "duplicate-crash-page",
     fails: ["create.duplicate", "errors.explained"],
     warns: ["errors.plain-text"],
-    follows: { "errors.plain-text": "errors.explained" },
+    // One root cause: the crash page is the duplicate create's answer.
+    follows: { "errors.explained": "create.duplicate", "errors.plain-text": "create.duplicate" },
     details: { "errors.explained": HTML_CRASH },
   },
   {
@@ -255,6 +256,19 @@ const cases: Case[] = [
     follows: Object.fromEntries(
       ["unbind-app", "bind-unit", "unbind-unit", "bind-job", "unbind-job", "update", "destroy", "info", "status"].map((route) => [`not-found.${route}`, "not-found.bind-app"]),
     ),
+  },
+  // Issue 32's Django provider: a password with two colons crashes its auth, and the debug page
+  // shows the Authorization header and the API password: disclosed, a fault of its own.
+  {
+    fault: "debug-page-on-colons",
+    password: "no-colons-here",
+    fails: ["auth.password-colon", "errors.explained", "transport.no-secret"],
+    warns: ["errors.plain-text"],
+    follows: { "errors.explained": "auth.password-colon", "errors.plain-text": "auth.password-colon" },
+    details: {
+      "transport.no-secret":
+        /^GET \/resources\/plans answered 500 with the Basic credentials \(base64\) in its body \(redacted here\) \(3 times\)|^GET \/resources\/plans answered 500 with the Basic credentials \(base64\) in its body \(redacted here\); POST/,
+    },
   },
   // The status port is wrong for the instance, and an unknown instance crashes the status route:
   // the crash page is its own fault (fixing the port would not fix it), shown under the failure it causes.
@@ -390,6 +404,22 @@ describe("a broken provider (plain Express, one fault each)", () => {
       for (const text of [formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
         expect(text).not.toContain(SHARED_PASSWORD);
         expect(text).toContain("REF_PASSWORD");
+      }
+    });
+  });
+
+  it("credentials an answer discloses are named with the exchange, never shown, in any report format", async () => {
+    const password = "no-colons-here";
+    await serving(referenceProvider({ ...CREDENTIALS, password, fault: "debug-page-on-colons" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, password, ...FAST });
+      const disclosed = resultOf(report, "transport.no-secret");
+      expect(disclosed.outcome).toBe("fail");
+      expect(disclosed.exchanges.map((exchange) => exchange.response?.body).join("\n")).toContain("<redacted: the Basic credentials (base64)>");
+      const probe = `${CREDENTIALS.username}:${password}:x`;
+      const secrets = [password, Buffer.from(password).toString("base64"), Buffer.from(probe).toString("base64"), Buffer.from(`${CREDENTIALS.username}:${password}`).toString("base64")];
+      for (const text of [formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
+        for (const secret of secrets) expect(text).not.toContain(secret);
+        expect(text).toContain("transport.no-secret");
       }
     });
   });

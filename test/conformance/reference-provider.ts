@@ -321,6 +321,16 @@ const FAULTS = {
       },
     },
   },
+  // Issue 32's Django provider: `user, password = decoded.split(":")` raises on a password with a
+  // colon, and debug mode answers a page whose frame locals hold the header and the API password.
+  "debug-page-on-colons": {
+    parseCredentials: (decoded: string) => {
+      const parts = decoded.split(":");
+      if (parts.length !== 2) throw new Error(`ValueError: too many values to unpack (expected 2, got ${parts.length})`);
+      return parts as [string, string];
+    },
+    debugPage: true,
+  },
   // Names cut to 10 characters (as the Postgres provider does for its roles): two fresh names clash.
   "names-cut-at-10": { instanceKey: (name: string) => name.slice(0, 10) },
   // No lookup of the instance: an unknown one raises, on every route.
@@ -344,6 +354,8 @@ interface FaultSwitches {
   instanceKey?: (name: string) => string;
   /** The answer for an instance that does not exist, instead of 404. */
   unknownInstance?: (res: Response, name: string) => void;
+  /** An exception answers a framework's debug page, frame locals included, instead of a message. */
+  debugPage?: true;
 }
 
 /** The value every binding gets from the `shared-credentials` provider: it must never reach a report. */
@@ -355,6 +367,14 @@ const CRASH_PAGE = `<!doctype html>
 <h1>Internal Server Error</h1>
 <p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>
 `;
+
+/** Django's technical 500 page, cut down: the frame's local variables (HTML-escaped), then the exception. */
+function debugPage(error: Error, req: Request, options: ReferenceOptions): string {
+  const escape = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll("'", "&#x27;");
+  const locals = { auth_header: req.headers.authorization ?? "", API_USERNAME: options.username, API_PASSWORD: options.password };
+  const rows = Object.entries(locals).map(([name, value]) => `<tr><td>${name}</td><td class="code"><pre>&#x27;${escape(value)}&#x27;</pre></td></tr>`);
+  return `<!DOCTYPE html>\n<html lang="en">\n<body>\n<h1>ValueError at ${escape(req.path)}</h1>\n<table class="vars">${rows.join("")}</table>\n<pre class="exception_value">${escape(error.message)}</pre>\n</body>\n</html>\n`;
+}
 
 export type Fault = keyof typeof FAULTS;
 
@@ -406,7 +426,10 @@ export function referenceProvider(options: ReferenceOptions): Express {
   });
 
   app.use((_req: Request, res: Response) => text(res, 404, "No such route."));
-  app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => text(res, 500, `Failed: ${error.message}`));
+  app.use((error: Error, req: Request, res: Response, _next: NextFunction) => {
+    if (fault.debugPage) return void res.status(500).type("text/html").send(debugPage(error, req, options));
+    text(res, 500, `Failed: ${error.message}`);
+  });
   return app;
 }
 
