@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { poolPlacement, type AppNames, type PlatformCalls, type RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
-import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
+import { isolationVerdict, sameCredentials, sharedCredentials, takenIdentity } from "./isolation.js";
 import type { Call, CallResult, Method, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
@@ -680,8 +680,11 @@ function swapVerdict(
   const swapped = "after the apps swapped addresses";
   const unbound = `${swapped} and ${otherApp} was unbound (twice)`;
   if (!succeeded(unbind)) return [problem(`${swapped}, ${unexpected(unbind, "2xx")}`), unbind];
-  if (!succeeded(kept)) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
-  const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
+  // A provider whose rebind fails (bind-app.rebind) refuses the first app's bind again whoever
+  // holds the binding: that answer tells nothing, the second app's bind still does.
+  const rebindFails = before.again !== undefined && !succeeded(before.again);
+  if (!succeeded(kept) && !rebindFails) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
+  const taken = succeeded(kept) ? sharedCredentials(bodyOf(kept), bodyOf(before.other)) : [];
   if (taken.length > 0) {
     return [problem(`${unbound}, binding ${app} again gave it the ${taken.join(", ")} ${otherApp} had (values not shown): ${keyedByAddress}`), kept];
   }
@@ -694,6 +697,11 @@ function swapVerdict(
   const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
   if (stolen.length > 0) {
     return [problem(`${unbound}, binding ${otherApp} again gave it the ${stolen.join(", ")} ${app} has (values not shown): ${keyedByAddress}`), rebound];
+  }
+  const identity = takenIdentity(bodyOf(before.first), bodyOf(before.other), bodyOf(rebound));
+  if (identity.length > 0) {
+    const revoked = `so unbinding ${otherApp} dropped ${app}'s binding: unbinding one app revokes another's access; ${keyedByAddress}`;
+    return [problem(`${unbound}, binding ${otherApp} again gave it the ${identity.join(", ")} ${app} had (values not shown), ${revoked}`), rebound];
   }
   if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
     const unknown = "the kit cannot tell that the unbind revoked them; give a new binding new credentials";

@@ -313,6 +313,26 @@ const FAULTS = {
       },
     },
   },
+  // Issue 32's PostgreSQL provider: a database user named after the app's address (app-host),
+  // created on bind (a second bind fails: the user exists) and dropped by address on unbind.
+  "host-keyed-rebind-500": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const user = `u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`;
+        if (instance.apps.has(user)) return text(res, 500, `role "${user}" already exists`);
+        instance.apps.set(user, randomBytes(9).toString("base64url"));
+        res.status(201).json({ REF_USER: user, REF_PASSWORD: instance.apps.get(user) });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        instance.apps.delete(`u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`);
+        res.status(200).end();
+      },
+    },
+  },
   // An unbind that revokes nothing: binding the app again gives the same password back.
   "unbind-keeps-credentials": {
     routes: {
