@@ -371,6 +371,11 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
       }
     } else if (status === 204 || status === 200) {
       verdict = ok(answers.length > 1 ? `ready after ${answers.length - 1} pending answer(s)` : undefined);
+    } else if (status === 404 && variant === "current" && bodyOf(result).includes(names.instance)) {
+      // A route the provider does not have never names the instance: this one looked it up and missed.
+      verdict = problem(
+        `${describe(result)} answered 404 naming the instance this run created: the status route cannot find it, and the platform reads that 404 as "status not implemented"; look the instance up where the create put it`,
+      );
     } else if (status === 404 && variant === "current") {
       verdict = ok("the status call answers 404 (not implemented); the instance is taken as ready");
     } else if (status === undefined) {

@@ -139,6 +139,17 @@ const cases: Case[] = [
       "unbind-app.status": "needs bind-app.status, which was skipped",
     },
   },
+  // A 404 naming the instance the run created is a lookup that missed, not a missing route.
+  {
+    fault: "status-lookup-404",
+    provisionMs: 0,
+    fails: ["status.ready"],
+    passes: ["not-found.status", "bind-app.status"],
+    details: {
+      "status.ready":
+        'GET /resources/{instance}/status answered 404 naming the instance this run created: the status route cannot find it, and the platform reads that 404 as "status not implemented"; look the instance up where the create put it',
+    },
+  },
   // A framework's crash page explains nothing.
   {
     fault: "duplicate-crash-page",

@@ -285,6 +285,8 @@ const FAULTS = {
       info: () => (_req, res) => text(res, 405, "Method Not Allowed"),
     },
   },
+  // Issue 32: a status route that looks instances up elsewhere than the create put them.
+  "status-lookup-404": { routes: { status: () => (req, res) => text(res, 404, `Instance ${String(req.params.name)} not found`) } },
   // A status probe on the wrong port for the instance, and a crash page for an unknown one: two faults.
   "status-crash-unknown": {
     routes: {
