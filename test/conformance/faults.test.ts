@@ -176,6 +176,18 @@ const cases: Case[] = [
       "create.unknown-plan": 'POST /resources with plan "pkc-no-such-plan", which the provider does not list, answered 201: refuse it with 400 and say which plans exist',
     },
   },
+  // No plans at all: the platform offers none, so an unknown plan taken is no failure.
+  {
+    fault: "no-plans-405",
+    fails: [],
+    warns: ["plans.status", "create.unknown-plan", "transport.no-405"],
+    follows: { "transport.no-405": "plans.status" },
+    skips: { "plans.shape": "needs plans.status, which did not hold" },
+    details: {
+      "create.unknown-plan":
+        'POST /resources with plan "pkc-no-such-plan", which the provider does not list, answered 201: refuse it with 400 and say which plans exist (a warning only: the plans could not be read, which the platform takes as "no plans")',
+    },
+  },
   // Plain-text messages served as text/html are what the platform's user reads: fine.
   { fault: "errors-typed-html", fails: [] },
   { fault: "not-found-pages", fails: [], warns: ["errors.plain-text"] },

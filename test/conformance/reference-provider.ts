@@ -287,6 +287,17 @@ const FAULTS = {
   },
   // Issue 32: a status route that looks instances up elsewhere than the create put them.
   "status-lookup-404": { routes: { status: () => (req, res) => text(res, 404, `Instance ${String(req.params.name)} not found`) } },
+  // Issue 32: no plans route (Flask's 405), and a create that takes any plan, since there are none.
+  "no-plans-405": {
+    routes: {
+      plans: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      create: (ref) => (req, res) => {
+        const { plan: _ignored, ...rest } = (req.body ?? {}) as Record<string, unknown>;
+        req.body = rest;
+        ref.routes.create(req, res);
+      },
+    },
+  },
   // A status probe on the wrong port for the instance, and a crash page for an unknown one: two faults.
   "status-crash-unknown": {
     routes: {
