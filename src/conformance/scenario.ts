@@ -47,6 +47,8 @@ export interface ScenarioContext {
   jsonAnswers: CallResult[];
   /** The service's manifest of its actions: each operation is called on the instance. */
   manifest?: ActionsManifest;
+  /** Set when the kit unbound the second app while it shared the first app's credentials (isolation.apps). */
+  sharedUnbound?: { app: string; credentials: string[] };
 }
 
 /** The provider did not answer the first call at all. */
@@ -500,12 +502,27 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
   if (bound && checks.wants("unbind-app.status")) {
     const unbind = await send(calls.unbindApp(instance));
-    checks.judge("unbind-app.status", () => expectStatus(unbind, is2xx, "2xx"), [unbind.exchange]);
+    checks.judge("unbind-app.status", () => afterSharedUnbind(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
     if (checks.wants("unbind-app.repeat")) {
       const again = await send(calls.unbindApp(instance));
-      checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
+      checks.judge(
+        "unbind-app.repeat",
+        () => afterSharedUnbind(context, expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)")),
+        [again.exchange],
+      );
     }
   }
+}
+
+/**
+ * A failed unbind of the first app after the kit unbound a second app that shared its credentials:
+ * the provider most likely dropped the shared user then. That is isolation.apps' fault, shown as such.
+ */
+function afterSharedUnbind(context: ScenarioContext, verdict: Verdict): Verdict {
+  const shared = context.sharedUnbound;
+  if (!shared || !("ok" in verdict) || verdict.ok) return verdict;
+  const cause = `the kit had unbound ${shared.app}, which shared ${shared.credentials.join(", ")} with this app (isolation.apps): one binding's unbind dropped what every binding uses`;
+  return { ...verdict, problem: `${verdict.problem}; ${cause}`, causedBy: "isolation.apps" };
 }
 
 const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
@@ -627,7 +644,11 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     );
     const swap = checks.wants("isolation.swap") && !checks.skipIfBlocked("isolation.swap");
     if (swap) await swapSteps(context, send, calls, { first, again, other });
-    else if (succeeded(other)) await send(calls.unbindApp(names.instance, names.otherApp));
+    else if (succeeded(other)) {
+      const unbound = await send(calls.unbindApp(names.instance, names.otherApp));
+      const shared = sharedCredentials(bodyOf(first), bodyOf(other));
+      if (succeeded(unbound) && shared.length > 0) context.sharedUnbound = { app: names.otherApp.name, credentials: shared };
+    }
   }
   if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
     const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));

@@ -241,6 +241,19 @@ const cases: Case[] = [
     },
   },
   { fault: "host-keyed-credentials", encoding: "json", fails: [], warns: ["isolation.swap"] },
+  // One user per instance, dropped by any unbind: the kit's own unbind of the second app drops the
+  // first's user, so the first app's unbind fails. One fault: the shared credentials.
+  {
+    fault: "shared-user-dropped",
+    fails: ["unbind-app.status"],
+    warns: ["isolation.apps"],
+    follows: { "unbind-app.status": "isolation.apps" },
+    skips: { "isolation.swap": "needs isolation.apps, which did not hold", "unbind-app.repeat": "needs unbind-app.status, which failed" },
+    details: {
+      "unbind-app.status":
+        "DELETE /resources/{instance}/bind-app answered 500, expected 2xx; the kit had unbound {instance}-app2, which shared REF_PASSWORD with this app (isolation.apps): one binding's unbind dropped what every binding uses",
+    },
+  },
   // Nothing revoked on unbind: the kit cannot tell it from a provider that derives passwords, so it warns.
   {
     fault: "unbind-keeps-credentials",

@@ -346,6 +346,25 @@ const FAULTS = {
       },
     },
   },
+  // Issue 32's MySQL provider: one database user per instance, shared by every app bound to it,
+  // and dropped by any app's unbind; dropping it again fails.
+  "shared-user-dropped": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const password = instance.apps.get("user") ?? randomBytes(9).toString("base64url");
+        instance.apps.set("user", password);
+        res.status(201).json({ REF_USER: "instance_user", REF_PASSWORD: password });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        if (!instance.apps.delete("user")) return text(res, 500, "Operation DROP USER failed for 'instance_user'@'%'");
+        res.status(200).end();
+      },
+    },
+  },
   // An unbind that revokes nothing: binding the app again gives the same password back.
   "unbind-keeps-credentials": {
     routes: {
