@@ -130,6 +130,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
     }
     await boundSteps(context, send, calls, bindEarly);
     if (checks.wants("destroy.status")) {
+      context.onProgress?.({ type: "destroying", instance });
       const destroy = await send(calls.destroy(instance));
       checks.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
       if (succeeded(destroy)) context.created.delete(instance);
@@ -660,6 +661,7 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     if (succeeded(other)) await send(calls.unbindApp(names.otherInstance, names.app));
   }
   if (context.created.has(names.otherInstance)) {
+    context.onProgress?.({ type: "destroying", instance: names.otherInstance });
     const removed = await send(calls.destroy(names.otherInstance));
     if (succeeded(removed)) context.created.delete(names.otherInstance);
   }

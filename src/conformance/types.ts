@@ -139,7 +139,11 @@ export interface Leftover {
 export type ProgressEvent =
   | { type: "waiting"; instance: string; status: number; elapsedMs: number; timeoutMs: number }
   | { type: "check"; result: CheckResult }
-  | { type: "cleanup"; instance: string; removed: boolean; reason?: string };
+  | { type: "cleanup"; instance: string; removed: boolean; reason?: string }
+  /** A destroy is on its way (a provider may take long to answer it); `attempt` at cleanup, which retries. */
+  | { type: "destroying"; instance: string; attempt?: { number: number; of: number } }
+  /** A destroy at cleanup failed (`reason`, its answer); the next attempt follows in `delayMs`. */
+  | { type: "retrying"; instance: string; delayMs: number; reason: string };
 
 export interface ConformanceOptions {
   /** Base URL of the provider, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
