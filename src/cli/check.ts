@@ -137,7 +137,8 @@ async function check(
       multiCluster: options.multiCluster,
       pools: options.pool,
       signal: controller.signal,
-      onProgress: progress(),
+      // The destroys' lines are for a reader: on a terminal, or beside the tree report.
+      onProgress: progress({ destroys: process.stderr.isTTY === true || options.format === "tree" || options.output !== undefined }),
     });
   } catch (error) {
     if (error instanceof ConformanceUsageError) return usage(error.message);
@@ -171,8 +172,11 @@ async function check(
   return report.passed ? EXIT.passed : EXIT.failed;
 }
 
-/** Progress on stderr: the wait for provisioning (one line, rewritten on a terminal) and cleanup. */
-function progress(): (event: ProgressEvent) => void {
+/**
+ * Progress on stderr: the wait for provisioning (one line, rewritten on a terminal), cleanup, and
+ * with `destroys` each destroy attempt and retry wait (a provider may take many seconds to answer one).
+ */
+function progress({ destroys }: { destroys: boolean }): (event: ProgressEvent) => void {
   const terminal = process.stderr.isTTY === true;
   let printedAt = -Infinity;
   let lineOpen = false;
@@ -188,8 +192,16 @@ function progress(): (event: ProgressEvent) => void {
       }
       return;
     }
+    if (!destroys && (event.type === "destroying" || event.type === "retrying")) return;
     if (lineOpen) process.stderr.write("\n");
     lineOpen = false;
+    if (event.type === "destroying") {
+      const attempt = event.attempt ? ` (cleanup, attempt ${event.attempt.number} of ${event.attempt.of})` : "";
+      process.stderr.write(`destroying ${event.instance}${attempt}...\n`);
+    }
+    if (event.type === "retrying") {
+      process.stderr.write(`could not destroy ${event.instance} yet (${event.reason}): trying again in ${event.delayMs / 1000} s\n`);
+    }
     if (event.type === "cleanup") {
       // The report names what is left over, with what to do.
       process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: ${event.reason ?? "no reason given"}\n`);

@@ -39,6 +39,18 @@ export function sharedCredentials(first: string, second: string): string[] {
   return [...credentials(a)].filter(([, value]) => otherValues.has(value)).map(([name]) => name);
 }
 
+/**
+ * Names of the variables that told two apps apart (`first` and `other`, their first binds) and
+ * that `later` has with `first`'s value: `later` took over `first`'s binding (its user, say).
+ */
+export function takenIdentity(first: string, other: string, later: string): string[] {
+  const [a, b, c] = [envOf(first), envOf(other), envOf(later)];
+  if (!a || !b || !c) return [];
+  return Object.entries(a)
+    .filter(([name, value]) => typeof value === "string" && value !== "" && b[name] !== value && c[name] === value)
+    .map(([name]) => name);
+}
+
 /** True when two bind results carry credentials, and the same ones (names and values). */
 export function sameCredentials(first: string, second: string): boolean {
   const [a, b] = [envOf(first), envOf(second)];

@@ -5,8 +5,11 @@
 import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
-/** `should`: the platform copes with the problem: the check warns, whatever its level (the level shown stays the check's). */
-export type Verdict = { ok: true; note?: string } | { ok: false; problem: string; should?: true } | { skip: string };
+/**
+ * `should`: the platform copes with the problem: the check warns, whatever its level (the level shown stays the check's).
+ * `causedBy`: the check whose fault the kit's own earlier calls turned into this one: the result follows from it.
+ */
+export type Verdict = { ok: true; note?: string } | { ok: false; problem: string; should?: true; causedBy?: string } | { skip: string };
 
 export const ok = (note?: string): Verdict => ({ ok: true, note });
 export const problem = (text: string): Verdict => ({ ok: false, problem: text });
@@ -69,6 +72,7 @@ export class Recorder {
       cite: check.cite,
       outcome,
       ...(detail !== undefined ? { detail } : {}),
+      ...("causedBy" in decided && decided.causedBy ? { followsFrom: decided.causedBy } : {}),
       exchanges: outcome === "skip" ? [] : exchanges,
     };
     this.results.set(id, result);

@@ -20,13 +20,26 @@ interface Fault {
   answers: Set<string>;
   /** Set when the group was started by a check of a family: later failures of that family join it. */
   family?: string;
+  /** A member failed because of the root (the kit's own calls made it so): the root stays the root. */
+  causal?: true;
 }
 
 /** Sets `followsFrom` (the root cause's id) on every failure or warning that is not a root cause. `results` are in catalog order. */
 export function linkRootCauses(results: CheckResult[]): void {
   const faults: Fault[] = [];
-  for (const result of results) {
+  // The checks that follow a shared answer come later, and those the run tied to a cause last:
+  // every check they may follow has its fault by then.
+  const rank = (result: CheckResult) => (result.followsFrom ? 2 : checkById(result.id).followsSharedAnswer ? 1 : 0);
+  const ordered = [0, 1, 2].flatMap((step) => results.filter((result) => rank(result) === step));
+  for (const result of ordered) {
     if (SEVERITY[result.outcome] === 0) continue;
+    // Set by the run: the kit's own calls turned that check's fault into this failure. The cause leads.
+    const cause = result.followsFrom && faults.find((fault) => fault.members.some((member) => member.id === result.followsFrom));
+    if (cause) {
+      cause.members.push(result);
+      cause.causal = true;
+      continue;
+    }
     const check = checkById(result.id);
     const keys = result.exchanges.map(faultKey);
     const allowed = check.followsFrom;
@@ -35,16 +48,19 @@ export function linkRootCauses(results: CheckResult[]): void {
       keys.length > 0 &&
       (allowed === "any" || fault.members.some((member) => allowed.includes(member.id))) &&
       keys.every((key) => fault.answers.has(key));
+    const sharedAnswer = (fault: Fault) => check.followsSharedAnswer === true && keys.some((key) => fault.answers.has(key));
     const fault =
-      faults.find(sameAnswers) ?? (check.family ? faults.find((candidate) => candidate.family === check.family) : undefined);
+      faults.find(sameAnswers) ??
+      faults.find(sharedAnswer) ??
+      (check.family ? faults.find((candidate) => candidate.family === check.family) : undefined);
     if (!fault) {
       faults.push({ root: result, members: [result], answers: new Set(keys), family: check.family });
       continue;
     }
     fault.members.push(result);
     for (const key of keys) fault.answers.add(key);
-    // A MUST failure never hides behind a warning: the most severe member leads.
-    if (SEVERITY[result.outcome] > SEVERITY[fault.root.outcome]) fault.root = result;
+    // A MUST failure never hides behind a warning (the most severe member leads), but for a cause.
+    if (!fault.causal && SEVERITY[result.outcome] > SEVERITY[fault.root.outcome]) fault.root = result;
   }
   for (const { root, members } of faults) {
     for (const member of members) {
@@ -54,8 +70,9 @@ export function linkRootCauses(results: CheckResult[]): void {
   }
 }
 
-/** The failures and warnings that are root causes, failures first. */
+/** The failures and warnings that are root causes, failures first (a warning that caused a failure counts as one). */
 export function rootCauses(results: readonly CheckResult[]): CheckResult[] {
   const own = results.filter((result) => (result.outcome === "fail" || result.outcome === "warn") && !result.followsFrom);
-  return [...own.filter((result) => result.outcome === "fail"), ...own.filter((result) => result.outcome === "warn")];
+  const fails = (root: CheckResult) => root.outcome === "fail" || results.some((result) => result.followsFrom === root.id && result.outcome === "fail");
+  return [...own.filter(fails), ...own.filter((root) => !fails(root))];
 }

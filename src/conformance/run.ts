@@ -111,8 +111,13 @@ async function removeInstances(
   const leftovers: Leftover[] = [];
   for (const instance of created) {
     let last: CallResult | undefined;
-    for (const delay of [0, ...retryDelaysMs]) {
-      if (delay > 0) await sleep(delay);
+    const delays = [0, ...retryDelaysMs];
+    for (const [index, delay] of delays.entries()) {
+      if (last) {
+        onProgress?.({ type: "retrying", instance, delayMs: delay, reason: answerSummary(last) });
+        if (delay > 0) await sleep(delay);
+      }
+      onProgress?.({ type: "destroying", instance, attempt: { number: index + 1, of: delays.length } });
       // Not tied to the run's signal: an interrupted run must still clean up.
       last = await client.send(calls.destroy(instance));
       if (removed(last)) break;

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { poolPlacement, type AppNames, type PlatformCalls, type RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
-import { isolationVerdict, sameCredentials, sharedCredentials } from "./isolation.js";
+import { isolationVerdict, sameCredentials, sharedCredentials, takenIdentity } from "./isolation.js";
 import type { Call, CallResult, Method, PlatformClient } from "../provider-client/client.js";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
@@ -21,6 +21,7 @@ import {
 } from "../provider-client/shapes.js";
 import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
 import { isPoolRequired, type Placement } from "../contract.js";
+import { disclosedSecret } from "../provider-client/secrets.js";
 
 export interface ScenarioContext {
   client: PlatformClient;
@@ -46,6 +47,8 @@ export interface ScenarioContext {
   jsonAnswers: CallResult[];
   /** The service's manifest of its actions: each operation is called on the instance. */
   manifest?: ActionsManifest;
+  /** Set when the kit unbound the second app while it shared the first app's credentials (isolation.apps). */
+  sharedUnbound?: { app: string; credentials: string[] };
 }
 
 /** The provider did not answer the first call at all. */
@@ -116,7 +119,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
       checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
     } else {
       const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
-      checks.judge("create.unknown-plan", () => unknownPlanVerdict(refused), [refused.exchange]);
+      checks.judge("create.unknown-plan", () => (plans.listed ? unknownPlanVerdict(refused) : withoutPlanList(unknownPlanVerdict(refused))), [refused.exchange]);
     }
   }
   if (checks.passed("create.status")) {
@@ -127,6 +130,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
     }
     await boundSteps(context, send, calls, bindEarly);
     if (checks.wants("destroy.status")) {
+      context.onProgress?.({ type: "destroying", instance });
       const destroy = await send(calls.destroy(instance));
       checks.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
       if (succeeded(destroy)) context.created.delete(instance);
@@ -168,6 +172,15 @@ function unknownPlanVerdict(result: CallResult): Verdict {
   if (!((status >= 400 && status < 500) || status === 500)) return problem(unexpected(result, "400 (any 4xx) or 500 with an explanation"));
   const unexplained = explanationProblem(bodyOf(result), result.answer?.contentType ?? "");
   return unexplained ? problem(`${describe(result)} ${plan} answered ${status} with ${unexplained}: say that the plan does not exist, and which do`) : ok();
+}
+
+/**
+ * The plans could not be read (405, an error, not a JSON list): the platform reads that as "no
+ * plans" and offers none, so a plan it does not know is no fault the platform sees: a warning.
+ */
+function withoutPlanList(verdict: Verdict): Verdict {
+  if (!("ok" in verdict) || verdict.ok) return verdict;
+  return should(`${verdict.problem} (a warning only: the plans could not be read, which the platform takes as "no plans")`);
 }
 
 /** Sends one call; `creates`: the instance a create call is for, to remove at the end if it was made. */
@@ -370,6 +383,11 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
       }
     } else if (status === 204 || status === 200) {
       verdict = ok(answers.length > 1 ? `ready after ${answers.length - 1} pending answer(s)` : undefined);
+    } else if (status === 404 && variant === "current" && bodyOf(result).includes(names.instance)) {
+      // A route the provider does not have never names the instance: this one looked it up and missed.
+      verdict = problem(
+        `${describe(result)} answered 404 naming the instance this run created: the status route cannot find it, and the platform reads that 404 as "status not implemented"; look the instance up where the create put it`,
+      );
     } else if (status === 404 && variant === "current") {
       verdict = ok("the status call answers 404 (not implemented); the instance is taken as ready");
     } else if (status === undefined) {
@@ -485,12 +503,27 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
   if (bound && checks.wants("unbind-app.status")) {
     const unbind = await send(calls.unbindApp(instance));
-    checks.judge("unbind-app.status", () => expectStatus(unbind, is2xx, "2xx"), [unbind.exchange]);
+    checks.judge("unbind-app.status", () => afterSharedUnbind(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
     if (checks.wants("unbind-app.repeat")) {
       const again = await send(calls.unbindApp(instance));
-      checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
+      checks.judge(
+        "unbind-app.repeat",
+        () => afterSharedUnbind(context, expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)")),
+        [again.exchange],
+      );
     }
   }
+}
+
+/**
+ * A failed unbind of the first app after the kit unbound a second app that shared its credentials:
+ * the provider most likely dropped the shared user then. That is isolation.apps' fault, shown as such.
+ */
+function afterSharedUnbind(context: ScenarioContext, verdict: Verdict): Verdict {
+  const shared = context.sharedUnbound;
+  if (!shared || !("ok" in verdict) || verdict.ok) return verdict;
+  const cause = `the kit had unbound ${shared.app}, which shared ${shared.credentials.join(", ")} with this app (isolation.apps): one binding's unbind dropped what every binding uses`;
+  return { ...verdict, problem: `${verdict.problem}; ${cause}`, causedBy: "isolation.apps" };
 }
 
 const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
@@ -612,7 +645,11 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     );
     const swap = checks.wants("isolation.swap") && !checks.skipIfBlocked("isolation.swap");
     if (swap) await swapSteps(context, send, calls, { first, again, other });
-    else if (succeeded(other)) await send(calls.unbindApp(names.instance, names.otherApp));
+    else if (succeeded(other)) {
+      const unbound = await send(calls.unbindApp(names.instance, names.otherApp));
+      const shared = sharedCredentials(bodyOf(first), bodyOf(other));
+      if (succeeded(unbound) && shared.length > 0) context.sharedUnbound = { app: names.otherApp.name, credentials: shared };
+    }
   }
   if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
     const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));
@@ -624,6 +661,7 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     if (succeeded(other)) await send(calls.unbindApp(names.otherInstance, names.app));
   }
   if (context.created.has(names.otherInstance)) {
+    context.onProgress?.({ type: "destroying", instance: names.otherInstance });
     const removed = await send(calls.destroy(names.otherInstance));
     if (succeeded(removed)) context.created.delete(names.otherInstance);
   }
@@ -679,8 +717,11 @@ function swapVerdict(
   const swapped = "after the apps swapped addresses";
   const unbound = `${swapped} and ${otherApp} was unbound (twice)`;
   if (!succeeded(unbind)) return [problem(`${swapped}, ${unexpected(unbind, "2xx")}`), unbind];
-  if (!succeeded(kept)) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
-  const taken = sharedCredentials(bodyOf(kept), bodyOf(before.other));
+  // A provider whose rebind fails (bind-app.rebind) refuses the first app's bind again whoever
+  // holds the binding: that answer tells nothing, the second app's bind still does.
+  const rebindFails = before.again !== undefined && !succeeded(before.again);
+  if (!succeeded(kept) && !rebindFails) return [problem(`${unbound}, binding ${app} again: ${unexpected(kept, "2xx")}`), kept];
+  const taken = succeeded(kept) ? sharedCredentials(bodyOf(kept), bodyOf(before.other)) : [];
   if (taken.length > 0) {
     return [problem(`${unbound}, binding ${app} again gave it the ${taken.join(", ")} ${otherApp} had (values not shown): ${keyedByAddress}`), kept];
   }
@@ -693,6 +734,11 @@ function swapVerdict(
   const stolen = sharedCredentials(bodyOf(rebound), bodyOf(before.first));
   if (stolen.length > 0) {
     return [problem(`${unbound}, binding ${otherApp} again gave it the ${stolen.join(", ")} ${app} has (values not shown): ${keyedByAddress}`), rebound];
+  }
+  const identity = takenIdentity(bodyOf(before.first), bodyOf(before.other), bodyOf(rebound));
+  if (identity.length > 0) {
+    const revoked = `so unbinding ${otherApp} dropped ${app}'s binding: unbinding one app revokes another's access; ${keyedByAddress}`;
+    return [problem(`${unbound}, binding ${otherApp} again gave it the ${identity.join(", ")} ${app} had (values not shown), ${revoked}`), rebound];
   }
   if (sameCredentials(bodyOf(rebound), bodyOf(before.other))) {
     const unknown = "the kit cannot tell that the unbind revoked them; give a new binding new credentials";
@@ -772,6 +818,13 @@ function judgeWholeRun(context: ScenarioContext): void {
     }),
     (result) => `${describe(result)} answered ${statusOf(result)}${result.exchange.response?.location ? ` to ${result.exchange.response.location}` : ""}`,
     "serve every route at the exact path the platform calls, without redirects",
+  );
+  const disclosing = answered.filter((result) => disclosedSecret(bodyOf(result), result.secrets));
+  over(
+    "transport.no-secret",
+    disclosing,
+    (result) => `${describe(result)} answered ${statusOf(result)} with ${disclosedSecret(bodyOf(result), result.secrets)!.what} in its body (redacted here)`,
+    "never put the credentials a call carries in an answer, not even in a debug page: the platform shows error bodies to its users; turn the framework's debug mode off and change the password",
   );
   over(
     "transport.json-content-type",

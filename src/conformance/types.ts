@@ -81,6 +81,12 @@ export interface CheckDefinition {
    */
   followsFrom?: readonly string[] | "any";
   /**
+   * A check over every answer (a crash page explains nothing): its failure follows the earliest
+   * failure that lists one of the same answers, whatever that check is, rather than standing as
+   * a root cause of its own.
+   */
+  followsSharedAnswer?: true;
+  /**
    * Checks of one family break together when one fault breaks them, whatever they answered
    * (no lookup of the instance fails every unknown-instance probe): the first failure of the
    * family is their root cause.
@@ -133,7 +139,11 @@ export interface Leftover {
 export type ProgressEvent =
   | { type: "waiting"; instance: string; status: number; elapsedMs: number; timeoutMs: number }
   | { type: "check"; result: CheckResult }
-  | { type: "cleanup"; instance: string; removed: boolean; reason?: string };
+  | { type: "cleanup"; instance: string; removed: boolean; reason?: string }
+  /** A destroy is on its way (a provider may take long to answer it); `attempt` at cleanup, which retries. */
+  | { type: "destroying"; instance: string; attempt?: { number: number; of: number } }
+  /** A destroy at cleanup failed (`reason`, its answer); the next attempt follows in `delayMs`. */
+  | { type: "retrying"; instance: string; delayMs: number; reason: string };
 
 export interface ConformanceOptions {
   /** Base URL of the provider, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */

@@ -7,12 +7,14 @@
  * bodies on some methods.
  *
  * Every call is recorded as an `Exchange` with secrets redacted at the source, so nothing
- * secret can reach a report or a log: the Authorization header and the values of bind results.
+ * secret can reach a report or a log: the Authorization header, the values of bind results, and
+ * the credentials wherever an answer echoes them (a debug page's frame locals).
  */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
+import { basicToken, secretForms, redactSecrets, type SecretForm } from "./secrets.js";
 import { jsonType } from "./shapes.js";
 import { HEADERS, type Encoding, type PlacementHeaders } from "../contract.js";
 import type { EventContext, Exchange } from "./types.js";
@@ -59,6 +61,8 @@ export interface CallResult {
   answer?: Answer;
   /** Why no answer came. */
   error?: string;
+  /** The forms of the credentials this call sent (and of the service's own): an answer holding one discloses it. */
+  secrets: SecretForm[];
 }
 
 export interface ClientOptions {
@@ -128,6 +132,7 @@ export class PlatformClient {
     };
     const started = performance.now();
     const curl = this.curl(call, headers, body);
+    const secrets = this.secretsOf(call);
     let result: CallResult;
     try {
       const answer = await this.request(call, headers, body, signal);
@@ -135,15 +140,22 @@ export class PlatformClient {
         status: answer.status,
         contentType: answer.contentType || undefined,
         location: answer.location,
-        body: call.secretAnswer && answer.status < 300 ? redactBindResult(answer.body) : trim(answer.body),
+        body: call.secretAnswer && answer.status < 300 ? redactBindResult(answer.body) : trim(redactSecrets(answer.body, secrets)),
       };
-      result = { exchange, answer, durationMs: performance.now() - started, curl };
+      result = { exchange, answer, durationMs: performance.now() - started, curl, secrets };
     } catch (error) {
-      exchange.error = describeNetworkError(error);
-      result = { exchange, error: exchange.error, durationMs: performance.now() - started, curl };
+      exchange.error = redactSecrets(describeNetworkError(error), secrets);
+      result = { exchange, error: exchange.error, durationMs: performance.now() - started, curl, secrets };
     }
     this.log.push(result);
     return result;
+  }
+
+  /** The service's password and, for a probe, the one the call sent instead (it may differ). */
+  private secretsOf(call: Call): SecretForm[] {
+    const own = secretForms(this.options.username, this.options.password);
+    const sent = typeof call.credentials === "object" ? secretForms(this.options.username, call.credentials.password) : [];
+    return [...sent, ...own].filter((form, index, all) => all.findIndex((other) => other.text === form.text) === index);
   }
 
   private headers(call: Call, event: Required<EventContext> | undefined): Record<string, string | string[]> {
@@ -263,7 +275,7 @@ function shellQuote(text: string): string {
 
 /** Basic auth as Go's SetBasicAuth writes it: the password is everything after the first colon. */
 function basicAuth(username: string, password: string): string {
-  return `Basic ${Buffer.from(`${username}:${password}`, "utf8").toString("base64")}`;
+  return `Basic ${basicToken(username, password)}`;
 }
 
 function redactHeaders(headers: Record<string, string | string[]>): Record<string, string | string[]> {

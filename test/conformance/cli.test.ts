@@ -214,7 +214,28 @@ describe("provider-kit check", () => {
       expect(stdout).toContain(`Could not remove ${instance} (${reason}): remove it by hand.`);
       // The run's own destroy, then the cleanup's first attempt and its two retries.
       expect(destroys).toEqual(Array(4).fill(`/resources/${instance}`));
+      // Each attempt and each wait is a line: a slow destroy is never silence.
+      const destroyLines = stderr.split("\n").filter((line) => line.includes(`destroy`) && line.includes(instance!));
+      expect(destroyLines).toEqual([
+        `destroying ${instance}...`,
+        `destroying ${instance} (cleanup, attempt 1 of 3)...`,
+        `could not destroy ${instance} yet (${reason}): trying again in 0 s`,
+        `destroying ${instance} (cleanup, attempt 2 of 3)...`,
+        `could not destroy ${instance} yet (${reason}): trying again in 0.01 s`,
+        `destroying ${instance} (cleanup, attempt 3 of 3)...`,
+      ]);
       expect(code).toBe(1);
+    });
+  });
+
+  it("keeps the destroys' progress lines for a reader: none beside a JSON report", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, fault: "destroy-500" }), async ({ url }) => {
+      const { stdout, stderr } = await check(["--url", url, ...LOGIN, "--groups", "destroy", "--cleanup-retries", "0", "--format", "json"]);
+      const report = JSON.parse(stdout) as ConformanceReport;
+      expect(report.leftovers.map((leftover) => leftover.instance)).toContain(report.instance);
+      expect(stderr).not.toContain("destroying");
+      expect(stderr).not.toContain("trying again");
+      expect(stderr).toContain(`could not remove ${report.instance}`);
     });
   });
 

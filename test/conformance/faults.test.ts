@@ -139,12 +139,24 @@ const cases: Case[] = [
       "unbind-app.status": "needs bind-app.status, which was skipped",
     },
   },
+  // A 404 naming the instance the run created is a lookup that missed, not a missing route.
+  {
+    fault: "status-lookup-404",
+    provisionMs: 0,
+    fails: ["status.ready"],
+    passes: ["not-found.status", "bind-app.status"],
+    details: {
+      "status.ready":
+        'GET /resources/{instance}/status answered 404 naming the instance this run created: the status route cannot find it, and the platform reads that 404 as "status not implemented"; look the instance up where the create put it',
+    },
+  },
   // A framework's crash page explains nothing.
   {
     fault: "duplicate-crash-page",
     fails: ["create.duplicate", "errors.explained"],
     warns: ["errors.plain-text"],
-    follows: { "errors.plain-text": "errors.explained" },
+    // One root cause: the crash page is the duplicate create's answer.
+    follows: { "errors.explained": "create.duplicate", "errors.plain-text": "create.duplicate" },
     details: { "errors.explained": HTML_CRASH },
   },
   {
@@ -162,6 +174,18 @@ const cases: Case[] = [
     fails: ["create.unknown-plan"],
     details: {
       "create.unknown-plan": 'POST /resources with plan "pkc-no-such-plan", which the provider does not list, answered 201: refuse it with 400 and say which plans exist',
+    },
+  },
+  // No plans at all: the platform offers none, so an unknown plan taken is no failure.
+  {
+    fault: "no-plans-405",
+    fails: [],
+    warns: ["plans.status", "create.unknown-plan", "transport.no-405"],
+    follows: { "transport.no-405": "plans.status" },
+    skips: { "plans.shape": "needs plans.status, which did not hold" },
+    details: {
+      "create.unknown-plan":
+        'POST /resources with plan "pkc-no-such-plan", which the provider does not list, answered 201: refuse it with 400 and say which plans exist (a warning only: the plans could not be read, which the platform takes as "no plans")',
     },
   },
   // Plain-text messages served as text/html are what the platform's user reads: fine.
@@ -192,9 +216,11 @@ const cases: Case[] = [
 
   // Credentials keyed by app-host pass isolation.apps (two addresses, two users), but after a swap
   // the unbind of one app drops the other's user: the first app bound again gets the second's.
+  // Today's platform refuses swaps (412 "swapping is deprecated"): the check warns.
   {
     fault: "host-keyed-credentials",
-    fails: ["isolation.swap"],
+    fails: [],
+    warns: ["isolation.swap"],
     passes: ["isolation.apps", "isolation.instances", "bind-app.rebind", "unbind-app.repeat"],
     details: {
       "isolation.swap":
@@ -202,7 +228,32 @@ const cases: Case[] = [
     },
   },
   { fault: "host-keyed-credentials", variant: "A", fails: [], warns: ["isolation.swap"] },
-  { fault: "host-keyed-credentials", encoding: "json", fails: ["isolation.swap"] },
+  // The same keyed by address, and a second bind fails: the swap steps still run, and the second
+  // app bound again at the first's old address gets the first's user: that unbind dropped it.
+  {
+    fault: "host-keyed-rebind-500",
+    fails: ["bind-app.rebind"],
+    warns: ["isolation.swap"],
+    passes: ["isolation.apps", "isolation.instances", "unbind-app.status"],
+    details: {
+      "isolation.swap":
+        "after the apps swapped addresses and {instance}-app2 was unbound (twice), binding {instance}-app2 again gave it the REF_USER {instance}-app had (values not shown), so unbinding {instance}-app2 dropped {instance}-app's binding: unbinding one app revokes another's access; the provider keys bindings by the app's address (app-host), which a swap changes: key them by app-name",
+    },
+  },
+  { fault: "host-keyed-credentials", encoding: "json", fails: [], warns: ["isolation.swap"] },
+  // One user per instance, dropped by any unbind: the kit's own unbind of the second app drops the
+  // first's user, so the first app's unbind fails. One fault: the shared credentials.
+  {
+    fault: "shared-user-dropped",
+    fails: ["unbind-app.status"],
+    warns: ["isolation.apps"],
+    follows: { "unbind-app.status": "isolation.apps" },
+    skips: { "isolation.swap": "needs isolation.apps, which did not hold", "unbind-app.repeat": "needs unbind-app.status, which failed" },
+    details: {
+      "unbind-app.status":
+        "DELETE /resources/{instance}/bind-app answered 500, expected 2xx; the kit had unbound {instance}-app2, which shared REF_PASSWORD with this app (isolation.apps): one binding's unbind dropped what every binding uses",
+    },
+  },
   // Nothing revoked on unbind: the kit cannot tell it from a provider that derives passwords, so it warns.
   {
     fault: "unbind-keeps-credentials",
@@ -255,6 +306,19 @@ const cases: Case[] = [
     follows: Object.fromEntries(
       ["unbind-app", "bind-unit", "unbind-unit", "bind-job", "unbind-job", "update", "destroy", "info", "status"].map((route) => [`not-found.${route}`, "not-found.bind-app"]),
     ),
+  },
+  // Issue 32's Django provider: a password with two colons crashes its auth, and the debug page
+  // shows the Authorization header and the API password: disclosed, a fault of its own.
+  {
+    fault: "debug-page-on-colons",
+    password: "no-colons-here",
+    fails: ["auth.password-colon", "errors.explained", "transport.no-secret"],
+    warns: ["errors.plain-text"],
+    follows: { "errors.explained": "auth.password-colon", "errors.plain-text": "auth.password-colon" },
+    details: {
+      "transport.no-secret":
+        /^GET \/resources\/plans answered 500 with the Basic credentials \(base64\) in its body \(redacted here\) \(3 times\)|^GET \/resources\/plans answered 500 with the Basic credentials \(base64\) in its body \(redacted here\); POST/,
+    },
   },
   // The status port is wrong for the instance, and an unknown instance crashes the status route:
   // the crash page is its own fault (fixing the port would not fix it), shown under the failure it causes.
@@ -390,6 +454,22 @@ describe("a broken provider (plain Express, one fault each)", () => {
       for (const text of [formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
         expect(text).not.toContain(SHARED_PASSWORD);
         expect(text).toContain("REF_PASSWORD");
+      }
+    });
+  });
+
+  it("credentials an answer discloses are named with the exchange, never shown, in any report format", async () => {
+    const password = "no-colons-here";
+    await serving(referenceProvider({ ...CREDENTIALS, password, fault: "debug-page-on-colons" }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, password, ...FAST });
+      const disclosed = resultOf(report, "transport.no-secret");
+      expect(disclosed.outcome).toBe("fail");
+      expect(disclosed.exchanges.map((exchange) => exchange.response?.body).join("\n")).toContain("<redacted: the Basic credentials (base64)>");
+      const probe = `${CREDENTIALS.username}:${password}:x`;
+      const secrets = [password, Buffer.from(password).toString("base64"), Buffer.from(probe).toString("base64"), Buffer.from(`${CREDENTIALS.username}:${password}`).toString("base64")];
+      for (const text of [formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
+        for (const secret of secrets) expect(text).not.toContain(secret);
+        expect(text).toContain("transport.no-secret");
       }
     });
   });

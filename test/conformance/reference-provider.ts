@@ -285,6 +285,19 @@ const FAULTS = {
       info: () => (_req, res) => text(res, 405, "Method Not Allowed"),
     },
   },
+  // Issue 32: a status route that looks instances up elsewhere than the create put them.
+  "status-lookup-404": { routes: { status: () => (req, res) => text(res, 404, `Instance ${String(req.params.name)} not found`) } },
+  // Issue 32: no plans route (Flask's 405), and a create that takes any plan, since there are none.
+  "no-plans-405": {
+    routes: {
+      plans: () => (_req, res) => text(res, 405, "Method Not Allowed"),
+      create: (ref) => (req, res) => {
+        const { plan: _ignored, ...rest } = (req.body ?? {}) as Record<string, unknown>;
+        req.body = rest;
+        ref.routes.create(req, res);
+      },
+    },
+  },
   // A status probe on the wrong port for the instance, and a crash page for an unknown one: two faults.
   "status-crash-unknown": {
     routes: {
@@ -313,6 +326,45 @@ const FAULTS = {
       },
     },
   },
+  // Issue 32's PostgreSQL provider: a database user named after the app's address (app-host),
+  // created on bind (a second bind fails: the user exists) and dropped by address on unbind.
+  "host-keyed-rebind-500": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const user = `u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`;
+        if (instance.apps.has(user)) return text(res, 500, `role "${user}" already exists`);
+        instance.apps.set(user, randomBytes(9).toString("base64url"));
+        res.status(201).json({ REF_USER: user, REF_PASSWORD: instance.apps.get(user) });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        instance.apps.delete(`u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`);
+        res.status(200).end();
+      },
+    },
+  },
+  // Issue 32's MySQL provider: one database user per instance, shared by every app bound to it,
+  // and dropped by any app's unbind; dropping it again fails.
+  "shared-user-dropped": {
+    routes: {
+      bindApp: (ref) => (req, res) => {
+        const instance = ref.findReady(req, res);
+        if (!instance) return;
+        const password = instance.apps.get("user") ?? randomBytes(9).toString("base64url");
+        instance.apps.set("user", password);
+        res.status(201).json({ REF_USER: "instance_user", REF_PASSWORD: password });
+      },
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        if (!instance.apps.delete("user")) return text(res, 500, "Operation DROP USER failed for 'instance_user'@'%'");
+        res.status(200).end();
+      },
+    },
+  },
   // An unbind that revokes nothing: binding the app again gives the same password back.
   "unbind-keeps-credentials": {
     routes: {
@@ -320,6 +372,16 @@ const FAULTS = {
         if (ref.find(req, res)) res.status(200).end();
       },
     },
+  },
+  // Issue 32's Django provider: `user, password = decoded.split(":")` raises on a password with a
+  // colon, and debug mode answers a page whose frame locals hold the header and the API password.
+  "debug-page-on-colons": {
+    parseCredentials: (decoded: string) => {
+      const parts = decoded.split(":");
+      if (parts.length !== 2) throw new Error(`ValueError: too many values to unpack (expected 2, got ${parts.length})`);
+      return parts as [string, string];
+    },
+    debugPage: true,
   },
   // Names cut to 10 characters (as the Postgres provider does for its roles): two fresh names clash.
   "names-cut-at-10": { instanceKey: (name: string) => name.slice(0, 10) },
@@ -344,6 +406,8 @@ interface FaultSwitches {
   instanceKey?: (name: string) => string;
   /** The answer for an instance that does not exist, instead of 404. */
   unknownInstance?: (res: Response, name: string) => void;
+  /** An exception answers a framework's debug page, frame locals included, instead of a message. */
+  debugPage?: true;
 }
 
 /** The value every binding gets from the `shared-credentials` provider: it must never reach a report. */
@@ -355,6 +419,14 @@ const CRASH_PAGE = `<!doctype html>
 <h1>Internal Server Error</h1>
 <p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>
 `;
+
+/** Django's technical 500 page, cut down: the frame's local variables (HTML-escaped), then the exception. */
+function debugPage(error: Error, req: Request, options: ReferenceOptions): string {
+  const escape = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll("'", "&#x27;");
+  const locals = { auth_header: req.headers.authorization ?? "", API_USERNAME: options.username, API_PASSWORD: options.password };
+  const rows = Object.entries(locals).map(([name, value]) => `<tr><td>${name}</td><td class="code"><pre>&#x27;${escape(value)}&#x27;</pre></td></tr>`);
+  return `<!DOCTYPE html>\n<html lang="en">\n<body>\n<h1>ValueError at ${escape(req.path)}</h1>\n<table class="vars">${rows.join("")}</table>\n<pre class="exception_value">${escape(error.message)}</pre>\n</body>\n</html>\n`;
+}
 
 export type Fault = keyof typeof FAULTS;
 
@@ -406,7 +478,10 @@ export function referenceProvider(options: ReferenceOptions): Express {
   });
 
   app.use((_req: Request, res: Response) => text(res, 404, "No such route."));
-  app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => text(res, 500, `Failed: ${error.message}`));
+  app.use((error: Error, req: Request, res: Response, _next: NextFunction) => {
+    if (fault.debugPage) return void res.status(500).type("text/html").send(debugPage(error, req, options));
+    text(res, 500, `Failed: ${error.message}`);
+  });
   return app;
 }
 

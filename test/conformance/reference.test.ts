@@ -68,7 +68,7 @@ describe("a provider that follows the contract (plain Express)", () => {
   it("runs every step when a whole-run group is asked for, and reports only that group", async () => {
     await serving(referenceProvider({ ...CREDENTIALS, fault: "update-405" }), async ({ url }) => {
       const report = await runConformance({ url, ...CREDENTIALS, groups: ["transport"] });
-      expect(report.results.map((result) => result.id)).toEqual(["transport.no-405", "transport.no-redirect", "transport.json-content-type"]);
+      expect(report.results.map((result) => result.id)).toEqual(["transport.no-405", "transport.no-redirect", "transport.no-secret", "transport.json-content-type"]);
       expect(ids(report, "fail")).toEqual(["transport.no-405"]);
       expect(resultOf(report, "transport.no-405").detail).toContain("PUT /resources/pkc-");
     });

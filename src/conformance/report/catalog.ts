@@ -26,7 +26,8 @@ export function formatCheckTable(): string {
 
 function followsFrom(check: CheckDefinition): string {
   const sameAnswers = check.followsFrom === "any" ? ["any check"] : (check.followsFrom ?? []).map((id) => `\`${id}\``);
-  return [...sameAnswers, ...(check.family ? [`family \`${check.family}\``] : [])].join(", ");
+  const shared = check.followsSharedAnswer ? ["any check listing one of its answers"] : [];
+  return [...sameAnswers, ...shared, ...(check.family ? [`family \`${check.family}\``] : [])].join(", ");
 }
 
 function level(check: CheckDefinition): string {
