@@ -104,7 +104,7 @@ export function seedTopology(seed: Seed): { pools: Pool[]; clusters: Cluster[] }
 }
 
 /** How long a seeded start waits, by default, for a provider it must call. */
-export const PROVIDER_WAIT_MS = 60_000;
+const PROVIDER_WAIT_MS = 60_000;
 const PROVIDER_RETRY_MS = 500;
 
 /**

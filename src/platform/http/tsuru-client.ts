@@ -1,7 +1,7 @@
 /**
  * The routes only today's command-line client (`tsuru`, 1.34) needs: its paths and encodings
  * (platform-notes.md, last section) over the same domain operations as the spec's routes.
- * Form bodies; bind, unbind and env-set answer a stream of newline-separated JSON messages
+ * Form bodies; bind, unbind, env-set and instance removal answer a stream of newline-separated JSON messages
  * `{"Message": ...}`, a failure after the stream started as `{"Message": "", "Error": ...}`.
  * Lookups and access checks run first, so a wrong name is still an HTTP error the client shows.
  */
