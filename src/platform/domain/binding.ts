@@ -62,6 +62,9 @@ export async function bindTargets(context: Context, actor: Actor, instanceName: 
   return { instance, app };
 }
 
+/** The status asked after a failed bind only words its message: a provider that hangs does not hold the user longer than this. */
+const STATUS_AFTER_FAILURE_MS = 10_000;
+
 /** Binds and answers the names of the variables exported to the app (their values stay in the app's env). */
 export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<string[]> {
   return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
@@ -71,7 +74,7 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
     } catch (error) {
       if (!(error instanceof PlatformError)) throw error;
       // bindServiceInstance: the pipeline's error, then what the provider says of the instance.
-      const state = await providerState(context, actor, instance).then(
+      const state = await providerState(context, actor, instance, STATUS_AFTER_FAILURE_MS).then(
         (status) => `"${instanceName}" is ${status}`,
         (statusError: Error) => `failed to retrieve instance status: ${statusError.message}`,
       );

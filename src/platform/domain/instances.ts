@@ -195,12 +195,16 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
   return `Service instance "${name}" is ${await providerState(context, actor, instance)}`;
 }
 
-/** The instance's state from the provider's status answer, as the endpoint's `Status` reads it (platform-notes.md). */
-export async function providerState(context: Context, actor: Actor, instance: Instance): Promise<string> {
+/**
+ * The instance's state from the provider's status answer, as the endpoint's `Status` reads it
+ * (platform-notes.md); `timeoutMs` shortens the wait when the state only adds to a message.
+ */
+export async function providerState(context: Context, actor: Actor, instance: Instance, timeoutMs?: number): Promise<string> {
   const service = await findService(context, instance.service);
   const result = await context.providers.send(
     { service, instance: instance.name, pool: instance.pool },
     context.providers.builder(service, actor.email).status(instance.name),
+    timeoutMs === undefined ? {} : { timeoutMs },
   );
   if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
