@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
@@ -28,6 +28,8 @@ export interface PlatformOptions {
   /** Where state lives: in memory, in this Redis, or (default) an embedded redis-server under `dataDir`. */
   state: { kind: "memory" } | { kind: "redis"; url: string } | { kind: "embedded"; dataDir: string; redisServer?: string };
   seedFile?: string;
+  /** How long a seeded start waits for a provider it must call (default PROVIDER_WAIT_MS). */
+  providerWaitMs?: number;
   /** Serve `run` (it runs commands on this machine as this process's OS user), to the app's team members. */
   allowRun?: boolean;
   /** Let anyone sign up; by default only the admin creates users. */
@@ -109,7 +111,13 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const seed = options.seedFile === undefined ? undefined : await readSeed(options.seedFile);
   const config = platformConfig(options.config ?? {}, seed ? seedTopology(seed) : { pools: [], clusters: [] });
   // Listen first: a busy port fails the start before the data directory's Redis is touched.
-  const server = createServer();
+  // Until the store is open and the seed applied, a request is answered 503 (to retry), not left waiting.
+  let app: RequestListener | undefined;
+  const server = createServer((req, res) => {
+    if (app) return void app(req, res);
+    res.writeHead(503, { "Content-Type": "text/plain; charset=utf-8", "Retry-After": "1" });
+    res.end("The platform is starting (opening its store, applying its seed): try again in a moment.");
+  });
   server.listen({ port: options.port, host: options.host });
   await once(server, "listening");
   const closeServer = async () => {
@@ -122,17 +130,14 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const context = createContext(opened.store, config, { say: options.say, providerCalls: options.providerCalls });
     await ensureAdmin(context, options.admin.email, options.admin.password);
     await undoInterruptedBinds(context);
-    if (seed) await applySeed(context, options.admin.email, seed);
-    server.on(
-      "request",
-      createPlatformApp(context, {
+    if (seed) await applySeed(context, options.admin.email, seed, options.providerWaitMs);
+    app = createPlatformApp(context, {
         version: options.version,
         runAllowed: options.allowRun === true,
         openSignup: options.openSignup === true,
         hosts: { listenHost: options.host, port: (server.address() as AddressInfo).port, allowedHosts: options.allowedHosts ?? [] },
         report: options.report ?? (() => {}),
-      }),
-    );
+      });
     const { port } = server.address() as AddressInfo;
     // Listening on every interface, the platform is reached (and answers) as loopback here.
     const local = options.host === "0.0.0.0" ? "127.0.0.1" : options.host === "::" ? "::1" : options.host;

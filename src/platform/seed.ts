@@ -20,6 +20,7 @@ import { createApp } from "./domain/apps.js";
 import { POOL_NAME_PATTERN } from "../contract.js";
 import type { Cluster, Pool } from "./domain/config.js";
 import type { Actor, Context } from "./domain/context.js";
+import { PlatformError } from "./domain/errors.js";
 import { createInstance } from "./domain/instances.js";
 import { createService } from "./domain/services.js";
 import { addMember, createTeam } from "./domain/teams.js";
@@ -102,8 +103,43 @@ export function seedTopology(seed: Seed): { pools: Pool[]; clusters: Cluster[] }
   };
 }
 
-/** Creates what the seed lists and the store lacks. */
-export async function applySeed(context: Context, adminEmail: string, seed: Seed): Promise<void> {
+/** How long a seeded start waits, by default, for a provider it must call. */
+const PROVIDER_WAIT_MS = 60_000;
+const PROVIDER_RETRY_MS = 500;
+
+/**
+ * Waits (at most `waitMs`) until the provider of each service the seed must call answers, saying
+ * so on the terminal: started side by side (a CI job, a demo), the platform is often up first.
+ * Any HTTP answer counts; one that never comes is left to the seeding step to report.
+ */
+async function waitForProviders(context: Context, seed: Seed, waitMs: number): Promise<void> {
+  // Each service at each pool it is called for: a multi-cluster instance's provider is its cluster's.
+  const needed = new Map<string, { name: string; pool?: string }>();
+  const need = (name: string, pool: string | undefined) => needed.set(`${name} ${pool ?? ""}`, { name, pool });
+  for (const instance of seed.instances) if (!(await context.store.get("instances", instance.name))) need(instance.service, instance.pool);
+  for (const binding of seed.bindings) {
+    const instance = await context.store.get("instances", binding.instance);
+    if (instance && !instance.apps.includes(binding.app)) need(instance.service, instance.pool);
+  }
+  const deadline = Date.now() + waitMs;
+  for (const { name, pool } of needed.values()) {
+    const service = await context.store.get("services", name);
+    if (!service) continue;
+    const target = { service, pool: service.multiCluster ? pool : undefined };
+    const answers = async () => (await context.providers.send(target, context.providers.builder(service, "seed").healthcheck(), { record: false, timeoutMs: 5_000 })).answer !== undefined;
+    if (await answers()) continue;
+    context.say(`seed: waiting up to ${Math.round(waitMs / 1000)} s for the provider of the service ${name} (${target.pool ? `its cluster's, for the pool ${target.pool}` : service.endpoint}) to answer...`);
+    let up = false;
+    while (!up && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, PROVIDER_RETRY_MS));
+      up = await answers();
+    }
+    context.say(up ? `seed: the provider of the service ${name} answers` : `seed: the provider of the service ${name} did not answer within ${Math.round(waitMs / 1000)} s`);
+  }
+}
+
+/** Creates what the seed lists and the store lacks; waits up to `providerWaitMs` for the providers it calls. */
+export async function applySeed(context: Context, adminEmail: string, seed: Seed, providerWaitMs = PROVIDER_WAIT_MS): Promise<void> {
   const { store } = context;
   const admin = async (): Promise<Actor> => actorOf(context, adminEmail);
   const step = async (what: string, work: () => Promise<unknown>) => {
@@ -134,11 +170,22 @@ export async function applySeed(context: Context, adminEmail: string, seed: Seed
       if (app.units > 1) await addUnits(context, await admin(), app.name, app.units - 1);
     });
   }
+  await waitForProviders(context, seed, providerWaitMs);
   for (const instance of seed.instances) {
     if (await store.get("instances", instance.name)) continue;
-    await step(`instance ${instance.name}`, async () =>
-      createInstance(context, await admin(), { name: instance.name, service: instance.service, plan: instance.plan, owner: instance.team, pool: instance.pool }),
-    );
+    await step(`instance ${instance.name}`, async () => {
+      try {
+        await createInstance(context, await admin(), { name: instance.name, service: instance.service, plan: instance.plan, owner: instance.team, pool: instance.pool });
+      } catch (error) {
+        if (!(error instanceof PlatformError && error.status === 409 && error.message.startsWith("Failed to create"))) throw error;
+        // The provider kept the instance of an earlier platform whose state is gone (a fresh data directory).
+        throw new PlatformError(
+          `the provider of the service ${instance.service} already has an instance "${instance.name}" (${error.message}). A fresh data directory does not know it: ` +
+            `start the platform on its earlier --data-dir, or remove the instance at the provider (or restart the provider with empty state) and start again.`,
+          409,
+        );
+      }
+    });
   }
   for (const binding of seed.bindings) {
     const instance = await store.get("instances", binding.instance);

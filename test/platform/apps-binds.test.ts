@@ -16,7 +16,7 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     t = await startTestPlatform(kind);
     provider = await startTestProvider();
     await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) })); // Variant A
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }), 201);
   });
   afterAll(async () => {
     await t.stop();
@@ -84,7 +84,8 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     expect(provider.received[0]!.request).toMatchObject({ appName: "shop", appHost: "shop.localhost" });
     expect(provider.received[0]!.context.user).toBe("admin@example.com");
 
-    expect((await t.admin.put("/services/instances/kv1/shop")).status).toBe(409);
+    // bindAppDBAction's ErrAppAlreadyBound: 500.
+    expect((await t.admin.put("/services/instances/kv1/shop")).status).toBe(500);
     expect((await t.admin.put("/services/instances/nope/shop")).status).toBe(404);
     expect((await t.admin.put("/services/instances/kv1/nope")).status).toBe(404);
     const outsider = await t.admin.login("gina@example.com", "user-password");
@@ -109,7 +110,9 @@ describe.each(STORES)("apps and binds (%s store)", (kind) => {
     expect(everyUnit.text.trim().split("\n")).toHaveLength(2);
     const failing = await t.admin.post("/apps/shop/run?once=true", { text: "echo before; exit 3" });
     expect([failing.status, failing.text]).toEqual([400, "before\nThe command exited with code 3."]);
-    expect((await t.admin.post("/apps/shop/run?once=maybe", { text: "true" })).status).toBe(400);
+    // `once` as Go's ParseBool: 1 is true, anything but its true forms false.
+    expect((await t.admin.post("/apps/shop/run?once=1", { text: "echo $TSURU_UNIT" })).text.trim().split("\n")).toHaveLength(1);
+    expect((await t.admin.post("/apps/shop/run?once=maybe", { text: "echo $TSURU_UNIT" })).text.trim().split("\n")).toHaveLength(2);
     expect((await t.admin.post("/apps/shop/run", { text: "" })).status).toBe(400);
     const log = (await t.admin.get("/apps/shop/log?lines=50&source=app-run")).json<Array<{ Message: string }>>();
     expect(log.map((entry) => entry.Message)).toContain("before");

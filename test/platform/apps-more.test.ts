@@ -17,7 +17,7 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     });
     provider = await startTestProvider();
     await t.admin.ok(t.admin.post("/services", { text: manifest("today", provider.running.url, { variant: "current" }) }));
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "now1", service_name: "today" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "now1", service_name: "today" } }), 201);
   });
   afterAll(async () => {
     await t.stop();
@@ -93,7 +93,7 @@ describe.each(STORES)("apps: swap, log, pools, platforms (%s store)", (kind) => 
     expect([refused.status, refused.text]).toEqual([400, 'Invalid pool "gpu" for the team "admin": use one of local.']);
 
     await t.admin.ok(t.admin.put("/services/today/ml"));
-    await mia.ok(mia.post("/services/instances", { json: { name: "now2", service_name: "today" } }));
+    await mia.ok(mia.post("/services/instances", { json: { name: "now2", service_name: "today" } }), 201);
     provider.received.length = 0;
     await mia.ok(mia.put("/services/instances/now2/trainer"));
     expect(provider.received[0]!.request).toMatchObject({ appName: "trainer", placement: { poolName: "gpu" } });

@@ -30,7 +30,8 @@ beforeAll(async () => {
     stringify({
       users: [{ email: "dev@example.com", password: "dev-password" }],
       teams: [{ name: "devs", users: ["dev@example.com"] }],
-      services: [{ id: "kv", username: USER, password: PASSWORD, endpoint: { production: provider.running.url } }],
+      // The admin is in admin and devs: the service names its owner team, as serviceCreate asks.
+      services: [{ id: "kv", username: USER, password: PASSWORD, endpoint: { production: provider.running.url }, team: "devs" }],
       apps: [{ name: "demo", platform: "node", team: "devs", units: 2 }],
       instances: [{ name: "demo-kv", service: "kv", team: "devs" }],
       bindings: [{ instance: "demo-kv", app: "demo" }],

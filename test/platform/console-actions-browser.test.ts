@@ -40,7 +40,7 @@ describe("an instance's actions in the console, in a real browser", { timeout: 1
     platform = await startPlatformProcess(platformDir);
     api = platform.api;
     await api.ok(api.post("/services", { text: provider.manifest }));
-    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }), 201);
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
     await api.ok(api.put("/services/instances/cache/web"));
     // A user whose team may use the service and the instance, but holds no action's grant.
@@ -52,7 +52,7 @@ describe("an instance's actions in the console, in a real browser", { timeout: 1
     markup = await startTestProvider({ actions: markupActions });
     await api.ok(api.post("/services", { text: manifest("markup", markup.running.url) }));
     await api.ok(api.put("/1.31/services/markup/manifest", { json: actionsManifest(markupActions) }));
-    await api.ok(api.post("/services/instances", { json: { name: "page1", service_name: "markup" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "page1", service_name: "markup" } }), 201);
     browser = await launchBrowser();
   }, 2 * START_MS);
 

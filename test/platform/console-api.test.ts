@@ -26,8 +26,8 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
     });
     await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) }));
     await t.admin.ok(t.admin.post("/services", { text: manifest("flaky", failing.running.url) }));
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv", plan: "small" } }));
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "flaky1", service_name: "flaky" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv", plan: "small" } }), 201);
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "flaky1", service_name: "flaky" } }), 201);
     await t.admin.ok(t.admin.post("/apps", { json: { name: "shop", platform: "node" } }));
     await t.admin.ok(t.admin.put("/apps/shop/units", { text: "1" }));
   });
@@ -97,6 +97,7 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
       "POST /resources/flaky1/bind 500",
       "undo DELETE /resources/flaky1/bind 200",
       "undo DELETE /resources/flaky1/bind-app 200",
+      "GET /resources/flaky1/status 204",
     ]);
     expect(new Set(bind.map((call) => call.operation!.id)).size).toBe(1);
     const create = calls.find((call) => call.method === "POST" && call.path === "/resources")!;

@@ -34,7 +34,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     // A provider whose instance is down, for the reason shown beside the status.
     sick = await startTestProvider({ status: async () => ({ down: "the disk is full" }) });
     await api.ok(api.post("/services", { text: manifest("sick", sick.running.url) }));
-    await api.ok(api.post("/services/instances", { json: { name: "ill", service_name: "sick" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "ill", service_name: "sick" } }), 201);
     pooled = await startTestProvider();
     await api.ok(api.post("/services", { text: manifest("mc", pooled.running.url, { "multi-cluster": true }) }));
     browser = await launchBrowser();

@@ -32,7 +32,7 @@ async function median(times: number, work: () => Promise<unknown>): Promise<numb
 }
 
 async function fill(api: Api): Promise<void> {
-  await inParallel(INSTANCES, (index) => api.ok(api.post("/services/instances", { json: { name: `load-${index}`, service_name: "kv" } })));
+  await inParallel(INSTANCES, (index) => api.ok(api.post("/services/instances", { json: { name: `load-${index}`, service_name: "kv" } }), 201));
   await inParallel(CALLS - INSTANCES, (index) => api.ok(api.get(`/services/instances/load-${index % INSTANCES}/status`)));
 }
 

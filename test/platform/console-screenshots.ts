@@ -47,9 +47,9 @@ async function main(): Promise<void> {
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
     await api.ok(api.put("/apps/web/units", { text: "1" }));
     await api.ok(api.post("/apps/web/env", { json: { envs: [{ name: "GREETING", value: "hello" }] } }));
-    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }));
-    await api.ok(api.post("/services/instances", { json: { name: "big", service_name: "redis", plan: "dedicated" } }));
-    await api.ok(api.post("/services/instances", { json: { name: "flaky1", service_name: "flaky" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }), 201);
+    await api.ok(api.post("/services/instances", { json: { name: "big", service_name: "redis", plan: "dedicated" } }), 201);
+    await api.ok(api.post("/services/instances", { json: { name: "flaky1", service_name: "flaky" } }), 201);
     await eventually(async () => (await api.get("/services/instances/big/status")).text.includes("is up"), 60_000);
     await api.ok(api.put("/services/instances/cache/web"));
     await api.ok(api.put("/services/instances/big/web"));

@@ -47,7 +47,7 @@ describe.each(STORES)("deploys, healers, ?check=all, app tokens (%s store)", (ki
       },
     });
     await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) })); // Variant A
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }), 201);
     await t.admin.ok(t.admin.post("/apps", { json: { name: "shop", platform: "go" } }));
     await t.admin.ok(t.admin.put("/apps/shop/units", { text: "1" }));
     await t.admin.ok(t.admin.put("/services/instances/kv1/shop"));
@@ -114,7 +114,7 @@ describe.each(STORES)("deploys, healers, ?check=all, app tokens (%s store)", (ki
     unitBindsFail = true;
     const deploy = (await t.admin.ok(t.admin.post("/apps/shop/deploy", { json: { image: "registry.local/shop:v3" } }))).json<DeployV1>();
     expect(deploy.Error).toBe("");
-    expect(deploy.Log).toMatch(/failed to bind the unit shop-\d+ \(10\.10\.10\.\d+\) to the instance kv1: unit binds are down for maintenance/);
+    expect(deploy.Log).toMatch(/failed to bind the unit shop-\d+ \(10\.10\.10\.\d+\) to the instance kv1: invalid response: unit binds are down for maintenance \(code: \d+\)/);
     expect(deploy.Log).toContain("2 unit call(s) failed: GET /healers/bind-units sends them again");
 
     unitBindsFail = false;
@@ -138,11 +138,11 @@ describe.each(STORES)("deploys, healers, ?check=all, app tokens (%s store)", (ki
 
   it("refreshes every instance's status from its provider with the instance-status healer", async () => {
     const healed = await t.admin.ok(t.admin.get("/healers/instance-status"));
-    expect(healed.text).toBe('Service instance "kv1" is up.\n');
+    expect(healed.text).toBe('Service instance "kv1" is up\n');
     const calls = (await t.admin.get("/provider-calls?instance=kv1")).json<ProviderCall[]>();
     expect(`${calls.at(-1)!.method} ${calls.at(-1)!.path}`).toBe("GET /resources/kv1/status");
-    expect((await t.admin.get("/services/instances/kv1")).json()).toMatchObject({ name: "kv1", status: 'Service instance "kv1" is up.' });
-    expect((await t.admin.get("/apps/shop/log?lines=1&source=healer")).json<LogEntry[]>()[0]!.Message).toBe('Service instance "kv1" is up.');
+    expect((await t.admin.get("/services/instances/kv1")).json()).toMatchObject({ name: "kv1", status: 'Service instance "kv1" is up' });
+    expect((await t.admin.get("/apps/shop/log?lines=1&source=healer")).json<LogEntry[]>()[0]!.Message).toBe('Service instance "kv1" is up');
     expect((await t.admin.get("/healers/nope")).status).toBe(404);
     expect((await t.admin.get("/healers/Bad!")).status).toBe(400);
     expect((await t.anonymous.get("/healers/bind-units")).status).toBe(401);

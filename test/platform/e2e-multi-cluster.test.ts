@@ -75,8 +75,8 @@ describe("a multi-cluster service on two clusters, end to end", { timeout: 180_0
 
   it("creates an instance in each pool on its cluster's provider, with the pool's headers", async () => {
     await admin.ok(admin.put("/services/redis/devs"));
-    await dev.ok(dev.post("/services/instances", { json: { name: "eastcache", service_name: "redis", plan: "shared", pool: "pool-east" } }));
-    await dev.ok(dev.post("/services/instances", { json: { name: "westcache", service_name: "redis", plan: "shared", pool: "pool-west" } }));
+    await dev.ok(dev.post("/services/instances", { json: { name: "eastcache", service_name: "redis", plan: "shared", pool: "pool-east" } }), 201);
+    await dev.ok(dev.post("/services/instances", { json: { name: "westcache", service_name: "redis", plan: "shared", pool: "pool-west" } }), 201);
 
     const info = async (name: string) => (await dev.ok(dev.get(`/services/instances/${name}`))).json<{ pool: string; cluster: string; info: Record<string, string> }>();
     // The provider's own info says which process holds the instance.

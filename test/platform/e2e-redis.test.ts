@@ -46,10 +46,10 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
     await api.ok(api.post("/apps", { json: { name: "web", platform: "node" } }));
     await api.ok(api.put("/apps/web/units", { text: "1" }));
 
-    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }));
-    await api.ok(api.post("/services/instances", { json: { name: "big", service_name: "redis", plan: "dedicated" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "cache", service_name: "redis", plan: "shared" } }), 201);
+    await api.ok(api.post("/services/instances", { json: { name: "big", service_name: "redis", plan: "dedicated" } }), 201);
     // A dedicated instance is provisioned in the background: wait for the provider to say it is up.
-    await eventually(async () => (await api.get("/services/instances/big/status")).text === 'Service instance "big" is up.', 60_000);
+    await eventually(async () => (await api.get("/services/instances/big/status")).text === 'Service instance "big" is up', 60_000);
 
     const shared = (await api.ok(api.put("/services/instances/cache/web"))).json<Record<string, string>>();
     expect(Object.keys(shared)).toEqual(expect.arrayContaining(["REDIS_URL", "REDIS_HOST", "REDIS_PORT", "REDIS_PASSWORD"]));
@@ -91,7 +91,7 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
   });
 
   it("deploys (new units bound on the provider), runs the healers and the full health check against the Redis example", async () => {
-    await api.ok(api.post("/services/instances", { json: { name: "store", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "store", service_name: "redis", plan: "shared" } }), 201);
     await api.ok(api.put("/services/instances/store/web"));
     const before = (await api.get("/apps/web")).json<{ Units: Array<{ Ip: string }> }>().Units.map((unit) => unit.Ip);
 
@@ -113,8 +113,8 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
     expect((await api.ok(api.post("/apps/web/run", { text: ping }))).text.trim().split("\n")).toEqual(after.map(() => "PONG"));
 
     expect((await api.ok(api.get("/healers/bind-units"))).text).toBe("nothing to do\n");
-    expect((await api.ok(api.get("/healers/instance-status"))).text).toBe('Service instance "store" is up.\n');
-    expect(platform!.process.output()).toContain('healer instance-status: Service instance "store" is up.');
+    expect((await api.ok(api.get("/healers/instance-status"))).text).toBe('Service instance "store" is up\n');
+    expect(platform!.process.output()).toContain('healer instance-status: Service instance "store" is up');
     const health = await api.get("/healthcheck/?check=all");
     expect(health.status).toBe(200);
     expect(health.text).toMatch(/^Store \(redis\): WORKING \(.+\)\nProvider redis: WORKING \(.+\)\n$/);

@@ -3,6 +3,7 @@
  * real redis-server), an API client that logs in as the admin, and providers built with
  * createProvider (test/http/helpers.ts) that record every call they receive.
  */
+import { expect } from "vitest";
 import { stringify } from "yaml";
 import { startPlatform, type PlatformOptions, type RunningPlatform } from "../../src/platform/platform.js";
 import { fakeResource, PASSWORD, start, USER, type Running } from "../http/helpers.js";
@@ -134,4 +135,36 @@ export async function startTestProvider(overrides: Partial<ProviderHandlers> = {
     handlers: () => resource.received.map((call) => call.handler),
     stop: () => running.stop(),
   };
+}
+
+/** Today's command-line client (`tsuru` 1.34), as it sends its requests and reads their answers. */
+const CLIENT_FORM = "application/x-www-form-urlencoded";
+
+export interface Reply {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+/** A request as the Go client builds it: url.Values.Encode sorts the keys. */
+export async function tsuru(url: string, token: string | undefined, method: string, path: string, form?: Record<string, string | string[]>): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (token) headers.Authorization = `bearer ${token}`;
+  let body: string | undefined;
+  if (form) {
+    const values = new URLSearchParams();
+    for (const key of Object.keys(form).sort()) for (const value of [form[key]!].flat()) values.append(key, value);
+    body = values.toString();
+    headers["Content-Type"] = CLIENT_FORM;
+  }
+  const response = await fetch(`${url}${path}`, { method, headers, body });
+  return { status: response.status, contentType: response.headers.get("content-type") ?? "", text: await response.text() };
+}
+
+/** The client's stream reader: one JSON object per line; an `Error` fails the command. */
+export function readStream(reply: Reply): { messages: string[]; error?: string } {
+  expect(reply.status).toBe(200);
+  expect(reply.contentType).toBe("application/x-json-stream");
+  const lines = reply.text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { Message: string; Error?: string });
+  return { messages: lines.map((line) => line.Message).filter((message) => message !== ""), error: lines.find((line) => line.Error)?.Error };
 }

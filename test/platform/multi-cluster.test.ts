@@ -84,7 +84,7 @@ describe.each(STORES)("multi-cluster services (%s store)", (kind) => {
   });
 
   it("sends every call about an instance to its cluster's endpoint, with the pool's headers and the propagated kube config", async () => {
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "inwest", service_name: "mc", pool: "pool-west" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "inwest", service_name: "mc", pool: "pool-west" } }), 201);
     await t.admin.ok(t.admin.post("/apps", { json: { name: "webapp", platform: "go", pool: "pool-east" } }));
     await t.admin.ok(t.admin.put("/services/instances/inwest/webapp"));
     await t.admin.ok(t.admin.get("/services/instances/inwest/status"));
@@ -118,8 +118,8 @@ describe.each(STORES)("multi-cluster services (%s store)", (kind) => {
 
   it("falls back to production for a pool whose cluster has no endpoint of its own, and sends no kube config its cluster keeps", async () => {
     production.seen.length = 0;
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "ineast", service_name: "mc", pool: "pool-east" } }));
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "inlocal", service_name: "mc", pool: "local" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "ineast", service_name: "mc", pool: "pool-east" } }), 201);
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "inlocal", service_name: "mc", pool: "local" } }), 201);
     expect(production.seen.map((call) => [call.handler, call.placement])).toEqual([
       ["create", { poolName: "pool-east", poolProvisioner: "local", clusterName: "east", clusterProvisioner: "kubernetes", clusterAddresses: ["https://east.example:6443"] }],
       // No cluster serves `local` (no default cluster is configured here): the pool's headers only.
@@ -129,7 +129,7 @@ describe.each(STORES)("multi-cluster services (%s store)", (kind) => {
   });
 
   it("proxies a call about an instance to its cluster's endpoint, and service-level calls to production", async () => {
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "proxied", service_name: "mc", pool: "pool-west" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "proxied", service_name: "mc", pool: "pool-west" } }), 201);
     const answer = await t.admin.get("/1.20/services/mc/resources/proxied/status");
     expect(answer.status).toBe(204);
     const [, proxied] = await calls(t.admin, "proxied");

@@ -84,7 +84,7 @@ describe("the proxy and service actions (memory store)", () => {
     t = await startTestPlatform("memory");
     provider = await startTestProvider({ actions });
     await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) }));
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "store1", service_name: "kv" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "store1", service_name: "kv" } }), 201);
     alice = await t.admin.user("alice@example.com");
     bob = await t.admin.user("bob@example.com");
     await alice.ok(alice.post("/teams", { json: { name: "devs" } }));

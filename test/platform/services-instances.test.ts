@@ -62,7 +62,7 @@ describe.each(STORES)("services and instances (%s store)", (kind) => {
 
   it("creates an instance on the provider first, and words the provider's failure as the platform does", async () => {
     const create = (json: unknown) => t.admin.post("/services/instances", { json });
-    await t.admin.ok(create({ name: "store1", service_name: "kv", plan: "small" }));
+    await t.admin.ok(create({ name: "store1", service_name: "kv", plan: "small" }), 201);
     expect(provider.received.at(-1)).toMatchObject({ handler: "create", request: { instance: "store1", plan: "small", team: "admin" } });
     expect((await create({ name: "store1", service_name: "kv" })).status).toBe(409);
     expect((await create({ name: "store2", service_name: "nope" })).status).toBe(404);
@@ -72,16 +72,16 @@ describe.each(STORES)("services and instances (%s store)", (kind) => {
     // The provider already has an instance of that name (made behind the platform's back): its 409, its words.
     await provider.running.http.post("/resources").set("Authorization", GOOD_AUTH).type("form").send("name=ghost").expect(201);
     const clash = await create({ name: "ghost", service_name: "kv" });
-    expect([clash.status, clash.text]).toEqual([409, "Failed to create the instance ghost: An instance with this name already exists."]);
+    expect([clash.status, clash.text]).toEqual([409, "Failed to create the instance ghost: invalid response: An instance with this name already exists. (code: 409)"]);
     expect((await t.admin.get("/services/instances/ghost")).status).toBe(404);
 
     expect((await t.admin.get("/services/instances")).json()).toEqual([{ service: "kv", instances: ["store1"] }]);
-    expect((await t.admin.get("/services/instances/store1/status")).text).toBe('Service instance "store1" is up.');
+    expect((await t.admin.get("/services/instances/store1/status")).text).toBe('Service instance "store1" is up');
     expect((await t.admin.get("/services/instances/nope")).status).toBe(404);
   });
 
   it("shows the provider's info of an instance, and of each instance of a service listing, one call each", async () => {
-    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "store2", service_name: "kv", plan: "large" } }));
+    await t.admin.ok(t.admin.post("/services/instances", { json: { name: "store2", service_name: "kv", plan: "large" } }), 201);
     provider.received.length = 0;
     expect((await t.admin.get("/services/instances/store1")).json()).toEqual({
       name: "store1",

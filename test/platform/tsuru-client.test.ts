@@ -6,39 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/index.js";
-import { ADMIN, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
+import { ADMIN, readStream, STORES, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
 import { PASSWORD, USER } from "../http/helpers.js";
-
-const FORM = "application/x-www-form-urlencoded";
-
-interface Reply {
-  status: number;
-  contentType: string;
-  text: string;
-}
-
-/** A request as the Go client builds it: url.Values.Encode sorts the keys. */
-async function tsuru(url: string, token: string | undefined, method: string, path: string, form?: Record<string, string | string[]>): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (token) headers.Authorization = `bearer ${token}`;
-  let body: string | undefined;
-  if (form) {
-    const values = new URLSearchParams();
-    for (const key of Object.keys(form).sort()) for (const value of [form[key]!].flat()) values.append(key, value);
-    body = values.toString();
-    headers["Content-Type"] = FORM;
-  }
-  const response = await fetch(`${url}${path}`, { method, headers, body });
-  return { status: response.status, contentType: response.headers.get("content-type") ?? "", text: await response.text() };
-}
-
-/** The client's stream reader: one JSON object per line; an `Error` fails the command. */
-function readStream(reply: Reply): { messages: string[]; error?: string } {
-  expect(reply.status).toBe(200);
-  expect(reply.contentType).toBe("application/x-json-stream");
-  const lines = reply.text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { Message: string; Error?: string });
-  return { messages: lines.map((line) => line.Message).filter((message) => message !== ""), error: lines.find((line) => line.Error)?.Error };
-}
 
 describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   let t: TestPlatform;
@@ -150,7 +119,7 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect((JSON.parse((await client("GET", "/1.0/apps/web/env")).text) as { name: string }[]).map((variable) => variable.name)).not.toContain("KV_URL");
     failBind = true;
     const failed = readStream(await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
-    expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": no more room on this plan');
+    expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": invalid response: no more room on this plan (code: 500) ("kv1" is up)');
     failBind = false;
   });
 
@@ -168,12 +137,12 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     failUnbind = true;
     const path = "/1.13/services/kv/instances/kv1/apps/web";
     const refused = readStream(await client("DELETE", `${path}?noRestart=false`));
-    expect(refused.error).toBe('Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone (if the provider can no longer undo this binding, unbind with ?force=true)');
+    expect(refused.error).toBe('Failed to unbind ("/resources/kv1/bind-app"): invalid response: this binding\'s user is gone (code: 500) (if the provider can no longer undo this binding, unbind with ?force=true)');
     const forced = readStream(await client("DELETE", `${path}?noRestart=false&force=true`));
     expect(forced.error).toBeUndefined();
     expect(forced.messages).toEqual([
       "---- Unbinding the instance kv1 from the app web ----\n",
-      'ignored error due to force: Failed to unbind ("/resources/kv1/bind-app"): this binding\'s user is gone\n',
+      '[unbind-app-endpoint] ignored error due to force: Failed to unbind ("/resources/kv1/bind-app"): invalid response: this binding\'s user is gone (code: 500)\n',
       "---- Restarting the app ----\n",
       '\nInstance "kv1" is not bound to the app "web" anymore.\n',
     ]);

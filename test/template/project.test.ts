@@ -141,7 +141,7 @@ describe("a project made by provider-kit init", () => {
       await api.ok(api.post("/services", { text: manifest.stdout })); // Variant A: bind-app, then one bind per unit
       await api.ok(api.post("/apps", { json: { name: "orders-web", platform: "node" } }));
       await api.ok(api.put("/apps/orders-web/units", { text: "1" }));
-      await api.ok(api.post("/services/instances", { json: { name: "orders", service_name: serviceId } }));
+      await api.ok(api.post("/services/instances", { json: { name: "orders", service_name: serviceId } }), 201);
       const bound = (await api.ok(api.put("/services/instances/orders/orders-web"))).json<Record<string, string>>();
       expect(Object.keys(bound).length).toBeGreaterThan(0);
       const seen = await api.ok(api.post("/apps/orders-web/run?once=true", { text: 'printf %s "$TSURU_SERVICES"' }));

@@ -15,8 +15,8 @@ import { bindResultProblem } from "../../provider-client/shapes.js";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
 import { boundVariablesProblem } from "./env.js";
-import { badRequest, conflict, failed, preconditionFailed } from "./errors.js";
-import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js";
+import { badRequest, failed, PlatformError, preconditionFailed } from "./errors.js";
+import { assertInstanceAccess, findInstance, instanceLock, providerState } from "./instances.js";
 import type { App, Instance, Service, Unit } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import type { CallTarget } from "./provider-calls.js";
@@ -62,48 +62,70 @@ export async function bindTargets(context: Context, actor: Actor, instanceName: 
   return { instance, app };
 }
 
+/** The status asked after a failed bind only words its message: a provider that hangs does not hold the user longer than this. */
+const STATUS_AFTER_FAILURE_MS = 10_000;
+
 /** Binds and answers the names of the variables exported to the app (their values stay in the app's env). */
 export async function bind(context: Context, actor: Actor, instanceName: string, appName: string): Promise<string[]> {
   return exclusive(context, [appLock(appName), instanceLock(instanceName)], async () => {
     const { instance, app } = await bindTargets(context, actor, instanceName, appName);
-    if (instance.apps.includes(appName)) throw conflict("This app is already bound to this service instance.");
-    const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
-    const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
-    const failure = (problem: string) => failed(`Failed to bind the instance "${service.name}/${instanceName}" to the app "${appName}": ${problem}`);
+    try {
+      return await bindSteps(context, actor, instance, app);
+    } catch (error) {
+      if (!(error instanceof PlatformError)) throw error;
+      // bindServiceInstance: the pipeline's error, then what the provider says of the instance.
+      const state = await providerState(context, actor, instance, STATUS_AFTER_FAILURE_MS).then(
+        (status) => `"${instanceName}" is ${status}`,
+        (statusError: Error) => `failed to retrieve instance status: ${statusError.message}`,
+      );
+      throw new PlatformError(`${error.message} (${state})`, error.status);
+    }
+  });
+}
 
-    return withUndo(async (done) => {
-      const withApp: Instance = { ...instance, apps: [...instance.apps, appName], pendingBinds: [...(instance.pendingBinds ?? []), appName] };
-      await context.store.put("instances", instanceName, withApp);
-      done(() => context.store.put("instances", instanceName, instance));
+/** The bind pipeline (bindAppDBAction, bindAppEndpointAction, setBoundEnvsAction, then the unit binds); the caller holds both locks. */
+async function bindSteps(context: Context, actor: Actor, instance: Instance, app: App): Promise<string[]> {
+  const [instanceName, appName] = [instance.name, app.name];
+  // bindAppDBAction's ErrAppAlreadyBound, a plain error: 500.
+  if (instance.apps.includes(appName)) throw failed("app is already bound to this service instance");
+  const { service, calls, target, spec } = await bindingOf(context, actor, instance, app);
+  const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call);
+  const failure = (problem: string) => failed(`Failed to bind the instance "${service.name}/${instanceName}" to the app "${appName}": ${problem}`);
 
-      let result = await send(calls.bindApp(instanceName, spec));
-      if (service.variant !== "B" && statusOf(result) === 404) result = await send(calls.bindAppFallback(instanceName, spec));
-      if (statusOf(result) === 412) {
-        throw preconditionFailed("You cannot bind any app to this service instance because it is not ready yet.");
-      }
-      if (!succeeded(result)) throw failure(providerProblem(result));
-      done(() => send(calls.unbindApp(instanceName, spec)));
-      const problem = bindResultProblem(result.answer!.body, true);
-      if (problem) throw failure(`its answer cannot be used (${problem})`);
-      const envs = (JSON.parse(result.answer!.body) ?? {}) as Record<string, string>;
-      const refused = boundVariablesProblem(envs);
-      if (refused) throw failure(`its answer cannot be used (${refused})`);
+  return withUndo(async (done) => {
+    const withApp: Instance = { ...instance, apps: [...instance.apps, appName], pendingBinds: [...(instance.pendingBinds ?? []), appName] };
+    await context.store.put("instances", instanceName, withApp);
+    done(() => context.store.put("instances", instanceName, instance));
 
-      const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
-      await context.store.put("apps", appName, withEnv);
-      done(() => context.store.put("apps", appName, app));
+    let result = await send(calls.bindApp(instanceName, spec));
+    if (service.variant !== "B" && statusOf(result) === 404) result = await send(calls.bindAppFallback(instanceName, spec));
+    if (statusOf(result) === 412) {
+      throw preconditionFailed("You cannot bind any app to this service instance because it is not ready yet.");
+    }
+    if (!succeeded(result)) throw failure(providerProblem(result));
+    // An answer that does not decode fails bindAppEndpointAction itself: a pipeline undoes only
+    // the steps that succeeded, so the provider is not told to unbind.
+    const problem = bindResultProblem(result.answer!.body, true);
+    if (problem) throw failure(`its answer cannot be used (${problem})`);
+    done(() => send(calls.unbindApp(instanceName, spec)));
+    const envs = (JSON.parse(result.answer!.body) ?? {}) as Record<string, string>;
+    const refused = boundVariablesProblem(envs);
+    if (refused) throw failure(`its answer cannot be used (${refused})`);
 
-      const hosts = service.variant === "A" ? await bindUnits(context, { service, calls, target, spec }, app.units) : undefined;
-      const pendingBinds = withApp.pendingBinds!.filter((name) => name !== appName);
-      await context.store.put("instances", instanceName, {
-        ...withApp,
-        ...(hosts ? { boundUnits: { ...withApp.boundUnits, [appName]: hosts } } : {}),
-        pendingBinds,
-      });
-      const names = Object.keys(envs);
-      await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}); restarting app`);
-      return names;
+    const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
+    await context.store.put("apps", appName, withEnv);
+    done(() => context.store.put("apps", appName, app));
+
+    const hosts = service.variant === "A" ? await bindUnits(context, { service, calls, target, spec }, app.units) : undefined;
+    const pendingBinds = withApp.pendingBinds!.filter((name) => name !== appName);
+    await context.store.put("instances", instanceName, {
+      ...withApp,
+      ...(hosts ? { boundUnits: { ...withApp.boundUnits, [appName]: hosts } } : {}),
+      pendingBinds,
     });
+    const names = Object.keys(envs);
+    await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}); restarting app`);
+    return names;
   });
 }
 
@@ -191,9 +213,10 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
     const { calls, target, spec } = binding;
     const passedOver: string[] = [];
     // A provider failure stops the unbind, its steps undone; forced, it is passed over and said.
-    const unlessForced = (failure: string) => {
+    // `[unbind-app-endpoint] ...`: the platform's words for the step it forces; the unit era's steps had none.
+    const unlessForced = (failure: string, step = "") => {
       if (!force) throw failed(`${failure} (if the provider can no longer undo this binding, unbind with ?force=true)`);
-      passedOver.push(`ignored error due to force: ${failure}`);
+      passedOver.push(`${step}ignored error due to force: ${failure}`);
     };
     const steps = () => withUndo(async (done) => {
       const { unbound, failures } = await unbindUnits(context, binding, instance.boundUnits[app.name] ?? []);
@@ -201,7 +224,7 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
       for (const failure of failures) unlessForced(failure);
       const unbindApp = calls.unbindApp(instanceName, spec);
       const result = await context.providers.send(target, unbindApp);
-      if (!succeeded(result) && statusOf(result) !== 404) unlessForced(`Failed to unbind ("${unbindApp.path}"): ${providerProblem(result)}`);
+      if (!succeeded(result) && statusOf(result) !== 404) unlessForced(`Failed to unbind ("${unbindApp.path}"): ${providerProblem(result)}`, "[unbind-app-endpoint] ");
       // Undone when the variables cannot leave the app: the provider gets its binding back, as the platform does.
       done(() => context.providers.send(target, calls.bindApp(instanceName, spec)));
       const { [app.name]: _gone, ...boundUnits } = instance.boundUnits;
@@ -219,11 +242,18 @@ async function unbindLocked(context: Context, actor: Actor, instanceName: string
   });
 }
 
-/** `?unbindall=true` of an instance removal: each bound app is unbound as its own unbind would be (not forced, as the platform does). */
-export async function unbindEveryApp(context: Context, actor: Actor, instanceName: string): Promise<void> {
+/**
+ * `?unbindall=true` of an instance removal: each bound app is unbound as its own unbind would be
+ * (not forced, as the platform does), each said as `removeServiceInstance` says it, as it happens.
+ */
+export async function unbindEveryApp(context: Context, actor: Actor, instanceName: string, say: (message: string) => void = () => {}): Promise<void> {
   const instance = await findInstance(context, instanceName);
   assertInstanceAccess(actor, instance);
-  for (const app of instance.apps) await unbind(context, actor, instanceName, app);
+  for (const app of instance.apps) {
+    say(`Unbind app "${app}" ...\n`);
+    await unbind(context, actor, instanceName, app);
+    say(`\nInstance "${instanceName}" is not bound to the app "${app}" anymore.\n`);
+  }
 }
 
 /**
@@ -325,14 +355,20 @@ export async function removeUnits(context: Context, actor: Actor, name: string, 
     const hosts = removed.map((unit) => unit.ip);
     const instances = await boundInstances(context, name);
     await exclusive(context, instances.map((instance) => instanceLock(instance.name)), async () => {
-      for (const instance of instances) {
-        const binding = await bindingOf(context, actor, instance, app);
-        const bound = (instance.boundUnits[name] ?? []).filter((host) => hosts.includes(host));
-        if (bound.length === 0) continue;
-        await unbindEveryUnit(context, binding, bound);
-        const rest = (instance.boundUnits[name] ?? []).filter((host) => !hosts.includes(host));
-        await context.store.put("instances", instance.name, { ...instance, boundUnits: { ...instance.boundUnits, [name]: rest } });
-      }
+      // All instances or none: when one refuses, those already unbound are bound again.
+      const updated: Instance[] = [];
+      await withUndo(async (done) => {
+        for (const instance of instances) {
+          const binding = await bindingOf(context, actor, instance, app);
+          const bound = (instance.boundUnits[name] ?? []).filter((host) => hosts.includes(host));
+          if (bound.length === 0) continue;
+          await unbindEveryUnit(context, binding, bound);
+          done(() => rebindUnits(context, binding, bound));
+          const rest = (instance.boundUnits[name] ?? []).filter((host) => !hosts.includes(host));
+          updated.push({ ...instance, boundUnits: { ...instance.boundUnits, [name]: rest } });
+        }
+      });
+      for (const instance of updated) await context.store.put("instances", instance.name, instance);
       await context.store.put("apps", name, { ...app, units: app.units.slice(0, app.units.length - count) });
       await appLog(context, name, `removed ${count} unit(s): ${removed.map((unit) => unit.name).join(", ")}`);
     });

@@ -11,6 +11,7 @@ import { forcing, undoing } from "./operation.js";
 import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
 import { INSTANCE_NAME_PATTERN } from "../../contract.js";
+import type { ParameterTree } from "../../provider-client/payloads.js";
 
 export const instanceLock = (name: string) => `instance:${name}`;
 
@@ -40,12 +41,13 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
   const service = await findService(context, wanted.service);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${service.name}".`);
   const allowed = actor.teams.filter((team) => service.teams.includes(team));
-  const teams = allowed.length > 0 ? allowed : actor.teams;
-  const ownerTeam = chooseOwner(actor, teams, wanted.owner);
+  const ownerTeam = chooseOwner(actor, allowed.length > 0 ? allowed : actor.teams, wanted.owner);
+  if (!(await context.store.get("teams", ownerTeam))) throw badRequest("Team owner doesn't exist");
   const pool = instancePool(context, service, wanted.pool || undefined);
 
   return exclusive(context, [instanceLock(wanted.name)], async () => {
-    if (await context.store.get("instances", wanted.name)) throw conflict("This service instance name is already in use.");
+    // validateServiceInstanceName's words, with createServiceInstance's 409.
+    if (await context.store.get("instances", wanted.name)) throw conflict("instance name already exists.");
     const target = { service, instance: wanted.name, pool };
     const calls = context.providers.builder(service, actor.email);
     const created = await context.providers.send(
@@ -62,7 +64,8 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
       plan: wanted.plan,
       ...(pool === undefined ? {} : { pool }),
       ownerTeam,
-      teams,
+      // The owner team only, as CreateServiceInstance sets Teams: other teams get access by a grant.
+      teams: [ownerTeam],
       apps: [],
       boundUnits: {},
     };
@@ -103,12 +106,67 @@ function chooseOwner(actor: Actor, teams: string[], owner: string | undefined): 
   throw badRequest(`You belong to several teams: say which one owns the instance with "owner" (one of ${teams.join(", ")}).`);
 }
 
+/** The whole new state of an instance, as `updateServiceInstance` reads it: a field left out is emptied. */
+export interface InstanceUpdate {
+  description: string;
+  plan: string;
+  teamOwner: string;
+  tags: string[];
+  parameters: ParameterTree;
+}
+
+/**
+ * `updateServiceInstance`: the record changed, then the provider's `PUT /resources/<i>` with the
+ * whole new state (the endpoint's `Update`: a 404 is success); any other failure restores the
+ * record and reaches the user as "Failed to update the instance <i>: ...".
+ */
+export async function updateInstance(context: Context, actor: Actor, name: string, wanted: InstanceUpdate): Promise<void> {
+  await exclusive(context, [instanceLock(name)], async () => {
+    const instance = await findInstance(context, name);
+    assertInstanceAccess(actor, instance);
+    // `Update` keeps the tags when none are sent.
+    const tags = wanted.tags.length > 0 ? wanted.tags : (instance.tags ?? []);
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    const unchanged =
+      (instance.description ?? "") === wanted.description &&
+      instance.ownerTeam === wanted.teamOwner &&
+      (instance.plan ?? "") === wanted.plan &&
+      same(instance.tags ?? [], wanted.tags) &&
+      same(instance.parameters ?? {}, wanted.parameters);
+    if (unchanged) throw badRequest("Neither description, team owner, tags, plan nor plan parameters were set. You must define at least one.");
+    // validateServiceInstanceTeamOwner's words.
+    if (wanted.teamOwner === "") throw badRequest("please specify the team that owns the service instance");
+    if (!(await context.store.get("teams", wanted.teamOwner))) throw badRequest("Team owner doesn't exist");
+    const updated: Instance = {
+      ...instance,
+      description: wanted.description,
+      plan: wanted.plan || undefined,
+      ownerTeam: wanted.teamOwner,
+      // The new owner team is added to the teams; the old one keeps its access.
+      teams: instance.teams.includes(wanted.teamOwner) ? instance.teams : [...instance.teams, wanted.teamOwner],
+      tags,
+      parameters: wanted.parameters,
+    };
+    await context.store.put("instances", name, updated);
+    const service = await findService(context, instance.service);
+    const result = await context.providers.send(
+      { service, instance: name, pool: instance.pool },
+      context.providers.builder(service, actor.email).update({ name, team: updated.ownerTeam, plan: updated.plan, description: updated.description, tags, parameters: updated.parameters }),
+    );
+    if (succeeded(result) || statusOf(result) === 404) return;
+    await context.store.put("instances", name, instance);
+    throw failed(`Failed to update the instance ${name}: ${providerProblem(result)}`);
+  });
+}
+
 export interface RemovalOptions {
   /** Remove the platform's record even when the provider fails to destroy the instance (`?ignoreerrors=true`). */
   ignoreErrors?: boolean;
+  /** Where the failure passed over is said too (the client's stream). */
+  say?: (message: string) => void;
 }
 
-export async function removeInstance(context: Context, actor: Actor, name: string, { ignoreErrors = false }: RemovalOptions = {}): Promise<void> {
+export async function removeInstance(context: Context, actor: Actor, name: string, { ignoreErrors = false, say = () => {} }: RemovalOptions = {}): Promise<void> {
   await exclusive(context, [instanceLock(name)], async () => {
     const instance = await findInstance(context, name);
     assertInstanceAccess(actor, instance);
@@ -119,32 +177,42 @@ export async function removeInstance(context: Context, actor: Actor, name: strin
     const destroy = () => context.providers.send({ service, instance: name, pool: instance.pool }, context.providers.builder(service, actor.email).destroy(name));
     const removed = await (ignoreErrors ? forcing(destroy) : destroy());
     if (!succeeded(removed)) {
-      const failure = `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
+      // Destroy's words: a 404 is its own error, anything else wrapped.
+      const failure = statusOf(removed) === 404 ? "instance does not exist in the service API" : `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
       if (!ignoreErrors) throw failed(`${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)`);
-      context.say(`could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`);
+      const passedOver = `could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`;
+      context.say(passedOver);
+      say(`${passedOver}\n`);
     }
     await context.store.delete("instances", name);
   });
 }
 
-/** `Service instance "<i>" is <state>.`, from the provider's status answer (platform-notes.md). */
+/** `Service instance "<i>" is <state>`, with no final dot, as `serviceInstanceStatus` writes it. */
 export async function instanceStatus(context: Context, actor: Actor, name: string): Promise<string> {
   const instance = await findInstance(context, name);
   assertInstanceAccess(actor, instance);
+  return `Service instance "${name}" is ${await providerState(context, actor, instance)}`;
+}
+
+/**
+ * The instance's state from the provider's status answer, as the endpoint's `Status` reads it
+ * (platform-notes.md); `timeoutMs` shortens the wait when the state only adds to a message.
+ */
+export async function providerState(context: Context, actor: Actor, instance: Instance, timeoutMs?: number): Promise<string> {
   const service = await findService(context, instance.service);
   const result = await context.providers.send(
-    { service, instance: name, pool: instance.pool },
-    context.providers.builder(service, actor.email).status(name),
+    { service, instance: instance.name, pool: instance.pool },
+    context.providers.builder(service, actor.email).status(instance.name),
+    timeoutMs === undefined ? {} : { timeoutMs },
   );
-  if (!result.answer) throw failed(`Failed to get status of instance ${name}: ${providerProblem(result)}`);
+  if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
-  const state =
-    status === 202 ? "pending"
+  return status === 202 ? "pending"
     : status === 204 ? "up"
     : status === 200 ? (service.variant === "current" && body.trim() !== "" ? body.trim().slice(0, 200) : "up")
     : status === 404 ? "not implemented for this service"
     : "down";
-  return `Service instance "${name}" is ${state}.`;
 }
 
 export async function instanceData(context: Context, actor: Actor, name: string) {

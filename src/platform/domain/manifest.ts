@@ -2,8 +2,8 @@
  * The service manifest, the raw YAML `POST|PUT /services` take: `id`, `username`, `password`,
  * `endpoint: {production}`, and beyond the old platform: `variant: A | B | current` (default A),
  * `encoding: form | json` (default form; only today's platform, `current`, knows json),
- * `multi-cluster: true` and an endpoint per cluster (`endpoint: {production, <cluster>}`), as
- * today's platform knows them. Other keys are ignored, as the platform ignores them.
+ * `multi-cluster: true` and an endpoint per cluster (`endpoint: {production, <cluster>}`), and
+ * `team`, the owner team, as today's platform knows them. Other keys are ignored, as the platform ignores them.
  */
 import { parse } from "yaml";
 import { ENCODINGS, POOL_NAME_PATTERN, VARIANTS, type Encoding, type Variant } from "../../contract.js";
@@ -19,6 +19,8 @@ export interface Manifest {
   multiCluster: boolean;
   variant: Variant;
   encoding: Encoding;
+  /** The team responsible for the service (`team`): without it, the user's only team. */
+  team?: string;
 }
 
 
@@ -78,6 +80,7 @@ export function manifestOf(document: unknown): Manifest {
     multiCluster: multiCluster === true || multiCluster === "true",
     variant,
     encoding,
+    ...(scalar(fields.team) === "" ? {} : { team: scalar(fields.team) }),
   };
 }
 

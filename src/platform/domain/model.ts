@@ -3,6 +3,7 @@
  * Plain JSON: the same shapes live in memory and in Redis.
  */
 import type { Encoding, Variant } from "../../contract.js";
+import type { ParameterTree } from "../../provider-client/payloads.js";
 
 /** No white space and no control characters: an address is printed on the operator's terminal. */
 export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
@@ -108,6 +109,10 @@ export interface Instance {
   name: string;
   service: string;
   plan?: string;
+  /** Set by an update (`PUT /1.0/services/<s>/instances/<i>`), sent to the provider with it. */
+  description?: string;
+  tags?: string[];
+  parameters?: ParameterTree;
   /** The pool it lives in: instances of multi-cluster services only. */
   pool?: string;
   ownerTeam: string;

@@ -3,11 +3,12 @@ import type { CallResult } from "../../provider-client/client.js";
 
 const MAX_SHOWN = 500;
 
+/** An answer in the words of the platform's `buildErrorMessage`: `invalid response: <body> (code: N)`. */
 export function providerProblem(result: CallResult): string {
   if (!result.answer) return `the provider did not answer (${result.error ?? "no answer"})`;
   const body = result.answer.body.trim().replace(/\s+/g, " ");
   const shown = body.length > MAX_SHOWN ? `${body.slice(0, MAX_SHOWN)}…` : body;
-  return shown || `the provider answered ${result.answer.status} with an empty body`;
+  return `invalid response: ${shown} (code: ${result.answer.status})`;
 }
 
 export const statusOf = (result: CallResult) => result.answer?.status;

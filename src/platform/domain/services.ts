@@ -31,15 +31,31 @@ export async function createService(context: Context, actor: Actor, yaml: string
 
 export async function registerService(context: Context, actor: Actor, manifest: Manifest): Promise<Service> {
   if (actor.teams.length === 0) throw forbidden("You must be a member of a team to register a service: create a team first.");
+  const ownerTeam = await serviceOwner(context, actor, manifest.team);
   if (await context.store.get("services", manifest.id)) throw failed(`Service "${manifest.id}" already exists.`);
-  const { id, ...connection } = manifest;
-  const service: Service = { name: id, ...connection, ownerTeams: actor.teams, teams: actor.teams, doc: "" };
+  const { id, team: _team, ...connection } = manifest;
+  const service: Service = { name: id, ...connection, ownerTeams: [ownerTeam], teams: [ownerTeam], doc: "" };
   await context.store.put("services", id, service);
   return service;
 }
 
+/**
+ * One owner team, as `serviceCreate` picks it: the manifest's `team` (the user's, or any for an
+ * admin), else the user's only team (TeamForPermission); several and none named is a 400.
+ */
+async function serviceOwner(context: Context, actor: Actor, team: string | undefined): Promise<string> {
+  if (team === undefined) {
+    if (actor.teams.length === 1) return actor.teams[0]!;
+    throw badRequest("You must provide a team responsible for this service in the manifest file.");
+  }
+  if (!actor.admin && !actor.teams.includes(team)) throw forbidden(`You are not a member of the team "${team.slice(0, 60)}".`);
+  // validateOwnerTeams' words.
+  if (!(await context.store.get("teams", team))) throw badRequest("Team owner doesn't exist");
+  return team;
+}
+
 export async function updateService(context: Context, actor: Actor, yaml: string): Promise<void> {
-  const { id, ...connection } = parseManifest(yaml);
+  const { id, team: _team, ...connection } = parseManifest(yaml);
   const service = await findService(context, id);
   assertOwner(actor, service);
   await context.store.put("services", id, { ...service, ...connection });

@@ -71,9 +71,19 @@ export function query(req: Request, name: string): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-/** A `?name=true|false` switch, false when absent. */
+const GO_TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+
+/**
+ * A boolean as the platform reads its switches: Go's `strconv.ParseBool`, whose error the
+ * platform drops (`force, _ := strconv.ParseBool(...)` in `unbindServiceInstance`,
+ * `removeServiceInstance`): its true forms are true, anything else false.
+ */
+export function parseBool(value: unknown): boolean {
+  return value === true || (typeof value === "string" && GO_TRUE.has(value));
+}
+
+/** A `?name=` switch (`?force=1`, `?unbindall=True`...), or the same form field; false when absent. */
 export function flag(req: Request, name: string): boolean {
-  const value = query(req, name) ?? "false";
-  if (value !== "true" && value !== "false") throw badRequest(`${name} must be "true" or "false".`);
-  return value === "true";
+  const sent = (req.body as Record<string, unknown> | undefined)?.[name];
+  return parseBool(query(req, name) ?? sent);
 }

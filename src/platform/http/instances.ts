@@ -37,7 +37,8 @@ export const instanceCreate: Route = async ({ req, res, context, actor }) => {
     owner: wanted.owner || undefined,
     pool: wanted.pool || undefined,
   });
-  sendEmpty(res, 200);
+  // createServiceInstance answers 201, as today's client route does.
+  sendEmpty(res, 201);
 };
 
 export const instanceRemove: Route = async ({ req, res, context, actor }) => {

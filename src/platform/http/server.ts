@@ -27,7 +27,19 @@ import { actionGrant, actionGrantList, actionRevoke, manifestShow, manifestUpdat
 import { docShow, docUpdate, planList, providerShow, serviceCreate, serviceGrant, serviceList, serviceRemove, serviceRevoke, serviceShow, serviceUpdate } from "./services.js";
 import { memberAdd, memberRemove, teamCreate, teamList, teamRemove, teamShow } from "./teams.js";
 import { appTokenCreate } from "./tokens.js";
-import { authSchemes, bindStream, envSetStream, instanceCreateForm, serviceCreateForm, unbindStream } from "./tsuru-client.js";
+import {
+  authSchemes,
+  bindStream,
+  envSetStream,
+  instanceCreateForm,
+  instanceInfoClient,
+  instanceRemoveClient,
+  instanceStatusClient,
+  instanceUpdateClient,
+  serviceCreateForm,
+  swapDeprecated,
+  unbindStream,
+} from "./tsuru-client.js";
 import { apiKeyRegenerate, apiKeyShow, keyAdd, keyList, keyRemove, logIn, logOut, passwordChange, passwordReset, signUp, userInfo, userRemove } from "./users.js";
 
 export interface ServerOptions {
@@ -158,9 +170,14 @@ const CLIENT_ROUTES: ApiRoute[] = [
   r("get", "/auth/schemes", authSchemes, "none", false),
   r("post", "/services", serviceCreateForm, "fields"),
   r("post", "/services/:service/instances", instanceCreateForm, "fields"),
+  r("get", "/services/:service/instances/:instance", instanceInfoClient),
+  r("put", "/services/:service/instances/:instance", instanceUpdateClient, "fields"),
+  r("delete", "/services/:service/instances/:instance", instanceRemoveClient),
+  r("get", "/services/:service/instances/:instance/status", instanceStatusClient),
   r("put", "/services/:service/instances/:instance/apps/:app", bindStream, "fields"),
   r("delete", "/services/:service/instances/:instance/apps/:app", unbindStream, "fields"),
   r("post", "/apps/:app/env", envSetStream, "fields"),
+  r("post", "/swap", swapDeprecated),
 ];
 
 const VERSION_PREFIXES = ["/1.0", "/1.13", "/1.18"];

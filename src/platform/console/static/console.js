@@ -164,7 +164,8 @@ const statuses = new Map();
 const details = new Map();
 
 function stateOf(text) {
-  const match = /is (.+)\.$/.exec(text.trim());
+  // `Service instance "<i>" is <state>`, with no final dot, as the platform's serviceInstanceStatus.
+  const match = /^Service instance ".*?" is (.+)$/s.exec(text.trim());
   const said = match ? match[1] : text.trim();
   return { state: said === "pending" ? "pending" : said === "up" ? "up" : "down", text: said };
 }
