@@ -51,7 +51,7 @@ export interface ProxyLimits {
   perUser: number;
 }
 
-export const PROXY_LIMITS: ProxyLimits = { timeoutMs: 60_000, perUser: 8 };
+const PROXY_LIMITS: ProxyLimits = { timeoutMs: 60_000, perUser: 8 };
 
 /**
  * The timeline's bounds: enough for a long debugging session (the console pages through it),
@@ -187,7 +187,7 @@ const SECRET_KEY = /pass(word|wd|phrase)?|secret|token|credential|private|api[-_
  * The text with the values of secret-looking keys (in JSON) and the passwords in URLs
  * (`scheme://user:password@host`) replaced: the rule bind answers get, for answers that are not.
  */
-export function maskSecrets(text: string): string {
+function maskSecrets(text: string): string {
   // Anchored on "://" and stopped by the next "/": linear, whatever the text.
   const withoutUrlPasswords = (value: string) => value.replace(/(:\/\/[^\s:/@'"]*:)[^\s@/'"]+@/g, `$1${REDACTED}@`);
   let parsed: unknown;
