@@ -61,7 +61,7 @@ const PROXY_LIMITS: ProxyLimits = { timeoutMs: 60_000, perUser: 8 };
 export const TIMELINE: TimelineBounds = { calls: 10_000, bytes: 16 << 20 };
 export const RECORD_BYTES = 16 << 10;
 /** What one record keeps of each part (characters). */
-const KEPT = { curlBody: 4096, path: 2048, header: 512, error: 2048, answer: 300 } as const;
+const KEPT = { curlBody: 4096, curl: 6144, path: 2048, header: 512, error: 2048, answer: 300 } as const;
 
 export class Providers {
   readonly proxyLimits: ProxyLimits;
@@ -133,7 +133,8 @@ export class Providers {
       answer,
       error: exchange.error === undefined ? undefined : cut(exchange.error, KEPT.error),
       durationMs: Math.round(result.durationMs),
-      curl: maskSecrets(result.curl),
+      // Its body is cut already, so the line stays a command; a long path or header cuts the line itself.
+      curl: cut(maskSecrets(result.curl), KEPT.curl),
       ...currentOperation(),
     };
     await this.store.appendCall(entry, record, TIMELINE);
