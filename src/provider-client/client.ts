@@ -12,6 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
+import type { Socket } from "node:net";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
 import { basicToken, secretForms, redactSecrets, type SecretForm } from "./secrets.js";
@@ -32,7 +33,7 @@ export interface Call {
    * A body sent as it is, in place of `payload`: what the platform's proxy forwards from its
    * user, and the kit's probes of input a provider must refuse.
    */
-  raw?: { contentType?: string; body: string };
+  raw?: { contentType?: string; body: string | Buffer };
   /** Default `valid`. The probes of the auth checks send none, or a wrong password. */
   credentials?: "valid" | "none" | { password: string };
   /** Mutating call: `user` and `eventid` in the body and X-Tsuru-* headers. */
@@ -47,6 +48,10 @@ export interface Answer {
   status: number;
   contentType: string;
   body: string;
+  /** The body's bytes as they came (what `body` decodes as UTF-8): what the platform's proxy forwards. */
+  bytes: Buffer;
+  /** How the provider encoded the body (`Content-Encoding`), when it said. */
+  contentEncoding?: string;
   /** The provider sent more than the client keeps (1 MiB): `body` is its beginning only. */
   truncated?: true;
 }
@@ -77,6 +82,8 @@ export interface ClientOptions {
   timeoutMs: number;
   /** Limit on opening the connection. Default 15 000 ms, as the platform. */
   connectTimeoutMs?: number;
+  /** How much of the body the curl line keeps (characters), the rest replaced by a marker. Default: all. */
+  curlBodyChars?: number;
 }
 
 /** The platform is a Go program using net/http's default client. */
@@ -123,15 +130,16 @@ export class PlatformClient {
     }
     const body = call.raw?.body ?? encoded?.body ?? "";
     if (call.method !== "GET" && call.method !== "HEAD") headers["Content-Length"] = String(Buffer.byteLength(body));
+    const shownBody = typeof body === "string" ? body : body.toString("utf8");
 
     const exchange: Exchange = {
       method: call.method,
       path: call.path,
       requestHeaders: redactHeaders(headers),
-      requestBody: trim(body),
+      requestBody: trim(shownBody),
     };
     const started = performance.now();
-    const curl = this.curl(call, headers, body);
+    const curl = this.curl(call, headers, shownBody);
     const secrets = this.secretsOf(call);
     let result: CallResult;
     try {
@@ -204,7 +212,7 @@ export class PlatformClient {
       }
       for (const item of typeof value === "string" ? [value] : value) parts.push("-H", shellQuote(`${name}: ${item}`));
     }
-    if (body !== "") parts.push("--data-raw", shellQuote(body));
+    if (body !== "") parts.push("--data-raw", shellQuote(cut(body, this.options.curlBodyChars ?? Infinity)));
     parts.push(shellQuote(target.toString()));
     return parts.join(" ");
   }
@@ -212,7 +220,7 @@ export class PlatformClient {
   private request(
     call: Call,
     headers: Record<string, string | string[]>,
-    body: string,
+    body: string | Buffer,
     signal: AbortSignal | undefined,
   ): Promise<Answer & { location?: string }> {
     const target = this.target(call);
@@ -228,15 +236,19 @@ export class PlatformClient {
             size += chunk.length;
             if (size <= MAX_BODY) chunks.push(chunk);
           });
-          response.on("end", () =>
+          response.on("end", () => {
+            const bytes = Buffer.concat(chunks);
+            const contentEncoding = response.headers["content-encoding"];
             resolve({
               status: response.statusCode ?? 0,
               contentType: response.headers["content-type"] ?? "",
               location: response.headers.location,
-              body: Buffer.concat(chunks).toString("utf8"),
+              body: bytes.toString("utf8"),
+              bytes,
+              ...(contentEncoding ? { contentEncoding } : {}),
               ...(size > MAX_BODY ? { truncated: true as const } : {}),
-            }),
-          );
+            });
+          });
           response.on("error", reject);
         },
       );
@@ -253,6 +265,11 @@ export class PlatformClient {
       request.on("close", () => {
         clearTimeout(total);
         clearTimeout(connect);
+      });
+      // A 101 with `Upgrade` is no answer a caller of the platform can take: its status, the connection dropped.
+      request.on("upgrade", (response: http.IncomingMessage, socket: Socket) => {
+        socket.destroy();
+        resolve({ status: response.statusCode ?? 0, contentType: response.headers["content-type"] ?? "", body: "", bytes: Buffer.alloc(0) });
       });
       request.on("error", reject);
       request.end(body);
@@ -286,7 +303,12 @@ function redactHeaders(headers: Record<string, string | string[]>): Record<strin
 }
 
 function trim(text: string): string {
-  return text.length <= TRIM_AT ? text : `${text.slice(0, TRIM_AT)}… (${text.length - TRIM_AT} more characters)`;
+  return cut(text, TRIM_AT);
+}
+
+/** The text's first `max` characters, and a marker saying how many more there were. */
+export function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
 
 /** A bind result with each value replaced by its JSON type: shows the shape, never the credentials. */

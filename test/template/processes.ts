@@ -58,6 +58,8 @@ export function run(command: string, args: string[], options: SpawnOptions): Pro
 }
 
 export interface LongRunning {
+  /** The process started (for its memory use: /proc/<pid>/status). */
+  readonly pid: number | undefined;
   /** Resolves with the first output line matching `pattern`; throws if the process exits or time runs out first. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
   /**
@@ -111,6 +113,7 @@ export function startLongRunning(command: string, args: string[], options: Spawn
   };
 
   return {
+    pid: child.pid,
     waitForLine,
     async waitForUrl(pattern, timeoutMs) {
       const line = await waitForLine(pattern, timeoutMs);

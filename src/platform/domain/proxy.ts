@@ -10,7 +10,7 @@
 import type { ProxiedMethod } from "../../provider-client/client.js";
 import { actionPermission, matchOperation } from "./action-manifest.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
-import { badRequest, forbidden, notFound, PlatformError } from "./errors.js";
+import { badRequest, forbidden, notFound, PlatformError, tooManyRequests } from "./errors.js";
 import { assertInstanceAccess, findInstance } from "./instances.js";
 import type { Instance, Service } from "./model.js";
 import type { CallTarget } from "./provider-calls.js";
@@ -23,17 +23,27 @@ export interface ProxiedRequest {
   segments: string[];
   /** The caller's query string, without `callback` ("" for none). */
   query: string;
-  body?: { contentType?: string; body: string };
+  /** The caller's bytes, as they came. */
+  body?: { contentType?: string; body: Buffer };
+  /** Aborted when the caller goes: the provider call is then abandoned. */
+  signal?: AbortSignal;
 }
 
 export interface ProxiedAnswer {
   status: number;
   contentType: string;
-  body: string;
+  contentEncoding?: string;
+  body: Buffer;
 }
 
 /** Below an instance, only GET may reach these (service/endpoint.go's reserved proxy paths). */
 const READ_ONLY_SUBPATHS = ["", "bind-app", "bind-job", "bind"];
+
+/**
+ * A path segment as a provider's router may match it: without its `;parameters` (Go's and
+ * Java's routers drop them), spaces and case ignored. The segments come here decoded already.
+ */
+const routedSegment = (segment: string) => segment.split(";", 1)[0]!.trim().toLowerCase();
 
 /**
  * Decoded path segments, empty ones dropped as the platform's path cleaning drops them; `.` and
@@ -54,7 +64,7 @@ export async function proxyInstanceCall(context: Context, actor: Actor, serviceN
   if (instance.service !== service.name) throw notFound(`Service instance "${instanceName}" not found in the service "${serviceName}".`);
   const below = request.segments.join("/");
   authorizeInstanceCall(actor, service, instance, request.method, `/${below}`);
-  if (READ_ONLY_SUBPATHS.includes(below) && request.method !== "GET") {
+  if (READ_ONLY_SUBPATHS.includes(request.segments.map(routedSegment).filter((segment) => segment !== "").join("/")) && request.method !== "GET") {
     throw badRequest(`proxy request ${request.method} "${below}" is forbidden: the platform itself makes the calls that change an instance or its binds.`);
   }
   const path = `/resources/${encodeURIComponent(instance.name)}${below === "" ? "" : `/${providerPath(request.segments)}`}`;
@@ -91,28 +101,55 @@ function authorizeInstanceCall(actor: Actor, service: Service, instance: Instanc
 export async function proxyServiceCall(context: Context, actor: Actor, serviceName: string, request: ProxiedRequest): Promise<ProxiedAnswer> {
   const service = await findService(context, serviceName);
   if (!sharesTeam(actor, service.ownerTeams)) throw forbidden(`Only the teams owning the service "${serviceName}" may use its proxy.`);
-  return forward(context, actor, { service }, request, `/${providerPath(request.segments)}`);
+  return forward(context, actor, { service, senderTeams: actor.teams }, request, `/${providerPath(request.segments)}`);
 }
 
 /** `/authenticated-resources/...`: the platform checks no permission beyond being logged in. */
 export async function proxyAuthenticatedCall(context: Context, actor: Actor, serviceName: string, request: ProxiedRequest): Promise<ProxiedAnswer> {
   const service = await findService(context, serviceName);
-  return forward(context, actor, { service }, request, `/authenticated-resources/${providerPath(request.segments)}`);
+  return forward(context, actor, { service, senderTeams: actor.teams }, request, `/authenticated-resources/${providerPath(request.segments)}`);
 }
 
 const ANSWER_LIMIT = "1 MiB";
 
+/** Proxied calls in flight, per platform and user. */
+const inFlight = new WeakMap<Context, Map<string, number>>();
+
 async function forward(context: Context, actor: Actor, target: CallTarget, request: ProxiedRequest, path: string): Promise<ProxiedAnswer> {
+  const { perUser, timeoutMs } = context.providers.proxyLimits;
+  const counts = inFlight.get(context) ?? new Map<string, number>();
+  inFlight.set(context, counts);
+  const mine = counts.get(actor.email) ?? 0;
+  if (mine >= perUser) {
+    throw tooManyRequests(`You already have ${mine} proxied calls in flight (at most ${perUser} at once): wait for one to be answered.`);
+  }
+  counts.set(actor.email, mine + 1);
+  try {
+    return await send(context, actor, target, request, path, timeoutMs);
+  } finally {
+    const left = (counts.get(actor.email) ?? 1) - 1;
+    if (left === 0) counts.delete(actor.email);
+    else counts.set(actor.email, left);
+  }
+}
+
+async function send(context: Context, actor: Actor, target: CallTarget, request: ProxiedRequest, path: string, timeoutMs: number): Promise<ProxiedAnswer> {
   // Only a write is an event of the platform, and only an event names its user to the provider.
   const write = request.method !== "GET" && request.method !== "HEAD";
-  const result = await context.providers.send(target, {
+  const call = {
     method: request.method,
     path: request.query === "" ? path : `${path}?${request.query}`,
     raw: write ? (request.body ?? { body: "" }) : { body: "" },
     ...(write ? { event: { user: actor.email } } : {}),
-  });
+  };
+  const result = await context.providers.send(target, call, { timeoutMs, signal: request.signal });
   const { answer } = result;
-  if (!answer) throw new PlatformError(`The provider of the service "${target.service.name}" did not answer: ${result.error ?? "no answer"}.`, 502);
+  const provider = `The provider of the service "${target.service.name}"`;
+  if (!answer) throw new PlatformError(`${provider} did not answer: ${result.error ?? "no answer"}.`, 502);
   if (answer.truncated) throw new PlatformError(`The provider's answer is larger than the ${ANSWER_LIMIT} the platform forwards.`, 502);
-  return { status: answer.status, contentType: answer.contentType, body: answer.body };
+  // An informational status (101 Switching Protocols...) or one outside HTTP's would be the platform's own answer if relayed.
+  if (answer.status < 200 || answer.status > 599) {
+    throw new PlatformError(`${provider} answered with the status ${answer.status}, which is not a final HTTP answer the platform can forward.`, 502);
+  }
+  return { status: answer.status, contentType: answer.contentType, contentEncoding: answer.contentEncoding, body: answer.bytes };
 }

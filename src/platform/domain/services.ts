@@ -8,7 +8,8 @@ import { parseManifest, type Manifest } from "./manifest.js";
 import type { Instance, ProviderCall, Service } from "./model.js";
 import { providerInfo } from "./instance-info.js";
 import { statusOf } from "./provider-answer.js";
-import type { CallFilter } from "./provider-calls.js";
+import type { CallEntry } from "../store/store.js";
+import type { CallFilter, CallPage } from "./provider-calls.js";
 
 export async function findService(context: Context, name: string): Promise<Service> {
   const service = await context.store.get("services", name);
@@ -93,25 +94,25 @@ export async function listServices(context: Context, actor: Actor, app?: string)
  * otherwise those of services it may use, about instances and apps of its teams only, since a
  * call carries another team's addresses, apps and users.
  */
-export async function providerCallsFor(context: Context, actor: Actor, filter: CallFilter): Promise<ProviderCall[]> {
-  const [calls, services, instances, apps] = await Promise.all([
-    context.providers.list(filter),
-    context.store.all("services"),
-    context.store.all("instances"),
-    context.store.all("apps"),
-  ]);
-  if (actor.admin) return calls;
+export async function providerCallsFor(context: Context, actor: Actor, filter: CallFilter, page: CallPage): Promise<{ calls: ProviderCall[]; total: number }> {
+  if (actor.admin) return context.providers.page(filter, () => true, page);
+  const [services, instances, apps] = await Promise.all([context.store.all("services"), context.store.all("instances"), context.store.all("apps")]);
   const teamsOf = (items: Array<{ name: string; teams: string[] }>) => new Map(items.map((item) => [item.name, item.teams]));
   const [instanceTeams, appTeams] = [teamsOf(instances), teamsOf(apps)];
   const owned = new Set(services.filter((service) => sharesTeam(actor, service.ownerTeams)).map((service) => service.name));
   const usable = new Set(services.filter((service) => mayUse(actor, service)).map((service) => service.name));
   const mine = (teams: string[] | undefined) => teams !== undefined && sharesTeam(actor, teams);
-  return calls.filter(
-    (call) =>
-      owned.has(call.service) ||
-      (usable.has(call.service) &&
-        (call.instance === undefined || mine(instanceTeams.get(call.instance))) &&
-        (call.app === undefined || mine(appTeams.get(call.app)))),
+  // A proxied call about no instance or app (its body included) is its sender's teams' business only.
+  const senders = (entry: CallEntry) => entry.senderTeams === undefined || entry.instance !== undefined || entry.app !== undefined || mine(entry.senderTeams);
+  return context.providers.page(
+    filter,
+    (entry) =>
+      owned.has(entry.service) ||
+      (usable.has(entry.service) &&
+        senders(entry) &&
+        (entry.instance === undefined || mine(instanceTeams.get(entry.instance))) &&
+        (entry.app === undefined || mine(appTeams.get(entry.app)))),
+    page,
   );
 }
 

@@ -2,8 +2,9 @@
  * `GET /provider-calls?service=&instance=&app=&limit=&before=` (beyond the spec): the calls made
  * to the providers of the services the user may use, oldest first. `limit` keeps the newest n of
  * those with an id below `before`, for paging back; `X-Total-Count` says how many match in all.
+ * Only the page's calls are read from the store: the timeline's small entries pick them.
  */
-import { badRequest } from "../domain/errors.js";
+import { badRequest, forbidden } from "../domain/errors.js";
 import { APP_NAME, SERVICE_NAME } from "../domain/model.js";
 import { providerCallsFor } from "../domain/services.js";
 import { query, sendJson, type Route } from "./handler.js";
@@ -31,8 +32,14 @@ export const providerCallList: Route = async ({ req, res, context, actor }) => {
   }
   const limit = whole(req, "limit", MAX_PAGE);
   const before = whole(req, "before", Number.MAX_SAFE_INTEGER);
-  const calls = await providerCallsFor(context, actor, filter);
-  res.setHeader("X-Total-Count", String(calls.length));
-  const older = before === undefined ? calls : calls.filter((call) => call.id < before);
-  sendJson(res, 200, limit === undefined ? older : older.slice(-limit));
+  const { calls, total } = await providerCallsFor(context, actor, filter, { limit, before });
+  res.setHeader("X-Total-Count", String(total));
+  sendJson(res, 200, calls);
+};
+
+/** `DELETE /provider-calls` (beyond the spec): the admin empties the timeline. */
+export const providerCallClear: Route = async ({ res, context, actor }) => {
+  if (!actor.admin) throw forbidden("Only the admin team may clear the provider call timeline.");
+  await context.providers.clear();
+  res.status(204).end();
 };

@@ -11,11 +11,16 @@ import { cleanSegments, proxyAuthenticatedCall, proxyInstanceCall, proxyServiceC
 import { nameParam, query, type Route } from "./handler.js";
 
 /** What the caller sent, but its credentials and headers: the platform sends its own. */
-function proxied(req: Request, segments: string[]): ProxiedRequest {
+function proxied(req: Request, res: Response, segments: string[]): ProxiedRequest {
   const params = new URL(req.originalUrl, "http://platform.invalid").searchParams;
   params.delete("callback");
-  const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? { contentType: req.headers["content-type"], body: req.body.toString("utf8") } : undefined;
-  return { method: req.method as ProxiedMethod, segments: cleanSegments(segments), query: params.toString(), body };
+  const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? { contentType: req.headers["content-type"], body: req.body } : undefined;
+  // A caller gone before its answer: the provider call is abandoned, its socket and memory freed.
+  const gone = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return { method: req.method as ProxiedMethod, segments: cleanSegments(segments), query: params.toString(), body, signal: gone.signal };
 }
 
 /** A callback is a path on the provider: no address, query or fragment of its own. */
@@ -33,7 +38,8 @@ const wildcard = (req: Request) => (req.params.path as string[] | undefined) ?? 
 function answer(res: Response, provider: ProxiedAnswer): void {
   res.writeHead(provider.status, {
     ...(provider.contentType ? { "Content-Type": provider.contentType } : {}),
-    "Content-Length": Buffer.byteLength(provider.body),
+    ...(provider.contentEncoding ? { "Content-Encoding": provider.contentEncoding } : {}),
+    "Content-Length": provider.body.length,
     "Content-Security-Policy": "sandbox",
     "X-Content-Type-Options": "nosniff",
   });
@@ -47,18 +53,18 @@ export const instanceProxy: Route = async ({ req, res, context, actor }) => {
   if (segments.length > 0 && (segments[0] !== "resources" || segments[1] !== instance)) {
     throw badRequest(`The callback must be a path under the instance: /resources/${instance} or below it.`);
   }
-  answer(res, await proxyInstanceCall(context, actor, nameParam(req, "service", "service"), instance, proxied(req, segments.slice(2))));
+  answer(res, await proxyInstanceCall(context, actor, nameParam(req, "service", "service"), instance, proxied(req, res, segments.slice(2))));
 };
 
 export const instanceProxyV2: Route = async ({ req, res, context, actor }) => {
-  const request = proxied(req, wildcard(req));
+  const request = proxied(req, res, wildcard(req));
   answer(res, await proxyInstanceCall(context, actor, nameParam(req, "service", "service"), nameParam(req, "instance", "instance"), request));
 };
 
 export const serviceProxy: Route = async ({ req, res, context, actor }) => {
-  answer(res, await proxyServiceCall(context, actor, nameParam(req, "service", "service"), proxied(req, callbackSegments(req))));
+  answer(res, await proxyServiceCall(context, actor, nameParam(req, "service", "service"), proxied(req, res, callbackSegments(req))));
 };
 
 export const authenticatedProxy: Route = async ({ req, res, context, actor }) => {
-  answer(res, await proxyAuthenticatedCall(context, actor, nameParam(req, "service", "service"), proxied(req, wildcard(req))));
+  answer(res, await proxyAuthenticatedCall(context, actor, nameParam(req, "service", "service"), proxied(req, res, wildcard(req))));
 };

@@ -19,7 +19,7 @@ import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemo
 import { healthReport, info } from "./meta.js";
 import { platformList } from "./platforms.js";
 import { poolList } from "./pools.js";
-import { providerCallList } from "./provider-calls.js";
+import { providerCallClear, providerCallList } from "./provider-calls.js";
 import { authenticatedProxy, instanceProxy, instanceProxyV2, serviceProxy } from "./proxy.js";
 import { quotaShow } from "./quota.js";
 import { runRoute } from "./run.js";
@@ -162,6 +162,7 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("get", "/healers/:healer", healerRun),
 
     r("get", "/provider-calls", providerCallList),
+    r("delete", "/provider-calls", providerCallClear),
   ];
 }
 

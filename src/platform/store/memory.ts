@@ -2,7 +2,8 @@
  * State in memory: for throw-away runs (`--memory`) and tests. Values are copied in and out,
  * so callers can never change a stored record without `put`, as with Redis.
  */
-import type { Kind, Lists, Records, PlatformStore } from "./store.js";
+import type { ProviderCall } from "../domain/model.js";
+import type { CallEntry, Kind, Lists, Records, PlatformStore, TimelineBounds } from "./store.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -11,6 +12,10 @@ export class MemoryPlatformStore implements PlatformStore {
   private readonly records = new Map<Kind, Map<string, unknown>>();
   private readonly lists = new Map<string, unknown[]>();
   private readonly counters = new Map<string, number>();
+  /** The timeline: entries oldest first, each call kept as its JSON (what the bytes bound counts). */
+  private callEntryList: CallEntry[] = [];
+  private readonly callJson = new Map<number, string>();
+  private callBytes = 0;
 
   private kind(kind: Kind): Map<string, unknown> {
     let records = this.records.get(kind);
@@ -48,6 +53,35 @@ export class MemoryPlatformStore implements PlatformStore {
 
   async clear(list: keyof Lists, name: string) {
     this.lists.delete(`${list}:${name}`);
+  }
+
+  async appendCall(entry: CallEntry, call: ProviderCall, bounds: TimelineBounds) {
+    const json = JSON.stringify(call);
+    this.callEntryList.push(copy(entry));
+    this.callJson.set(entry.id, json);
+    this.callBytes += Buffer.byteLength(json);
+    while (this.callEntryList.length > bounds.calls || this.callBytes > bounds.bytes) {
+      const oldest = this.callEntryList.shift()!;
+      this.callBytes -= Buffer.byteLength(this.callJson.get(oldest.id) ?? "");
+      this.callJson.delete(oldest.id);
+    }
+  }
+
+  async callEntries() {
+    return copy(this.callEntryList);
+  }
+
+  async calls(ids: readonly number[]) {
+    return ids.flatMap((id) => {
+      const json = this.callJson.get(id);
+      return json === undefined ? [] : [JSON.parse(json) as ProviderCall];
+    });
+  }
+
+  async clearCalls() {
+    this.callEntryList = [];
+    this.callJson.clear();
+    this.callBytes = 0;
   }
 
   async next(counter: string) {

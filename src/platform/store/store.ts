@@ -21,8 +21,26 @@ export interface Records {
 export type Kind = keyof Records;
 
 export interface Lists {
-  calls: ProviderCall;
   log: LogEntry;
+}
+
+/**
+ * What the timeline's reader needs to know of a call to decide whether to show it, without
+ * reading the call itself: what it was about, and who sent it when it is about no instance or app.
+ */
+export interface CallEntry {
+  id: number;
+  service: string;
+  instance?: string;
+  app?: string;
+  /** A proxied call's sender's teams (a call the platform made for itself has none). */
+  senderTeams?: string[];
+}
+
+/** The most the timeline keeps: calls, and the bytes of their JSON. */
+export interface TimelineBounds {
+  calls: number;
+  bytes: number;
 }
 
 export interface PlatformStore {
@@ -39,6 +57,14 @@ export interface PlatformStore {
   items<L extends keyof Lists>(list: L, name: string): Promise<Array<Lists[L]>>;
   /** Empties the list named `name`. */
   clear(list: keyof Lists, name: string): Promise<void>;
+  /** Adds a call to the timeline, then drops its oldest calls until it is within `bounds`. */
+  appendCall(entry: CallEntry, call: ProviderCall, bounds: TimelineBounds): Promise<void>;
+  /** The timeline's entries, oldest first: small, read whole to filter and page. */
+  callEntries(): Promise<CallEntry[]>;
+  /** The kept calls with these ids, in the order given (the calls dropped since are left out). */
+  calls(ids: readonly number[]): Promise<ProviderCall[]>;
+  /** Empties the timeline. */
+  clearCalls(): Promise<void>;
   /** 1, 2, 3... per counter, surviving restarts. */
   next(counter: string): Promise<number>;
   /** Throws when the state cannot be reached (the full health check). */
