@@ -95,6 +95,18 @@ describe("plan shared and the ACL file on disk", () => {
     });
   });
 
+  it("keeps a rotation, both passwords, when the server crashes before saving it", { timeout: 120_000 }, async () => {
+    expect((await api.create("rotating", "shared")).status).toBe(201);
+    const env = bindEnv(await api.bindApp("rotating", "web"));
+    await restart(); // the bind is in the ACL file; the rotation will not be
+    const answer = await api.action("POST", "rotating", "/apps/web/rotate-password");
+    expect(answer.status).toBe(200);
+    const rotated = JSON.parse(answer.text) as Record<string, string>;
+
+    await crashServer();
+    await eventually(async () => (await tryApp(env)) === "OK" && (await tryApp(rotated)) === "OK", 60_000, "both passwords work again");
+  });
+
   it("keeps every unbind it answered, unbinds arriving together included, when the server crashes before saving them", async () => {
     const instances = Array.from({ length: 12 }, (_, i) => `short-lived${i}`);
     await Promise.all(instances.map(async (instance) => expect((await api.create(instance, "shared")).status).toBe(201)));
