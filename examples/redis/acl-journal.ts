@@ -24,7 +24,8 @@ import { hasAclFile, oneRunAtATime } from "./acl.js";
 
 /** What the journal records of one change, enough to make it again. */
 type AclChange =
-  | { op: "set"; user: string; passwordHash: string; rules: readonly string[] }
+  /** `passwordHashes` oldest first (a rotation adds one); `passwordHash`: an entry written before rotations kept two. */
+  | { op: "set"; user: string; passwordHashes?: readonly string[]; passwordHash?: string; rules: readonly string[] }
   | { op: "delete"; user: string }
   /** Every user of the instance (`<instance>.*`): its destroy. */
   | { op: "delete-instance"; instance: string };
@@ -123,7 +124,12 @@ export class AclJournal {
 
   /** Creates the user or resets it completely, with this password and these ACL rules. */
   setUser(instance: string, user: string, password: string, rules: readonly string[]): Promise<void> {
-    return this.change(instance, { op: "set", user, passwordHash: aclPasswordHash(password), rules });
+    return this.setUserHashes(instance, user, [aclPasswordHash(password)], rules);
+  }
+
+  /** As `setUser`, with every password the user accepts (their SHA-256 hashes, oldest first). */
+  setUserHashes(instance: string, user: string, passwordHashes: readonly string[], rules: readonly string[]): Promise<void> {
+    return this.change(instance, { op: "set", user, passwordHashes, rules });
   }
 
   /** Removes the user; Redis also closes its connections. */
@@ -155,9 +161,11 @@ export class AclJournal {
     const { admin } = this.options;
     const transaction = admin.multi();
     switch (change.op) {
-      case "set":
-        transaction.aclSetUser(change.user, ["reset", "on", `#${change.passwordHash}`, ...change.rules]);
+      case "set": {
+        const hashes = change.passwordHashes ?? (change.passwordHash === undefined ? [] : [change.passwordHash]);
+        transaction.aclSetUser(change.user, ["reset", "on", ...hashes.map((hash) => `#${hash}`), ...change.rules]);
         break;
+      }
       case "delete":
         transaction.aclDelUser(change.user);
         break;

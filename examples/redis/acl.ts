@@ -7,6 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { BindingKind } from "../../src/index.js";
 import { ErrorReply } from "@redis/client";
 import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
+import { aclPasswordHash } from "../../src/redis/server.js";
 
 /** Passwords are URL-safe, so they go into REDIS_URL as they are. */
 export function generatePassword(): string {
@@ -29,11 +30,49 @@ export function healthUserName(instance: string): string {
 
 /**
  * Creates the user or resets it completely, then applies `rules` (ACL SETUSER rules: key and
- * channel patterns, commands). The old password stops working at once. Resolves once the user is
+ * channel patterns, commands). The old passwords stop working at once. Resolves once the user is
  * in the ACL file on disk.
  */
 export async function setUser(admin: RedisClient, name: string, password: string, rules: readonly string[]): Promise<void> {
-  await savedAfter(admin, admin.aclSetUser(name, ["reset", "on", `>${password}`, ...rules]));
+  await setUserHashes(admin, name, [aclPasswordHash(password)], rules);
+}
+
+/** As `setUser`, with every password the user accepts given by its SHA-256 hash, oldest first. */
+export async function setUserHashes(admin: RedisClient, name: string, passwordHashes: readonly string[], rules: readonly string[]) {
+  await savedAfter(admin, admin.aclSetUser(name, ["reset", "on", ...passwordHashes.map((hash) => `#${hash}`), ...rules]));
+}
+
+/** How a plan gives a user exactly these passwords (SHA-256 hashes, oldest first) with its rules. */
+type SetPasswords = (passwordHashes: readonly string[]) => Promise<void>;
+
+/**
+ * The password hashes a user accepts, oldest first: Redis keeps them in the order they were added,
+ * in ACL GETUSER, in the ACL file and through `setUserHashes`. None when there is no such user.
+ */
+async function passwordHashesOf(admin: RedisClient, name: string): Promise<string[]> {
+  return (await admin.aclGetUser(name))?.passwords ?? [];
+}
+
+/**
+ * A rotation's first half: the user accepts `password` as well as the ones it had, so apps still
+ * holding an older one keep working (and connected) until `keepNewestPassword`.
+ */
+export async function addPassword(admin: RedisClient, name: string, password: string, set: SetPasswords): Promise<void> {
+  await set([...(await passwordHashesOf(admin, name)), aclPasswordHash(password)]);
+}
+
+/**
+ * A rotation's second half: the user keeps only its newest password, and its connections are
+ * closed (Redis cannot tell which password a connection logged in with, and one opened with a
+ * retired password must not stay open); clients reconnect with the password they hold. Resolves
+ * with how many passwords were retired: 0, and nothing closed, when the user has only one.
+ */
+export async function keepNewestPassword(admin: RedisClient, name: string, set: SetPasswords): Promise<number> {
+  const hashes = await passwordHashesOf(admin, name);
+  if (hashes.length <= 1) return 0;
+  await set(hashes.slice(-1));
+  await admin.sendCommand(["CLIENT", "KILL", "USER", name]);
+  return hashes.length - 1;
 }
 
 /**

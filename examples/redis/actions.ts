@@ -7,11 +7,18 @@
 import { declareActions, instanceAction, serviceAction } from "../../src/index.js";
 
 export const actions = declareActions({
-  /** A new password for a bound app's user; the old one stops working at once. */
+  /** One more password for a bound app's user; the app's own keeps working until retired. */
   rotatePassword: instanceAction({
     name: "apps.rotate-password",
     method: "POST",
     path: "/apps/:app/rotate-password",
+    lock: true,
+  }),
+  /** After the grace the caller chose: the user keeps only the newest password. */
+  retireOldPasswords: instanceAction({
+    name: "apps.retire-old-passwords",
+    method: "POST",
+    path: "/apps/:app/retire-old-passwords",
     lock: true,
   }),
   /** Removes the instance's keys, and only them. */

@@ -8,7 +8,16 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "../../src/index.js";
-import { bindingUserName, connectionEnv, deleteUser, generatePassword, setUser } from "./acl.js";
+import {
+  addPassword,
+  bindingUserName,
+  connectionEnv,
+  deleteUser,
+  generatePassword,
+  keepNewestPassword,
+  setUser,
+  setUserHashes,
+} from "./acl.js";
 import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
 import { dataNumber, dataString, type RedisPlan } from "./plan.js";
 import {
@@ -130,10 +139,15 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     },
 
     async rotate(record, target) {
-      const env = await this.bind(record, target);
       const user = bindingUserName(record.name, target.kind, target.key);
-      await asAdmin(record, (client) => client.sendCommand(["CLIENT", "KILL", "USER", user]));
-      return env;
+      const password = generatePassword();
+      await asAdmin(record, (client) => addPassword(client, user, password, (hashes) => setUserHashes(client, user, hashes, APP_RULES)));
+      return connectionEnv({ host: HOST, port: dataNumber(record.data, "port"), user, password });
+    },
+
+    retire(record, target) {
+      const user = bindingUserName(record.name, target.kind, target.key);
+      return asAdmin(record, (client) => keepNewestPassword(client, user, (hashes) => setUserHashes(client, user, hashes, APP_RULES)));
     },
 
     async status(record, log) {

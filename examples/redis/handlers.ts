@@ -68,6 +68,12 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
     );
   }
 
+  async function assertBound(instance: string, app: string): Promise<void> {
+    if ((await bindings.getBinding(instance, "app", app)) === undefined) {
+      throw new NotFoundError(`App "${app}" is not bound to instance "${instance}"; bind it first.`);
+    }
+  }
+
   const bind = (kind: BindingKind, key: string | undefined, context: HandlerContext) => {
     if (!key) throw new BadRequestError(`The ${kind} to bind is missing from the request.`);
     const record = recordOf(context);
@@ -128,13 +134,23 @@ export function redisHandlers(plans: readonly [RedisPlan, ...RedisPlan[]], bindi
       return cluster === undefined ? items : [...items, { label: "Cluster", value: cluster }];
     },
     actions: actions.implement({
-      // The bind again, on a binding that exists: the same user, reset with a new password.
+      // On a binding that exists: the same user, with a second password (docs/guide/actions.md, "Rotating a credential").
       async rotatePassword({ instance, params }, context) {
-        if ((await bindings.getBinding(instance, "app", params.app)) === undefined) {
-          throw new NotFoundError(`App "${params.app}" is not bound to instance "${instance}"; bind it first.`);
-        }
+        await assertBound(instance, params.app);
         const record = recordOf(context);
         return whileRedisServes(() => planOf(record).rotate(record, { kind: "app", key: params.app }));
+      },
+      async retireOldPasswords({ instance, params }, context) {
+        await assertBound(instance, params.app);
+        const record = recordOf(context);
+        const retired = await whileRedisServes(() => planOf(record).retire(record, { kind: "app", key: params.app }));
+        if (retired === 0) {
+          throw new ProviderError(
+            `App "${params.app}" has one password on instance "${instance}": nothing to retire (no rotation since it was last bound).`,
+            409,
+          );
+        }
+        return { retiredPasswords: retired };
       },
       async flush(_request, context) {
         const record = recordOf(context);

@@ -77,6 +77,8 @@ const stopOnce = (why: Record<string, unknown>) => {
   stopping = true;
   stop(why);
 };
-for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => stopOnce({ signal }));
+// `on`, not `once`: Ctrl-C on `npm start` signals us twice (the terminal's, then npm's forwarded
+// copy), and a second signal with no listener would kill us in the middle of stopping.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => stopOnce({ signal }));
 // A parent killed without passing its signal on (npm, a shell, a supervisor) must not leave us orphaned.
 onParentExit(() => stopOnce({ reason: "the parent process exited" }));

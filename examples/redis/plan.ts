@@ -32,10 +32,16 @@ export interface RedisPlan {
   bind(record: InstanceRecord, target: BindingTarget): Promise<Record<string, string>>;
   unbind(record: InstanceRecord, target: BindingTarget): Promise<void>;
   /**
-   * Gives the binding's user a new password, as `bind` does, and closes the connections logged in
-   * with the old one: a rotated password must not leave a leaked one's sessions open.
+   * Gives the binding's user one more password and returns the environment with it; the user's
+   * other passwords keep working, and so do the app's connections, until `retire` (or a new bind).
    */
   rotate(record: InstanceRecord, target: BindingTarget): Promise<Record<string, string>>;
+  /**
+   * Removes every password of the binding's user but the newest (the last rotation's) and closes
+   * the user's connections, which reconnect with the password they hold. Resolves with how many
+   * passwords were removed: 0 when the user has one (no rotation since the last bind).
+   */
+  retire(record: InstanceRecord, target: BindingTarget): Promise<number>;
   status(record: InstanceRecord, log: Logger): Promise<StatusResult>;
   info(record: InstanceRecord): Promise<InfoItem[]>;
   /** Removes everything the instance owns. Idempotent: a retried destroy succeeds. */

@@ -6,10 +6,12 @@
  */
 import { createHash } from "node:crypto";
 import {
+  addPassword,
   bindingUserName,
   connectionEnv,
   generatePassword,
   healthUserName,
+  keepNewestPassword,
   replaceRules,
   setMarker,
   type CredentialChecker,
@@ -127,6 +129,13 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     }
     return { down: `The shared Redis server at ${host}:${port} does not accept this instance's connections.` };
   };
+  const appEnv = (instance: string, user: string, password: string) => ({
+    ...connectionEnv({ host, port, user, password }),
+    REDIS_KEY_PREFIX: keyPrefix(instance),
+  });
+  /** A binding user's passwords are changed through the journal, as binds change them. */
+  const setPasswordsOf = (instance: string, user: string) => (hashes: readonly string[]) =>
+    users.setUserHashes(instance, user, hashes, appRules(instance));
   /** Status calls of one instance that arrive while its check runs share that check. */
   const runningChecks = new SharedRuns<string, StatusResult>();
 
@@ -147,7 +156,7 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       const user = bindingUserName(record.name, target.kind, target.key);
       const password = generatePassword();
       await users.setUser(record.name, user, password, appRules(record.name));
-      return { ...connectionEnv({ host, port, user, password }), REDIS_KEY_PREFIX: keyPrefix(record.name) };
+      return appEnv(record.name, user, password);
     },
 
     async unbind(record, target) {
@@ -155,9 +164,15 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
     },
 
     async rotate(record, target) {
-      const env = await this.bind(record, target);
-      await admin.sendCommand(["CLIENT", "KILL", "USER", bindingUserName(record.name, target.kind, target.key)]);
-      return env;
+      const user = bindingUserName(record.name, target.kind, target.key);
+      const password = generatePassword();
+      await addPassword(admin, user, password, setPasswordsOf(record.name, user));
+      return appEnv(record.name, user, password);
+    },
+
+    retire(record, target) {
+      const user = bindingUserName(record.name, target.kind, target.key);
+      return keepNewestPassword(admin, user, setPasswordsOf(record.name, user));
     },
 
     // On a connection the provider keeps open, never a new one per call: a tenant that fills the

@@ -4,8 +4,8 @@
  * the process that started it is gone (a supervisor or npm killed without passing the signal on).
  */
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { link, mkdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const LOCK_FILE = "provider.lock";
@@ -56,6 +56,44 @@ const heldHere = new Set<string>();
 /** The pid a lock file names, or undefined when it names none (an older, half-written lock). */
 async function holderOf(lockFile: string): Promise<number | undefined> {
   return pidIn(await readFile(lockFile, "utf8").catch(() => ""));
+}
+
+/** The program a process runs, by its file name (`node`); undefined when it cannot be read. */
+async function programOf(pid: number | "self"): Promise<string | undefined> {
+  const path = await readlink(`/proc/${pid}/exe`).catch(() => undefined);
+  return path === undefined ? undefined : basename(path.replace(/ \(deleted\)$/, "")); // an upgraded binary still runs
+}
+
+/** Linux's clock ticks per second in /proc (USER_HZ), 100 on every architecture Node.js runs on. */
+const TICKS_PER_SECOND = 100;
+/** The boot time in /proc/stat has whole seconds. */
+const CLOCK_SLACK_MS = 2_000;
+
+/** When a process started (ms since the epoch), from /proc; undefined when it cannot be read. */
+async function startedAtMs(pid: number): Promise<number | undefined> {
+  const [stat, boot] = await Promise.all([
+    readFile(`/proc/${pid}/stat`, "utf8").catch(() => ""),
+    readFile("/proc/stat", "utf8").catch(() => ""),
+  ]);
+  // Fields after the command's closing parenthesis (the command may hold spaces): starttime is the 20th.
+  const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+  const bootSeconds = Number(/^btime (\d+)$/m.exec(boot)?.[1]);
+  return Number.isFinite(ticks) && Number.isFinite(bootSeconds) ? bootSeconds * 1000 + (ticks * 1000) / TICKS_PER_SECOND : undefined;
+}
+
+/**
+ * Whether the live process `pid` can be the provider that wrote the lock at `writtenAtMs`. On Linux
+ * it must run the program we run (node) and have started before the lock was written: a container
+ * restarted with `--init` has the init as pid 1, and a recycled pid belongs to a process started
+ * later. Elsewhere (no /proc) being alive has to do.
+ */
+async function canHold(pid: number, writtenAtMs: number): Promise<boolean> {
+  if (!isAlive(pid)) return false;
+  if (process.platform !== "linux") return true;
+  const [theirs, ours] = [await programOf(pid), await programOf("self")];
+  if (ours !== undefined && theirs !== ours) return false; // another program, or one we may not look at (the init, another user's)
+  const startedAt = await startedAtMs(pid);
+  return startedAt === undefined || startedAt <= writtenAtMs + CLOCK_SLACK_MS;
 }
 
 function pidIn(content: string): number | undefined {
@@ -110,17 +148,19 @@ async function removeStaleLock(lockFile: string, stale: number | undefined): Pro
 
 /**
  * Takes `dir` for this process: `provider.lock` is created exclusively and holds our pid. A lock
- * whose holder is dead (a crash, SIGKILL) is taken over, and so is one naming our own pid that
- * this process does not hold (a container's PID 1 restarted after a crash); one whose holder
- * lives refuses with `DataDirLockedError`, before anything in the directory is touched.
+ * whose holder is gone (a crash, SIGKILL) is taken over, and so is one whose pid is now another
+ * process's (`canHold`: the init of a container restarted with `--init`, a recycled pid), or
+ * names our own pid that this process does not hold (a container's PID 1 restarted after a
+ * crash); one whose holder lives refuses with `DataDirLockedError`, before anything in the
+ * directory is touched.
  */
 export async function lockDataDir(dir: string, owner: DataDirOwner = PROVIDER): Promise<DataDirLock> {
   const absolute = resolve(dir);
   const lockFile = join(absolute, LOCK_FILE);
   await mkdir(absolute, { recursive: true, mode: 0o700 });
   for (let attempt = 0; !(await createLock(lockFile)); attempt++) {
-    const holder = await holderOf(lockFile);
-    const held = holder === process.pid ? heldHere.has(absolute) : holder !== undefined && isAlive(holder);
+    const [holder, writtenAtMs] = await Promise.all([holderOf(lockFile), stat(lockFile).then((info) => info.mtimeMs, () => Date.now())]);
+    const held = holder === process.pid ? heldHere.has(absolute) : holder !== undefined && (await canHold(holder, writtenAtMs));
     if (held || attempt >= MAX_ATTEMPTS) throw new DataDirLockedError(absolute, holder ?? 0, lockFile, owner);
     await removeStaleLock(lockFile, holder);
   }

@@ -310,7 +310,10 @@ async function spawnServer(spec: RedisServerSpec): Promise<ChildProcess> {
   try {
     const child = spawn(command, args, {
       cwd: spec.dir,
-      detached: spec.detached,
+      // A session of its own, child server too: Ctrl-C signals the terminal's foreground process
+      // group, and a child server in it would exit at once and be reported as a crash while the
+      // provider is stopping it. The provider stops it; the parent-death signal still reaches it.
+      detached: true,
       stdio: ["ignore", log.fd, log.fd],
     });
     await new Promise<void>((resolve, reject) => {

@@ -33,12 +33,15 @@ const readers = { small: readersFor(LIMITS), default: readersFor(DEFAULT_LIMITS)
 /** Outcomes by request id (`x-id`), as each reader finished it; an aborted request gets no answer. */
 const outcomes = new Map<string, Outcome>();
 const arrived = new Map<string, () => void>();
+/** Called when the server starts handling a request (`x-id`), before its reader has its body. */
+const begun = new Map<string, () => void>();
 let server: Server;
 let port: number;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     const id = String(req.headers["x-id"]);
+    begun.get(id)?.();
     readers[req.headers["x-limits"] === "default" ? "default" : "small"][req.headers["x-reader"] as Reader](req, res, (error?: unknown) => {
       const body = (req as IncomingMessage & { body?: unknown }).body;
       const failure = error as { status?: number; type?: string } | undefined;
@@ -148,12 +151,13 @@ describe("the one-pass form reader", () => {
     for (const reader of ["form", "body-parser"] as const) {
       const id = String(++sequence);
       const done = new Promise<void>((resolve) => arrived.set(id, resolve));
+      const reading = new Promise<void>((resolve) => begun.set(id, resolve));
       const socket = connect(port, "127.0.0.1");
       await once(socket, "connect");
       socket.write(
         `POST / HTTP/1.1\r\nHost: x\r\nx-id: ${id}\r\nx-reader: ${reader}\r\nContent-Type: ${FORM}\r\nContent-Length: 100\r\n\r\na=1&b=`,
       );
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await reading; // the reader is on it: the body is cut short under it, as when a caller goes away
       socket.destroy();
       await done;
       expect(outcomes.get(id), reader).toEqual({ status: 400, type: "request.aborted" });

@@ -251,7 +251,8 @@ describe.each(STORE_KINDS)("background steps on the %s store", (kind) => {
 describe("a background step whose lease cannot be renewed", () => {
   it("is stopped (its signal aborts) once the lease can no longer be proven, e.g. with its Redis gone", async () => {
     const redis = await startRedisServer();
-    const store = new RedisStore({ url: redis.url, keyPrefix: "lease-lost:", connectTimeoutMs: 100, commandTimeoutMs: 100 });
+    // Timeouts sized for a loaded machine: the step is stopped by its lease's deadline, not by them.
+    const store = new RedisStore({ url: redis.url, keyPrefix: "lease-lost:", connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
     const started = gate();
     const stopped = gate<unknown>();
     const lifecycle = registryLifecycle(

@@ -127,14 +127,15 @@ describe("an instance's actions in the console, in a real browser", { timeout: 1
     );
     expect(listed).toEqual([
       { action: "apps.rotate-password", call: "POST /apps/{app}/rotate-password", params: ["{app}", "Body (JSON, optional)"] },
+      { action: "apps.retire-old-passwords", call: "POST /apps/{app}/retire-old-passwords", params: ["{app}", "Body (JSON, optional)"] },
       { action: "flush", call: "POST /flush", params: ["Body (JSON, optional)"] },
       { action: "memory", call: "GET /memory", params: [] },
     ]);
-    // The admin reads the grants: a grant on "apps" covers "apps.rotate-password".
+    // The admin reads the grants: a grant on "apps" covers "apps.rotate-password" and "apps.retire-old-passwords".
     await api.ok(api.put("/1.31/services/redis/actions/apps/devs"));
     await openInstance(page, "cache");
     await waitForText(page, `${actionForm("apps.rotate-password")} .grants`, "Granted to: devs.");
-    expect(await page.$$eval("form.action .grants", (notes) => notes.map((note) => note.textContent))).toEqual(["Granted to: devs.", "Granted to no team.", "Granted to no team."]);
+    expect(await page.$$eval("form.action .grants", (notes) => notes.map((note) => note.textContent))).toEqual(["Granted to: devs.", "Granted to: devs.", "Granted to no team.", "Granted to no team."]);
 
     // A key written by the bound app, with its own credentials, into the instance's real Redis.
     const env = await appEnv();

@@ -137,7 +137,7 @@ describe("a multi-cluster service on two clusters, end to end", { timeout: 180_0
     await admin.ok(admin.put("/1.31/services/redis/manifest", { json: actionsManifest(actions) }));
     const services = JSON.parse(await envOf("web", "TSURU_SERVICES")) as { redis: Array<{ instance_name: string; envs: Record<string, string> }> };
     const westEnv = services.redis.find((entry) => entry.instance_name === "westcache")!.envs;
-    // Rotating the app's password closes this connection: that is no failure here.
+    // Retiring the old password closes this connection: that is no failure here.
     const client = createClient({ url: westEnv.REDIS_URL }).on("error", () => {});
     await client.connect();
     try {
@@ -167,10 +167,13 @@ describe("a multi-cluster service on two clusters, end to end", { timeout: 180_0
       // A team without access to the instance is refused whatever it holds.
       expect((await ops.get("/1.20/services/redis/resources/westcache/memory")).status).toBe(403);
 
-      // A grant on a leading part covers the actions below it: the app's password changes for real.
+      // A grant on a leading part covers the actions below it: the app's password changes for real,
+      // the old one working until it is retired.
       await admin.ok(admin.put("/1.31/services/redis/actions/apps/devs"));
       const rotated = (await dev.ok(dev.post("/1.20/services/redis/resources/westcache/apps/web/rotate-password"))).json<Record<string, string>>();
       expect(rotated.REDIS_PASSWORD).not.toBe(westEnv.REDIS_PASSWORD);
+      expect(await client.ping()).toBe("PONG");
+      await dev.ok(dev.post("/1.20/services/redis/resources/westcache/apps/web/retire-old-passwords"));
       const stale = createClient({ url: westEnv.REDIS_URL, socket: { reconnectStrategy: false } }).on("error", () => {});
       await expect(stale.connect()).rejects.toThrow(/WRONGPASS/);
       stale.destroy();

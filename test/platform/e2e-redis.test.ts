@@ -3,6 +3,7 @@
  * directory) drives the Redis example (`examples/redis/main.ts`, what `npm start` runs). The
  * platform is restarted in the middle and must lose nothing.
  */
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, tempDir } from "../../examples/redis/test/support.js";
 import type { Api } from "./helpers.js";
@@ -121,5 +122,55 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
 
     await api.ok(api.delete("/services/instances/store/web"));
     await api.ok(api.delete("/services/instances/store"));
+  });
+
+  it("rotates a bound app's password through the proxy, the app working before, during and after the rotation and rebind", async () => {
+    await api.ok(api.post("/services/instances", { json: { name: "sessions", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.put("/services/instances/sessions/web"));
+    const urlOfApp = async () => {
+      const services = JSON.parse((await run("web", 'printf %s "$TSURU_SERVICES"')).text) as Record<string, Array<{ envs: Record<string, string> }>>;
+      return services.redis![0]!.envs.REDIS_URL!;
+    };
+    const appUrl = await urlOfApp();
+    // The app's long-lived connection, opened with the environment the platform gave it.
+    const connection = createClient({ url: appUrl }).on("error", () => {});
+    await connection.connect();
+    const logsIn = async (url: string) => {
+      const client = createClient({ url, socket: { reconnectStrategy: false } }).on("error", () => {});
+      try {
+        await client.connect();
+        return await client.ping();
+      } catch (error) {
+        return String(error);
+      } finally {
+        if (client.isOpen) client.destroy();
+      }
+    };
+    try {
+      expect([await connection.ping(), (await run("web", ping)).text.trim()]).toEqual(["PONG", "PONG"]);
+
+      // The platform's proxy forwards the action; the provider's answer is the new environment.
+      const rotated = (await api.ok(api.post("/1.20/services/redis/resources/sessions/apps/web/rotate-password"))).json<Record<string, string>>();
+      expect(rotated.REDIS_URL).not.toBe(appUrl);
+      // During the rotation: the app's environment is unchanged, and it still works, open or new.
+      expect(await urlOfApp()).toBe(appUrl);
+      expect([await connection.ping(), (await run("web", ping)).text.trim(), await logsIn(rotated.REDIS_URL!)]).toEqual(["PONG", "PONG", "PONG"]);
+
+      // Bound again: the app gets a new password and works; every older one is retired.
+      await api.ok(api.delete("/services/instances/sessions/web"));
+      await api.ok(api.put("/services/instances/sessions/web"));
+      const reboundUrl = await urlOfApp();
+      expect(reboundUrl).not.toBe(appUrl);
+      expect((await run("web", ping)).text.trim()).toBe("PONG");
+      expect(await logsIn(reboundUrl)).toBe("PONG");
+      expect(await logsIn(appUrl)).toMatch(/WRONGPASS/);
+      expect(await logsIn(rotated.REDIS_URL!)).toMatch(/WRONGPASS/);
+      const nothingLeft = await api.post("/1.20/services/redis/resources/sessions/apps/web/retire-old-passwords");
+      expect([nothingLeft.status, nothingLeft.text]).toEqual([409, expect.stringContaining("nothing to retire")]);
+    } finally {
+      connection.destroy();
+    }
+    await api.ok(api.delete("/services/instances/sessions/web"));
+    await api.ok(api.delete("/services/instances/sessions"));
   });
 });

@@ -125,7 +125,7 @@ describe("a supervised redis-server", () => {
         const pid = await runningPid(dir);
         expect(pid !== undefined && !pids.includes(pid) && (await answersPing(server.address))).toBe(true);
         pids.push(pid!);
-      }, { timeout: 10_000, interval: 20 });
+      }, { timeout: 30_000, interval: 20 }); // a restart on a loaded machine
     }
     const waits = logged.filter((line) => line.msg === "redis-server exited; restarting it").map((line) => line.restartInMs);
     expect(waits).toEqual([50, 100, 150]);

@@ -2,9 +2,13 @@
  * Waiting for a condition in tests and their support code (free of vitest, so bench/ can use it).
  */
 
+/** First pause between two probes, doubled after each miss up to the last: quick when the condition is, light on a busy machine when not. */
+const FIRST_PAUSE_MS = 10;
+const LONGEST_PAUSE_MS = 250;
+
 /**
- * Polls `probe` until it returns something other than undefined or false, and returns that;
- * fails after `timeoutMs`, naming `what` (default: the probe's source).
+ * Polls `probe`, backing off, until it returns something other than undefined or false, and
+ * returns that; fails after `timeoutMs`, naming `what` (default: the probe's source).
  */
 export async function eventually<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
@@ -13,7 +17,7 @@ export async function eventually<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  for (;;) {
+  for (let pauseMs = FIRST_PAUSE_MS; ; pauseMs = Math.min(pauseMs * 2, LONGEST_PAUSE_MS)) {
     try {
       const value = await probe();
       if (value !== undefined && value !== false) return value;
@@ -21,6 +25,6 @@ export async function eventually<T>(
       lastError = error;
     }
     if (Date.now() > deadline) throw new Error(`Not met within ${timeoutMs} ms: ${what ?? probe.toString()}`, { cause: lastError });
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
 }

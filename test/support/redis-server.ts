@@ -32,7 +32,7 @@ export interface RedisServerOptions {
   persistence?: boolean;
   /** Listen on this port (e.g. to bring a stopped server back where clients expect it). Default: a free one. */
   port?: number;
-  /** Longest wait for the server to accept connections. Default 10 000 ms. */
+  /** Longest wait for the server to accept connections. Default 30 000 ms. */
   startTimeoutMs?: number;
   /** More arguments for the server, e.g. `["--replicaof", "127.0.0.1 6379"]`. */
   args?: string[];
@@ -98,7 +98,7 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
     await exited(child);
   };
 
-  const deadline = Date.now() + (options.startTimeoutMs ?? 10_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000); // a loaded machine starts it slowly; an early PING ends the wait
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       // Another process took the port between our check and the server's bind: try another.

@@ -27,8 +27,8 @@ describe("the Redis provider's actions", () => {
   const keyOf = (env: Record<string, string>, key: string) => `${env.REDIS_KEY_PREFIX ?? ""}${key}`;
 
   for (const plan of plans) {
-    it(`rotates a bound app's password on a ${plan} instance, leaving the other apps alone`, async () => {
-      const instance = `${plan}-a`;
+    it(`rotates a bound app's password on a ${plan} instance without breaking it, then retires the old one`, async () => {
+      const instance = `${plan}-b`; // -a is flushed and counted below
       const web = bindEnv(await api().bindApp(instance, "web"));
       const worker = bindEnv(await api().bindApp(instance, "worker"));
       const workerClient = await setup.connect(worker);
@@ -40,16 +40,43 @@ describe("the Redis provider's actions", () => {
       const rotated = JSON.parse(answer.text) as Record<string, string>;
       expect(rotated.REDIS_USER).toBe(web.REDIS_USER);
       expect(rotated.REDIS_PASSWORD).not.toBe(web.REDIS_PASSWORD);
+      // Both passwords work: the app, its open connection and a new one on its old env, keep going.
+      expect(await webClient.ping()).toBe("PONG");
+      expect(await (await setup.connect(web)).ping()).toBe("PONG");
+      const rotatedClient = await setup.connect(rotated);
+      expect(await rotatedClient.set(keyOf(rotated, "rotated"), "1")).toBe("OK");
+
+      // After the caller's grace: the old password is refused, and so is every session still open.
+      const retired = await api().action("POST", instance, "/apps/web/retire-old-passwords");
+      expect([retired.status, retired.text]).toEqual([200, '{"retiredPasswords":1}']);
       expect(await failure(appClient(web))).toMatch(/WRONGPASS/);
-      // A session opened with the old password is closed, not left running.
       expect(await failure(webClient.ping())).not.toMatch(/^OK:/);
-      expect(await (await setup.connect(rotated)).ping()).toBe("PONG");
+      expect(await failure(rotatedClient.ping())).not.toMatch(/^OK:/);
+      expect(await (await setup.connect(rotated)).get(keyOf(rotated, "rotated"))).toBe("1");
       expect(await workerClient.ping()).toBe("PONG");
       expect(await (await setup.connect(worker)).ping()).toBe("PONG");
 
-      const unbound = await api().action("POST", instance, "/apps/nobody/rotate-password");
-      expect(unbound.status).toBe(404);
-      expect(unbound.text).toBe(`App "nobody" is not bound to instance "${instance}"; bind it first.`);
+      const again = await api().action("POST", instance, "/apps/web/retire-old-passwords");
+      expect([again.status, again.text]).toEqual([
+        409,
+        `App "web" has one password on instance "${instance}": nothing to retire (no rotation since it was last bound).`,
+      ]);
+      for (const path of ["/apps/nobody/rotate-password", "/apps/nobody/retire-old-passwords"]) {
+        const unbound = await api().action("POST", instance, path);
+        expect([unbound.status, unbound.text]).toEqual([404, `App "nobody" is not bound to instance "${instance}"; bind it first.`]);
+      }
+    });
+
+    it(`hands a ${plan} app a new password when it is bound again after a rotation, retiring the others`, async () => {
+      const instance = `${plan}-b`;
+      const old = bindEnv(await api().bindApp(instance, "rebound"));
+      const rotated = JSON.parse((await api().action("POST", instance, "/apps/rebound/rotate-password")).text) as Record<string, string>;
+      expect((await api().unbindApp(instance, "rebound")).status).toBe(200);
+      const fresh = bindEnv(await api().bindApp(instance, "rebound"));
+      expect(await (await setup.connect(fresh)).ping()).toBe("PONG");
+      expect(await failure(appClient(old))).toMatch(/WRONGPASS/);
+      expect(await failure(appClient(rotated))).toMatch(/WRONGPASS/);
+      expect((await api().action("POST", instance, "/apps/rebound/retire-old-passwords")).status).toBe(409);
     });
 
     it(`flushes only a ${plan} instance's keys`, async () => {
@@ -87,7 +114,7 @@ describe("the Redis provider's actions", () => {
   }
 
   it("answers 404 for an unknown instance, and 401 without the service's credentials", async () => {
-    for (const [method, path] of [["POST", "/apps/web/rotate-password"], ["POST", "/flush"], ["GET", "/memory"]] as const) {
+    for (const [method, path] of [["POST", "/apps/web/rotate-password"], ["POST", "/apps/web/retire-old-passwords"], ["POST", "/flush"], ["GET", "/memory"]] as const) {
       const unknown = await api().action(method, "nowhere", path);
       expect(unknown.status, `${method} ${path}`).toBe(404);
       expect(unknown.text).toBe('Instance "nowhere" not found.');
@@ -110,6 +137,7 @@ describe("the Redis provider's actions", () => {
       legacy_compat: false,
       operations: [
         { method: "POST", path: "/apps/{app}/rotate-password", action: "apps.rotate-password" },
+        { method: "POST", path: "/apps/{app}/retire-old-passwords", action: "apps.retire-old-passwords" },
         { method: "POST", path: "/flush", action: "flush" },
         { method: "GET", path: "/memory", action: "memory" },
       ],

@@ -1,6 +1,6 @@
 /**
  * main.ts as a real program: its own process, configured by the environment, with its embedded
- * redis-servers, stopped by SIGTERM. Most tests run it as `node --import tsx examples/redis/main.ts`
+ * redis-servers, stopped by SIGTERM (or Ctrl-C). Most tests run it as `node --import tsx examples/redis/main.ts`
  * (what `npm start` runs, minus npm and its shell), so signals reach the program itself and its
  * exit code is the one observed; others run `npm start` itself, or a shell that dies under it.
  */
@@ -22,10 +22,12 @@ interface Program {
 
 const MAIN = ["--import", "tsx", "examples/redis/main.ts"];
 
-function run(env: Record<string, string>, command: readonly string[] = [process.execPath, ...MAIN]): Program {
+/** `detached`: in a process group of its own, as a terminal's foreground job is (Ctrl-C signals the whole group). */
+function run(env: Record<string, string>, command: readonly string[] = [process.execPath, ...MAIN], detached = false): Program {
   const child = spawn(command[0]!, command.slice(1), {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_FORMAT: "json", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached,
   });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -186,6 +188,20 @@ describe("examples/redis/main.ts as a process", () => {
     npm.child.kill("SIGTERM"); // what a supervisor or a container runtime sends
     await eventually(() => !pids.some(isAlive), 15_000);
     expect(npm.output()).toContain('"msg":"Redis provider stopped"');
+  });
+
+  it("stops on Ctrl-C at npm start (SIGINT to the whole process group) without an error line, exit 0", async () => {
+    const dataDir = await tempDir("main");
+    dirs.push(dataDir);
+    const npm = run({ PROVIDER_PASSWORD: "pw", PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir }, ["npm", "start", "--silent"], true);
+    programs.push(npm);
+    await started(npm);
+    const pids = await processesOf(dataDir);
+    process.kill(-npm.child.pid!, "SIGINT"); // what the terminal sends its foreground process group on Ctrl-C
+    expect(await npm.exit).toBe(0);
+    await eventually(() => !pids.some(isAlive), 15_000);
+    expect(npm.output()).toContain('"msg":"Redis provider stopped"');
+    expect(npm.output()).not.toMatch(/"level":50|exited; restarting it/);
   });
 
   it("stops with its embedded servers when its parent dies without passing a signal on", async () => {

@@ -13,7 +13,10 @@ import { join } from "node:path";
 import { parsePrometheusText } from "../../../test/support/prometheus.js";
 import { appClient, bindEnv, failure, isAlive, killServersUnder, PASSWORD, pidIn, platform, tempDir, testConfig } from "./support.js";
 
-describe("the Redis provider in operation", () => {
+/** How long a killed server may take to come back on a loaded machine; the waits end once it has. */
+const RESTART_MS = 60_000;
+
+describe("the Redis provider in operation", { timeout: 2 * RESTART_MS }, () => {
   const providers: RunningProvider[] = [];
   const dirs: string[] = [];
   const redisServers: RedisServer[] = [];
@@ -50,7 +53,7 @@ describe("the Redis provider in operation", () => {
     const before = (await pidIn(join(dataDir, "embedded")))!;
     process.kill(before, "SIGKILL");
 
-    await vi.waitFor(async () => expect((await api.create("after", "shared")).status).toBe(201), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(async () => expect((await api.create("after", "shared")).status).toBe(201), { timeout: RESTART_MS, interval: 100 });
     const after = (await pidIn(join(dataDir, "embedded")))!;
     expect(after).not.toBe(before);
     expect(isAlive(after)).toBe(true);
@@ -67,13 +70,13 @@ describe("the Redis provider in operation", () => {
     const { dataDir, api } = await start();
     expect((await api.create("cache", "shared")).status).toBe(201);
     process.kill((await pidIn(join(dataDir, "registry")))!, "SIGKILL");
-    await vi.waitFor(async () => expect((await api.status("cache")).status).toBe(204), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(async () => expect((await api.status("cache")).status).toBe(204), { timeout: RESTART_MS, interval: 100 });
   });
 
   it("says in ?check=all which server does not answer, and keeps the registry when the tenants' server is frozen", async () => {
     const { provider, dataDir, api } = await start();
     expect((await api.create("db", "dedicated")).status).toBe(201);
-    await vi.waitFor(async () => expect((await api.status("db")).status).toBe(204), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(async () => expect((await api.status("db")).status).toBe(204), { timeout: RESTART_MS, interval: 100 });
     const administered = (await pidIn(join(dataDir, "embedded")))!;
     process.kill(administered, "SIGSTOP"); // alive but silent: no restart can help, readiness must say so
     try {
@@ -149,7 +152,7 @@ describe("the Redis provider in operation", () => {
 
     const back = await startRedisServer({ port: tenants.port });
     redisServers.push(back);
-    await vi.waitFor(async () => expect((await api.bindApp("cache", "web")).status).toBe(201), { timeout: 15_000, interval: 200 });
+    await vi.waitFor(async () => expect((await api.bindApp("cache", "web")).status).toBe(201), { timeout: RESTART_MS, interval: 200 });
   });
 
   it("serves the metrics without auth on METRICS_PORT, and not on the API", async () => {

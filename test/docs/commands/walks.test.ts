@@ -102,7 +102,7 @@ describe("README's quick start, then the Redis example's README", () => {
     expect(JSON.parse(info.stdout)).toContainEqual({ label: "Plan", value: "shared" });
   });
 
-  it("the actions: rotate 200 and 404, memory, flush, 401 without credentials, 404 for an unknown instance", async () => {
+  it("the actions: rotate 200 and 404, retire 200, memory, flush, 401 without credentials, 404 for an unknown instance", async () => {
     const rotate = await doc.walk.run("rotate");
     expect(rotate.statuses).toEqual([200]);
     const env = JSON.parse(rotate.stdout) as Record<string, string>;
@@ -110,6 +110,8 @@ describe("README's quick start, then the Redis example's README", () => {
     const unbound = await doc.walk.run("rotateUnbound");
     expect(unbound.statuses).toEqual([404]);
     expect(unbound.stdout).toBe(doc.walk.shown("rotateUnbound").join("\n"));
+    const retire = await doc.walk.run("retire");
+    expect([retire.statuses, retire.stdout]).toEqual([[200], doc.walk.shown("retire").join("\n")]);
 
     // The page's figures count one key the app wrote: the app writes it, with its new password.
     const app = await appClient(env);

@@ -29,6 +29,7 @@ export const REDIS_EXAMPLE = {
     flowInfo: "curl -u $A $P/resources/cache",
     rotate: "curl -u $A -d user=me@example.com -d eventid=5 $P/resources/cache/apps/myapp/rotate-password",
     rotateUnbound: "curl -u $A -d user=me@example.com -d eventid=6 $P/resources/cache/apps/other/rotate-password",
+    retire: "curl -u $A -d user=me@example.com -d eventid=8 $P/resources/cache/apps/myapp/retire-old-passwords",
     memory: "curl -u $A $P/resources/cache/memory",
     flush: "curl -u $A -d user=me@example.com -d eventid=7 $P/resources/cache/flush",
     memoryWithoutAuth: "curl $P/resources/cache/memory",
