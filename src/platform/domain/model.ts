@@ -73,6 +73,11 @@ export interface Service {
   clusterEndpoints?: Record<string, string>;
   /** Its instances live in a pool, and every call about one carries the pool's X-Tsuru-* headers. */
   multiCluster?: boolean;
+  /**
+   * An admin registered or last updated its manifest (its endpoints): only then do its calls carry
+   * the kube config a cluster propagates, since any team may register a service of its own.
+   */
+  receivesKubeConfig?: true;
   variant: Variant;
   encoding: Encoding;
   /** Teams that may change or remove the service. */
