@@ -570,3 +570,65 @@ describe("a platform killed in the middle of a bind", () => {
     }
   });
 });
+
+describe("a platform killed in the middle of two binds, whose provider is slow to undo them", () => {
+  it("serves at once when it starts again, undoes both side by side, and gives up on a provider that never answers", async () => {
+    const binds = new Set<string>();
+    const unbinds = new Set<string>();
+    let releaseBinds!: () => void;
+    const bindsReleased = new Promise<void>((resolve) => (releaseBinds = resolve));
+    let releaseUnbind!: () => void;
+    const unbindReleased = new Promise<void>((resolve) => (releaseUnbind = resolve));
+    // kv1's unbind waits to be released; kv2's never answers.
+    const provider = createServer((req, res) => {
+      const bind = /^\/resources\/([^/]+)\/bind-app$/.exec(req.url ?? "");
+      const answer = (status: number, body = "") => res.writeHead(status, { "Content-Type": "application/json" }).end(body);
+      req.resume();
+      if (bind && req.method === "POST") {
+        binds.add(bind[1]!);
+        void bindsReleased.then(() => answer(201, '{"KV_URL":"kv://late"}'));
+      } else if (bind && req.method === "DELETE") {
+        unbinds.add(bind[1]!);
+        if (bind[1] === "kv1") void unbindReleased.then(() => answer(200));
+      } else answer(req.url === "/resources" ? 201 : 200, req.url === "/resources/plans" ? "[]" : "");
+    });
+    provider.listen(0, "127.0.0.1");
+    await once(provider, "listening");
+    const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+    const dataDir = await mkdtemp(join(tmpdir(), "platform-killed-twice-"));
+    let platform = await startPlatformProcess(dataDir);
+    try {
+      const admin = platform.api;
+      await admin.ok(admin.post("/services", { text: manifest("kv", providerUrl) }));
+      for (const n of [1, 2]) {
+        await admin.ok(admin.post("/services/instances", { json: { name: `kv${n}`, service_name: "kv" } }));
+        await admin.ok(admin.post("/apps", { json: { name: `web${n}`, platform: "node" } }));
+        void admin.put(`/services/instances/kv${n}/web${n}`).catch(() => {});
+      }
+      await eventually(() => binds.size === 2, 20_000, "both binds at the provider");
+      platform.process.signal("SIGKILL");
+      await eventually(() => !platform.process.groupAlive(), 20_000, "the killed platform and its redis-server gone");
+      releaseBinds();
+      await platform.stop();
+
+      platform = await startPlatformProcess(dataDir);
+      // Serving while both unbinds wait at the provider, sent side by side.
+      await eventually(() => unbinds.size === 2, 20_000, "both unbinds at the provider at once");
+      expect((await platform.api.ok(platform.api.get("/apps"))).json<Array<{ Name: string }>>().map((app) => app.Name)).toEqual(["web1", "web2"]);
+      releaseUnbind();
+      const undone = (n: number) => `the bind of the instance kv${n} to the app web${n} was cut off when the platform stopped: undone`;
+      await eventually(() => platform.process.output().includes(undone(1)), 20_000, "kv1's bind undone");
+      // kv2's provider never answers: the undo gives up on it after its short limit.
+      await eventually(() => platform.process.output().includes(undone(2)), 60_000, "kv2's bind undone without the provider");
+      for (const n of [1, 2]) {
+        expect((await platform.api.get(`/services/instances?app=web${n}`)).json()).toEqual([{ service: "kv", instances: [] }]);
+      }
+    } finally {
+      await platform.stop();
+      provider.closeAllConnections();
+      provider.close();
+      await removeDir(dataDir);
+    }
+  }, 180_000); // two platform starts and the undo's 10 s limit, on a loaded runner
+});
+
