@@ -212,6 +212,14 @@ describe("a provider's bind answer", () => {
     ["a NUL byte", { SECRET: "a\u0000b" }, /the value of "SECRET" holds a NUL byte/],
     ["a value over 64 KiB", { BIG: "x".repeat(128 * 1024 + 1) }, /the value of "BIG" is longer than 64 KiB/],
     ["10,000 variables", many, /it exports 10000 variables, more than 100/],
+    ["NODE_OPTIONS", { NODE_OPTIONS: "--require /tmp/evil.js" }, /"NODE_OPTIONS" makes an interpreter or tool the app's processes start .* load or run code/],
+    ["PYTHONWARNINGS with BROWSER", { PYTHONWARNINGS: "ignore::antigravity.Foo", BROWSER: "/tmp/evil.sh" }, /"PYTHONWARNINGS" makes an interpreter or tool/],
+    ["BROWSER", { BROWSER: "/tmp/evil.sh" }, /"BROWSER" makes an interpreter or tool/],
+    ["PERL5OPT and PERL5DB", { PERL5OPT: "-d", PERL5DB: "system('/tmp/evil.sh')" }, /"PERL5OPT" makes an interpreter or tool/],
+    ["JAVA_TOOL_OPTIONS", { JAVA_TOOL_OPTIONS: "-javaagent:/tmp/evil.jar" }, /"JAVA_TOOL_OPTIONS" makes/],
+    ["GIT_SSH_COMMAND", { GIT_SSH_COMMAND: "/tmp/evil.sh" }, /"GIT_SSH_COMMAND" makes/],
+    ["PS4 with SHELLOPTS", { PS4: "$(/tmp/evil.sh)", SHELLOPTS: "xtrace" }, /"PS4" makes/],
+    ["values whose TSURU_SERVICES passes 128 KiB", { A: "x".repeat(60_000), B: "x".repeat(60_000), C: "x".repeat(60_000) }, /the app's "TSURU_SERVICES" would be 176 KiB, more than the 128 KiB the kernel passes to a process in one variable/],
   ])("is refused when it sets %s, naming it, and nothing stays bound", async (_what, exported, message) => {
     answer = exported;
     const bind = await t.admin.put("/services/instances/kv1/web");
@@ -228,6 +236,20 @@ describe("a provider's bind answer", () => {
     const set = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "LD_PRELOAD", value: "/tmp/evil.so" }] } });
     expect(set.status).toBe(400);
     expect(set.text).toMatch(/Cannot set the variable: "LD_PRELOAD" is read by the loader or the shell/);
+    const hook = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "NODE_OPTIONS", value: "--require /tmp/evil.js" }] } });
+    expect([hook.status, hook.text]).toEqual([400, expect.stringMatching(/^Cannot set the variable: "NODE_OPTIONS" makes an interpreter or tool/)]);
+  });
+
+  it("answers 400 when the app's environment keeps run from starting a process (a record from before these checks)", async () => {
+    const app = (await t.platform.context.store.get("apps", "web"))!;
+    const huge = { service: "kv", instance: "kv1", envs: { HUGE: "x".repeat(200 * 1024) } };
+    await t.platform.context.store.put("apps", "web", { ...app, serviceEnvs: [...app.serviceEnvs, huge] });
+    try {
+      const answer = await t.admin.post("/apps/web/run?once=true", { text: "echo never" });
+      expect([answer.status, answer.text]).toEqual([400, expect.stringMatching(/^The command could not be started: spawn E2BIG\. Check the app's environment/)]);
+    } finally {
+      await t.platform.context.store.put("apps", "web", app);
+    }
   });
 });
 

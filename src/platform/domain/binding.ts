@@ -14,7 +14,7 @@ import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-clien
 import { bindResultProblem } from "../../provider-client/shapes.js";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
-import { boundVariablesProblem } from "./env.js";
+import { boundVariablesProblem, processEnvProblem } from "./env.js";
 import { badRequest, conflict, failed, preconditionFailed } from "./errors.js";
 import { assertInstanceAccess, findInstance, instanceLock } from "./instances.js";
 import type { App, Instance, Service, Unit } from "./model.js";
@@ -90,6 +90,8 @@ export async function bind(context: Context, actor: Actor, instanceName: string,
       if (refused) throw failure(`its answer cannot be used (${refused})`);
 
       const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
+      const tooBig = processEnvProblem(withEnv);
+      if (tooBig) throw failure(`its answer cannot be used (${tooBig})`);
       await context.store.put("apps", appName, withEnv);
       done(() => context.store.put("apps", appName, app));
 

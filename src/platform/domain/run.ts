@@ -5,7 +5,8 @@
  * entry per line with its unit. Each run is a process group of its own: at the time limit, at
  * the output cap, or once the shell exits, the whole group is stopped, background children too.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { tmpdir } from "node:os";
 import { appFor } from "./apps.js";
 import type { RunLimits } from "./config.js";
@@ -65,15 +66,26 @@ export async function runCommand(context: Context, actor: Actor, name: string, c
   }
 }
 
+/** The app's environment or the machine refused the process (E2BIG, EAGAIN...): the user's to see, not a platform fault. */
+const notStarted = (error: Error) =>
+  badRequest(`The command could not be started: ${error.message}. Check the app's environment (GET /apps/<app>/env) and the machine's limits.`);
+
 function runOnUnit(command: string, env: Record<string, string>, unit: Unit, limits: RunLimits): Promise<{ output: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", command], {
-      cwd: tmpdir(),
-      // The platform's PATH and HOME win over anything recorded for the app.
-      env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), TSURU_UNIT: unit.name },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true, // its own process group, so the whole group can be stopped
-    });
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn("/bin/sh", ["-c", command], {
+        cwd: tmpdir(),
+        // The platform's PATH and HOME win over anything recorded for the app.
+        env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), TSURU_UNIT: unit.name },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true, // its own process group, so the whole group can be stopped
+      });
+    } catch (error) {
+      // Some refusals (E2BIG) are thrown at once, others come as an "error" event.
+      reject(notStarted(error as Error));
+      return;
+    }
     const signalGroup = (signal: NodeJS.Signals) => {
       try {
         process.kill(-child.pid!, signal);
@@ -100,7 +112,7 @@ function runOnUnit(command: string, env: Record<string, string>, unit: Unit, lim
     child.stderr.on("data", collect);
     child.on("error", (error) => {
       clearTimeout(deadline);
-      reject(error);
+      reject(notStarted(error));
     });
     // The shell's exit ends the run: what it left in the background goes with its group, and the
     // answer waits only for the output already written (a process that left the group is cut off).
