@@ -100,6 +100,21 @@ describe("sign-up", () => {
   });
 });
 
+describe("open sign-up's e-mail check", () => {
+  it("refuses a huge address by its length before any pattern reads it", async () => {
+    const t = await startTestPlatform("memory", { openSignup: true });
+    try {
+      // 120 KB of dots: the old pattern's backtracking held the event loop for half a minute.
+      const huge = await t.anonymous.post("/users", { json: { email: `a@${".".repeat(120_000)}@`, password: "secret-1" } });
+      expect([huge.status, huge.text]).toEqual([400, "Invalid email: at most 254 characters."]);
+      expect((await t.anonymous.post("/users", { json: { email: `a@${".".repeat(200)}@`, password: "secret-1" } })).text).toBe("Invalid email.");
+      expect((await t.anonymous.post("/users", { json: { email: `a@${"b.".repeat(100)}c`, password: "secret-1" } })).status).toBe(200);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe("run", () => {
   it("is off unless the platform was started with --allow-run", async () => {
     const t = await startTestPlatform("memory", { allowRun: undefined });

@@ -4,8 +4,14 @@
  */
 import type { Encoding, Variant } from "../../contract.js";
 
-/** No white space and no control characters: an address is printed on the operator's terminal. */
-export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/**
+ * No white space and no control characters: an address is printed on the operator's terminal.
+ * One way to match each address (the domain up to its first dot past its first character holds
+ * no dot), so a long address costs linear time, not quadratic backtracking.
+ */
+export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}][^\s@\p{Cc}.]*\.[^\s@\p{Cc}]+$/u;
+/** The longest address SMTP carries (RFC 5321's 256-octet path less its angle brackets). */
+export const EMAIL_MAX_LENGTH = 254;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
 export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;

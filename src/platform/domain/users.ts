@@ -6,7 +6,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import { ADMIN_TEAM, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, unauthorized } from "./errors.js";
-import { EMAIL, PASSWORD_LENGTH, type User } from "./model.js";
+import { EMAIL, EMAIL_MAX_LENGTH, PASSWORD_LENGTH, type User } from "./model.js";
 
 const hashPassword = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;
 const TOKEN_LIFETIME_MS = 7 * 24 * 3600_000;
@@ -20,6 +20,7 @@ export function checkPassword(password: string): void {
 }
 
 export async function createUser(context: Context, email: string, password: string): Promise<User> {
+  if (email.length > EMAIL_MAX_LENGTH) throw badRequest(`Invalid email: at most ${EMAIL_MAX_LENGTH} characters.`);
   if (!EMAIL.test(email)) throw badRequest("Invalid email.");
   checkPassword(password);
   if (await context.store.get("users", email)) throw conflict("This email is already registered.");
