@@ -321,6 +321,19 @@ describe("names used again, and credentials changed", () => {
     expect(provider.handlers()).not.toContain("bindApp");
   });
 
+  it("removes a team's action grants with it: none passes to a team made again under its name", async () => {
+    const operations = [{ method: "POST", path: "/rotate", action: "rotate" }];
+    await t.admin.ok(t.admin.put("/1.31/services/kv/manifest", { json: { enabled: true, strict_actions: true, operations } }));
+    await t.admin.ok(t.admin.post("/teams", { json: { name: "auditors" } }));
+    await t.admin.ok(t.admin.put("/1.31/services/kv/actions/rotate/auditors"));
+    await t.admin.ok(t.admin.delete("/teams/auditors"));
+    expect((await t.admin.ok(t.admin.get("/1.31/services/kv/actions"))).json()).toEqual({});
+
+    const trudy = await t.admin.user("trudy@example.com");
+    await trudy.ok(trudy.post("/teams", { json: { name: "auditors" } }));
+    expect((await t.admin.ok(t.admin.get("/1.31/services/kv/actions"))).json()).toEqual({});
+  });
+
   it("refuses to remove the admin team", async () => {
     const answer = await t.admin.delete("/teams/admin");
     expect(answer.status).toBe(403);
