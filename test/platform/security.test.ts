@@ -488,18 +488,42 @@ describe("logging in", () => {
     }
   });
 
-  it("makes a guesser wait after a few wrong passwords for one account", async () => {
+  /** A login sent from `source`, one of this machine's loopback addresses (127.0.0.0/8). */
+  function loginFrom(url: string, source: string, email: string, password: string): Promise<RawAnswer> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const body = JSON.stringify({ password });
+      const headers = { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) };
+      const req = httpRequest({ host: hostname, port, localAddress: source, method: "POST", path: `/users/${email}/tokens`, headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  it("checks a guesser's passwords one wait apart: others sent meanwhile are refused unchecked", async () => {
     const t = await startTestPlatform("memory");
     try {
-      const statuses: number[] = [];
-      let refused: string | undefined;
-      for (let attempt = 0; attempt < 12 && refused === undefined; attempt++) {
-        const answer = await t.anonymous.post(`/users/${ADMIN.email}/tokens`, { json: { password: `guess-${attempt}` } });
-        statuses.push(answer.status);
-        if (answer.status === 429) refused = answer.text;
-      }
-      expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-      expect(refused).toMatch(/^Too many failed logins: try again in \d+ s\./);
+      const guess = (attempt: number) => loginFrom(t.url, "127.0.0.2", ADMIN.email, `guess-${attempt}`);
+      for (let attempt = 0; attempt < 6; attempt++) expect((await guess(attempt)).status).toBe(401);
+      // Past the free failures, one guess is held for its wait and the others are refused.
+      const burst = await Promise.all([6, 7, 8, 9].map(guess));
+      expect(burst.map((answer) => answer.status).sort()).toEqual([401, 429, 429, 429]);
+      expect(burst.find((answer) => answer.status === 429)!.text).toMatch(/^Too many failed logins: try again in \d+ s\./);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("lets the right password in while a guesser is throttled: at once from elsewhere, after the wait from the guesser's address", async () => {
+    const t = await startTestPlatform("memory");
+    try {
+      for (let attempt = 0; attempt < 6; attempt++) await loginFrom(t.url, "127.0.0.2", ADMIN.email, `guess-${attempt}`);
+      expect((await loginFrom(t.url, "127.0.0.1", ADMIN.email, ADMIN.password)).status).toBe(200);
+      expect((await loginFrom(t.url, "127.0.0.2", ADMIN.email, ADMIN.password)).status).toBe(200);
     } finally {
       await t.stop();
     }

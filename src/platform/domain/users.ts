@@ -47,17 +47,29 @@ const NOBODY: User = { email: "", salt: "00", passwordHash: "00".repeat(32) };
 export async function login(context: Context, email: string, password: string, address: string): Promise<string> {
   if (password === "") throw badRequest("You must provide a password to login.");
   const { accounts, addresses } = context.logins;
-  accounts.check(email);
-  addresses.check(address);
-  const user = await context.store.get("users", email);
-  // An unknown user costs the same hash and gets the same answer as a wrong password.
-  const matches = await passwordMatches(user ?? NOBODY, password);
+  // The account is throttled per address: a guesser elsewhere cannot hold its owner up.
+  const account = `${email} from ${address}`;
+  const releaseAccount = await accounts.take(account);
+  let matches: boolean;
+  let user: User | undefined;
+  try {
+    const releaseAddress = await addresses.take(address);
+    try {
+      user = await context.store.get("users", email);
+      // An unknown user costs the same hash and gets the same answer as a wrong password.
+      matches = await passwordMatches(user ?? NOBODY, password);
+    } finally {
+      releaseAddress();
+    }
+  } finally {
+    releaseAccount();
+  }
   if (!user || !matches) {
-    accounts.failed(email);
+    accounts.failed(account);
     addresses.failed(address);
     throw unauthorized("Authentication failed: wrong e-mail or password.");
   }
-  accounts.succeeded(email); // not the address: a guesser's own login must not reset it
+  accounts.succeeded(account); // not the address: a guesser's own login must not reset it
   const token = randomBytes(32).toString("hex");
   await context.store.put("tokens", sha256(token), { hash: sha256(token), email, expiresAt: Date.now() + TOKEN_LIFETIME_MS });
   return token;
