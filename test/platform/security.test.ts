@@ -191,6 +191,29 @@ describe("run's bounds", () => {
     await groupGone(groupOf(answer.text));
   });
 
+  it("stops what the command started in a session of its own (setsid) too", async () => {
+    // The shell ends only once the background process leads its own session (/proc/<pid>/stat's 6th field).
+    const answer = await run('setsid sleep 1000 & pid=$!; until [ "$(cut -d" " -f6 /proc/$pid/stat)" = "$pid" ]; do sleep 0.05; done; echo $pid');
+    expect(answer.status).toBe(200);
+    const escaped = Number(answer.text.trim());
+    try {
+      await eventually(() => {
+        try {
+          process.kill(escaped, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10_000, `the setsid process ${escaped} gone`);
+    } finally {
+      try {
+        process.kill(escaped, "SIGKILL"); // the test's own cleanup when the platform left it
+      } catch {
+        // Gone, as it should be.
+      }
+    }
+  });
+
   it("runs at most the configured number of commands of one user at once", async () => {
     const first = run("sleep 1; echo first");
     await eventually(async () => (await run("echo second")).status === 429, 10_000, "the second run refused while the first runs");
