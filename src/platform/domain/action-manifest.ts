@@ -18,7 +18,7 @@ const PERMISSION_PREFIX = "service-action";
  * A manifest's bounds: every pair of operations of one method is compared, so these keep one
  * manifest's check to a few milliseconds (a service has a handful of actions).
  */
-export const MANIFEST_LIMITS = { operations: 100, pathLength: 256 };
+const MANIFEST_LIMITS = { operations: 100, pathLength: 256 };
 
 /** The platform adds the leading `/` a path lacks. */
 function patternPath(path: string): string {

@@ -71,7 +71,7 @@ const MAX_BOUND_VARIABLES = 100;
  * (MAX_ARG_STRLEN; past it exec fails with E2BIG), and the whole environment kept well under
  * ARG_MAX (2 MiB with the default 8 MiB stack).
  */
-export const PROCESS_ENV_LIMITS = { variableBytes: 128 * 1024, totalBytes: 1024 * 1024 };
+const PROCESS_ENV_LIMITS = { variableBytes: 128 * 1024, totalBytes: 1024 * 1024 };
 
 /**
  * What is wrong with a variable a user sets or a provider's bind answer exports, or undefined:
