@@ -1,10 +1,13 @@
 /**
  * `provider-kit platform`: a local platform serving the management API and driving real
  * providers exactly as the platform does. The admin comes from PLATFORM_ADMIN_EMAIL and
- * PLATFORM_ADMIN_PASSWORD; state lives in an embedded redis-server under --data-dir (default),
- * the Redis of --redis-url, or memory (--memory).
+ * PLATFORM_ADMIN_PASSWORD (or --admin-password-file); state lives in an embedded redis-server
+ * under --data-dir (default), the Redis of --redis-url (or PLATFORM_REDIS_URL, or
+ * --redis-url-file), or memory (--memory). Secrets have ways in that `ps` does not show.
  * Exit codes: 0 stopped by a signal; 2 bad usage or configuration; 1 the platform failed to start.
  */
+import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
 import { Command, InvalidArgumentError } from "commander";
 import { parseCluster, parsePool, type Cluster, type Pool } from "../platform/domain/config.js";
 import { PlatformError } from "../platform/domain/errors.js";
@@ -18,6 +21,8 @@ interface PlatformFlags {
   host: string;
   dataDir: string;
   redisUrl?: string;
+  redisUrlFile?: string;
+  adminPasswordFile?: string;
   memory?: boolean;
   seed?: string;
   allowRun?: boolean;
@@ -77,7 +82,9 @@ export function registerPlatform(program: Command): void {
     .option("--port <port>", "port to listen on (0: any free port)", parsePort, 8000)
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--data-dir <dir>", "where the embedded redis-server keeps the platform's state", ".provider-kit-platform")
-    .option("--redis-url <url>", "keep state in this Redis instead of an embedded one (redis://[user:password@]host:port)")
+    .option("--redis-url <url>", "keep state in this Redis instead of an embedded one (redis://[user:password@]host:port); any local user sees it in ps: with a password, use PLATFORM_REDIS_URL or --redis-url-file")
+    .option("--redis-url-file <file>", "read --redis-url's URL from this file's first line")
+    .option("--admin-password-file <file>", "read the admin's password from this file's first line (-: standard input) instead of PLATFORM_ADMIN_PASSWORD, so it is not in the process's environment")
     .option("--memory", "keep state in memory: everything is lost when the platform stops")
     .option("--seed <file.yaml>", "users, teams, services, apps, instances and bindings to create at start-up (skipped when they exist)")
     .option("--allow-run", "serve POST /apps/<app>/run: the members of an app's teams run commands on this machine as your OS user")
@@ -88,20 +95,53 @@ export function registerPlatform(program: Command): void {
     .option("--platform <name>", "a platform apps may use (repeat it; default: go, java, node, php, python, ruby, static)", addPlatform, [])
     .option("--quota <apps>", "how many apps each user may own (-1: unlimited)", parseQuota)
     .option("--api-variant <1|2>", "the spec variant whose shapes are served where the two differ (deploys, the app's Pool)", parseApiVariant, 1)
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Environment:",
+        "  PLATFORM_ADMIN_EMAIL      the admin user the platform creates on first start (required)",
+        "  PLATFORM_ADMIN_PASSWORD   its password, 6 to 50 characters (or --admin-password-file)",
+        "  PLATFORM_REDIS_URL        as --redis-url, out of sight of ps",
+        "Each is removed from the environment once read: nothing the platform starts inherits it.",
+      ].join("\n"),
+    )
     .action(async (flags: PlatformFlags, command: Command) => {
       const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "provider-kit.usage" });
-      const email = process.env.PLATFORM_ADMIN_EMAIL;
-      const password = process.env.PLATFORM_ADMIN_PASSWORD;
+      const { PLATFORM_ADMIN_EMAIL: email, PLATFORM_ADMIN_PASSWORD: passwordVariable, PLATFORM_REDIS_URL: redisUrlVariable } = process.env;
       // Read once: nothing started later (run's commands, redis-server) inherits them.
       delete process.env.PLATFORM_ADMIN_EMAIL;
       delete process.env.PLATFORM_ADMIN_PASSWORD;
+      delete process.env.PLATFORM_REDIS_URL;
+      if (passwordVariable && flags.adminPasswordFile) usage("PLATFORM_ADMIN_PASSWORD and --admin-password-file both give the admin's password: give one.");
+      const password = flags.adminPasswordFile ? await secretFrom(flags.adminPasswordFile, "--admin-password-file", usage) : passwordVariable;
       if (!email || !password) {
-        usage("set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD (6 to 50 characters): the admin user the platform creates on first start.");
+        usage("set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD (6 to 50 characters; or give the password with --admin-password-file): the admin user the platform creates on first start.");
       }
-      if (flags.memory && flags.redisUrl) usage("--memory and --redis-url both say where state lives: give one.");
-      if (flags.redisUrl && !/^rediss?:\/\//.test(flags.redisUrl)) usage("--redis-url must look like redis://[user:password@]host:port.");
-      await run(flags, { email: email!, password: password! });
+      const redisUrls = [
+        ["--redis-url", flags.redisUrl],
+        ["PLATFORM_REDIS_URL", redisUrlVariable],
+        ["--redis-url-file", flags.redisUrlFile],
+      ].filter(([, given]) => given) as Array<[string, string]>;
+      if (redisUrls.length > 1) usage(`${redisUrls.map(([name]) => name).join(" and ")} all give the Redis URL: give one.`);
+      const redisUrl = flags.redisUrlFile ? await secretFrom(flags.redisUrlFile, "--redis-url-file", usage) : (flags.redisUrl ?? (redisUrlVariable || undefined));
+      if (flags.memory && redisUrl) usage("--memory and the Redis URL both say where state lives: give one.");
+      if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) usage("the Redis URL must look like redis://[user:password@]host:port.");
+      await run({ ...flags, redisUrl }, { email: email!, password: password! });
     });
+}
+
+/** A secret's first line, from a file or (`-`) standard input; what is wrong with it never shows the secret. */
+async function secretFrom(file: string, flag: string, usage: (message: string) => never): Promise<string> {
+  let content: string;
+  try {
+    content = file === "-" ? await text(process.stdin) : await readFile(file, "utf8");
+  } catch (error) {
+    return usage(`${flag}: cannot read ${file === "-" ? "standard input" : file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
+  const secret = content.split(/\r?\n/, 1)[0]!;
+  if (secret === "") usage(`${flag}: ${file === "-" ? "standard input" : file} has nothing on its first line.`);
+  return secret;
 }
 
 async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promise<void> {

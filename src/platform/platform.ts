@@ -125,11 +125,13 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     await new Promise((done) => server.close(done));
   };
   let opened: OpenStore | undefined;
+  let undone = Promise.resolve();
   try {
     opened = await openStore(options.state, options.say ?? (() => {}));
     const context = createContext(opened.store, config, { say: options.say, providerCalls: options.providerCalls });
     await ensureAdmin(context, options.admin.email, options.admin.password);
-    await undoInterruptedBinds(context);
+    // Undone in the background: a provider that is slow to unbind must not keep the platform silent.
+    ({ undone } = await undoInterruptedBinds(context));
     if (seed) await applySeed(context, options.admin.email, seed, options.providerWaitMs);
     app = createPlatformApp(context, {
         version: options.version,
@@ -150,11 +152,13 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       close: () =>
         (closing ??= (async () => {
           await closeServer();
+          await undone;
           await stop();
         })()),
     };
   } catch (error) {
     await closeServer();
+    await undone;
     await opened?.stop();
     throw error;
   }

@@ -189,7 +189,8 @@ export async function applySeed(context: Context, adminEmail: string, seed: Seed
   }
   for (const binding of seed.bindings) {
     const instance = await store.get("instances", binding.instance);
-    if (instance?.apps.includes(binding.app)) continue;
+    // A bind cut off by the last stop is being undone (it holds the locks first): seed it again after.
+    if (instance?.apps.includes(binding.app) && !instance.pendingBinds?.includes(binding.app)) continue;
     await step(`binding of ${binding.instance} to ${binding.app}`, async () => bind(context, await admin(), binding.instance, binding.app));
   }
 }

@@ -2,14 +2,17 @@
  * `provider-kit platform` as a process (usage errors, --memory, --seed), seeding idempotence on
  * a real Redis, and `run` refused beyond loopback.
  */
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { applySeed, readSeed } from "../../src/platform/seed.js";
 import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { run, startLongRunning } from "../template/processes.js";
+import { childEnv, run, startLongRunning } from "../template/processes.js";
 import { eventually } from "../support/eventually.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
 import { PASSWORD, USER } from "../http/helpers.js";
@@ -182,3 +185,68 @@ describe("seeding on a real Redis", () => {
     }
   });
 });
+
+describe("provider-kit platform: secrets kept out of ps and the start-up environment", () => {
+  /** The platform started directly (its pid is node's), with `stdin` written to it when given. */
+  async function startCli(args: string[], env: Record<string, string>, stdin?: string) {
+    const child = spawn(process.execPath, [...CLI, "--port", "0", ...args], { cwd: ROOT, env: childEnv(env), stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.end(stdin);
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    const exited = once(child, "exit");
+    const url = await eventually(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? (child.exitCode !== null && Promise.reject(new Error(output))), 60_000, "the platform listening");
+    return {
+      url,
+      /** What any local user reads of the process (`ps`): its command line. */
+      commandLine: () => readFile(`/proc/${child.pid}/cmdline`, "utf8"),
+      /** What this OS user's other processes (run's commands) read: its start-up environment. */
+      startEnvironment: () => readFile(`/proc/${child.pid}/environ`, "utf8"),
+      stop: async () => {
+        child.kill("SIGTERM");
+        await exited;
+      },
+    };
+  }
+
+  it("takes the Redis URL from PLATFORM_REDIS_URL or a file, and the admin's password from a file or standard input", async () => {
+    const redis = await startRedisServer();
+    const redisPassword = "redis-secret-not-in-ps";
+    await promisify(execFile)("redis-cli", ["-p", String(redis.port), "CONFIG", "SET", "requirepass", redisPassword]);
+    const redisUrl = `redis://:${redisPassword}@127.0.0.1:${redis.port}`;
+    const [urlFile, passwordFile] = [join(dir, "redis-url"), join(dir, "admin-password")];
+    await writeFile(urlFile, `${redisUrl}\n`, { mode: 0o600 });
+    await writeFile(passwordFile, "admin-password-from-file\n", { mode: 0o600 });
+    try {
+      for (const [args, email, env, stdin, password] of [
+        [["--admin-password-file", passwordFile], "one@example.com", { PLATFORM_REDIS_URL: redisUrl }, undefined, "admin-password-from-file"],
+        [["--redis-url-file", urlFile, "--admin-password-file", "-"], "two@example.com", {}, "admin-password-on-stdin\n", "admin-password-on-stdin"],
+      ] as const) {
+        const platform = await startCli([...args], { ...env, PLATFORM_ADMIN_EMAIL: email }, stdin);
+        try {
+          expect(await platform.commandLine()).not.toContain(redisPassword);
+          expect(await platform.commandLine()).not.toContain(password);
+          expect(await platform.startEnvironment()).not.toContain(password);
+          // The admin logs in with that password, and the state is in that Redis.
+          const admin = await new Api(platform.url).login(email, password);
+          await admin.ok(admin.post("/teams", { json: { name: `team-${args.length}` } }));
+        } finally {
+          await platform.stop();
+        }
+      }
+      const { stdout } = await promisify(execFile)("redis-cli", ["-p", String(redis.port), "--no-auth-warning", "-a", redisPassword, "--scan"]);
+      expect(stdout).toContain("provider-kit-platform:teams"); // the state went to that Redis
+    } finally {
+      await redis.stop();
+    }
+  }, 120_000); // two platform starts on a loaded runner
+
+  it("refuses two sources for one secret, naming them", async () => {
+    const env = { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, PLATFORM_REDIS_URL: "redis://127.0.0.1:9" };
+    const both = await run(process.execPath, [...CLI, "--port", "0", "--redis-url", "redis://127.0.0.1:9"], { cwd: ROOT, env, timeoutMs: 60_000 });
+    expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("--redis-url and PLATFORM_REDIS_URL all give the Redis URL: give one.")]);
+    const passwords = await run(process.execPath, [...CLI, "--memory", "--port", "0", "--admin-password-file", "-"], { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password }, timeoutMs: 60_000 });
+    expect([passwords.code, passwords.stderr]).toEqual([2, expect.stringContaining("PLATFORM_ADMIN_PASSWORD and --admin-password-file both give the admin's password: give one.")]);
+  });
+});
+

@@ -190,3 +190,63 @@ describe("multi-cluster configuration", () => {
     await expect(attempt([cluster("one", []), cluster("two", [])])).rejects.toThrow("both would be the default cluster");
   });
 });
+
+describe("a cluster's kube config and the pool's rules, attacked by a user of another team", () => {
+  const VAULT_CONFIG = { cluster: { server: "https://vault.example:6443" }, user: { token: "vault-cluster-token" } };
+  const OPEN_CONFIG = { cluster: { server: "https://open.example:6443" }, user: { token: "open-cluster-token" } };
+  let t: TestPlatform;
+  let mallory: Api;
+  let evil: Awaited<ReturnType<typeof placementProvider>>;
+  const evilManifest = (url: string) => stringify({ id: "evil", username: USER, password: PASSWORD, "multi-cluster": true, endpoint: { production: url } });
+  const kubeConfigsSeen = () => evil.seen.map((call) => call.placement.kubeConfig).filter((config) => config !== undefined);
+
+  beforeAll(async () => {
+    evil = await placementProvider();
+    t = await startTestPlatform("memory", {
+      config: {
+        pools: [parsePool("open"), parsePool("vault=team-vault")],
+        clusters: [
+          { name: "open-cluster", provisioner: "kubernetes", addresses: [], pools: ["open"], propagatedKubeConfig: OPEN_CONFIG },
+          { name: "vault-cluster", provisioner: "kubernetes", addresses: [], pools: ["vault"], propagatedKubeConfig: VAULT_CONFIG },
+        ],
+      },
+    });
+    await t.admin.ok(t.admin.post("/teams", { json: { name: "team-vault" } }));
+    mallory = await t.admin.user("mallory@example.com");
+    await mallory.ok(mallory.post("/teams", { json: { name: "team-mallory" } }));
+    await mallory.ok(mallory.post("/services", { text: evilManifest(evil.running.url) }));
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await evil?.running.stop();
+  });
+
+  it("refuses an instance in a pool reserved to another team, before any call", async () => {
+    const answer = await mallory.post("/services/instances", { json: { name: "stolen", service_name: "evil", pool: "vault" } });
+    expect([answer.status, answer.text]).toEqual([403, 'The pool "vault" is not open to the team "team-mallory": give one of open.']);
+    expect(evil.seen).toEqual([]);
+  });
+
+  it("refuses the plans of a pool reserved to another team, before any call", async () => {
+    const answer = await mallory.get("/services/evil/plans?pool=vault");
+    expect([answer.status, answer.text]).toEqual([403, 'The pool "vault" is not open to your teams: give one of open.']);
+    expect(evil.seen).toEqual([]);
+  });
+
+  it("sends no kube config to a service a user registered, in a pool open to it, until an admin gives its manifest", async () => {
+    await mallory.ok(mallory.post("/services/instances", { json: { name: "mine", service_name: "evil", pool: "open" } }));
+    await mallory.ok(mallory.get("/services/evil/plans?pool=open"));
+    expect(evil.seen.map((call) => [call.handler, call.placement.poolName])).toEqual([["create", "open"], ["plans", "open"]]);
+    expect(kubeConfigsSeen()).toEqual([]);
+
+    // The admin gives the same manifest: the admin chose where it goes, so the kube config follows.
+    await t.admin.ok(t.admin.put("/services", { text: evilManifest(evil.running.url) }));
+    await mallory.ok(mallory.get("/services/evil/plans?pool=open"));
+    expect(kubeConfigsSeen()).toEqual([OPEN_CONFIG]);
+
+    // Its owner points it elsewhere again: the admin's choice no longer holds.
+    await mallory.ok(mallory.put("/services", { text: evilManifest(evil.running.url) }));
+    await mallory.ok(mallory.get("/services/evil/plans?pool=open"));
+    expect(kubeConfigsSeen()).toEqual([OPEN_CONFIG]);
+  });
+});

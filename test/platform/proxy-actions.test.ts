@@ -212,6 +212,23 @@ describe("the proxy and service actions (memory store)", () => {
     expect((await alice.ok(alice.get("/1.31/services/kv/manifest"))).json()).toEqual(fine);
   });
 
+  it("checks who writes a manifest before reading it, and bounds its operations and paths", async () => {
+    const stored = (await t.admin.get("/1.31/services/kv/manifest")).text;
+    const op = (index: number) => ({ method: "GET", path: `/x/${index}`, action: `a${index}` });
+    const invalid = { operations: [...Array.from({ length: 2_000 }, (_, index) => op(index)), { method: "FETCH", path: "/y", action: "y" }] };
+    // A user with no team, to a service that does not exist: answered on those grounds, the manifest unread.
+    const stranger = await t.admin.user("stranger@example.com");
+    const unknown = await stranger.put("/1.31/services/nothing/manifest", { json: invalid });
+    expect([unknown.status, unknown.text]).toEqual([404, 'Service "nothing" not found.']);
+    expect((await bob.put("/1.31/services/kv/manifest", { json: invalid })).status).toBe(403);
+
+    const many = await t.admin.put("/1.31/services/kv/manifest", { json: { operations: Array.from({ length: 101 }, (_, index) => op(index)) } });
+    expect([many.status, many.text]).toEqual([400, expect.stringMatching(/^The manifest has 101 operations, more than the 100 the platform takes: /)]);
+    const long = await t.admin.put("/1.31/services/kv/manifest", { json: { operations: [{ method: "GET", path: `/${"a/".repeat(200)}`, action: "long" }] } });
+    expect([long.status, long.text]).toEqual([400, "The path of manifest operation 1 is 401 characters long, more than 256."]);
+    expect((await t.admin.get("/1.31/services/kv/manifest")).text).toBe(stored);
+  });
+
   it("with strict_actions, only the holders of an action's permission may call it; grants on a leading part cover the rest", async () => {
     const strict = {
       enabled: true,

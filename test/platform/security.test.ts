@@ -100,6 +100,21 @@ describe("sign-up", () => {
   });
 });
 
+describe("open sign-up's e-mail check", () => {
+  it("refuses a huge address by its length before any pattern reads it", async () => {
+    const t = await startTestPlatform("memory", { openSignup: true });
+    try {
+      // 120 KB of dots: the old pattern's backtracking held the event loop for half a minute.
+      const huge = await t.anonymous.post("/users", { json: { email: `a@${".".repeat(120_000)}@`, password: "secret-1" } });
+      expect([huge.status, huge.text]).toEqual([400, "Invalid email: at most 254 characters."]);
+      expect((await t.anonymous.post("/users", { json: { email: `a@${".".repeat(200)}@`, password: "secret-1" } })).text).toBe("Invalid email.");
+      expect((await t.anonymous.post("/users", { json: { email: `a@${"b.".repeat(100)}c`, password: "secret-1" } })).status).toBe(200);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe("run", () => {
   it("is off unless the platform was started with --allow-run", async () => {
     const t = await startTestPlatform("memory", { allowRun: undefined });
@@ -176,6 +191,29 @@ describe("run's bounds", () => {
     await groupGone(groupOf(answer.text));
   });
 
+  it("stops what the command started in a session of its own (setsid) too", async () => {
+    // The shell ends only once the background process leads its own session (/proc/<pid>/stat's 6th field).
+    const answer = await run('setsid sleep 1000 & pid=$!; until [ "$(cut -d" " -f6 /proc/$pid/stat)" = "$pid" ]; do sleep 0.05; done; echo $pid');
+    expect(answer.status).toBe(200);
+    const escaped = Number(answer.text.trim());
+    try {
+      await eventually(() => {
+        try {
+          process.kill(escaped, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10_000, `the setsid process ${escaped} gone`);
+    } finally {
+      try {
+        process.kill(escaped, "SIGKILL"); // the test's own cleanup when the platform left it
+      } catch {
+        // Gone, as it should be.
+      }
+    }
+  });
+
   it("runs at most the configured number of commands of one user at once", async () => {
     const first = run("sleep 1; echo first");
     await eventually(async () => (await run("echo second")).status === 429, 10_000, "the second run refused while the first runs");
@@ -212,6 +250,14 @@ describe("a provider's bind answer", () => {
     ["a NUL byte", { SECRET: "a\u0000b" }, /the value of "SECRET" holds a NUL byte/],
     ["a value over 64 KiB", { BIG: "x".repeat(128 * 1024 + 1) }, /the value of "BIG" is longer than 64 KiB/],
     ["10,000 variables", many, /it exports 10000 variables, more than 100/],
+    ["NODE_OPTIONS", { NODE_OPTIONS: "--require /tmp/evil.js" }, /"NODE_OPTIONS" makes an interpreter or tool the app's processes start .* load or run code/],
+    ["PYTHONWARNINGS with BROWSER", { PYTHONWARNINGS: "ignore::antigravity.Foo", BROWSER: "/tmp/evil.sh" }, /"PYTHONWARNINGS" makes an interpreter or tool/],
+    ["BROWSER", { BROWSER: "/tmp/evil.sh" }, /"BROWSER" makes an interpreter or tool/],
+    ["PERL5OPT and PERL5DB", { PERL5OPT: "-d", PERL5DB: "system('/tmp/evil.sh')" }, /"PERL5OPT" makes an interpreter or tool/],
+    ["JAVA_TOOL_OPTIONS", { JAVA_TOOL_OPTIONS: "-javaagent:/tmp/evil.jar" }, /"JAVA_TOOL_OPTIONS" makes/],
+    ["GIT_SSH_COMMAND", { GIT_SSH_COMMAND: "/tmp/evil.sh" }, /"GIT_SSH_COMMAND" makes/],
+    ["PS4 with SHELLOPTS", { PS4: "$(/tmp/evil.sh)", SHELLOPTS: "xtrace" }, /"PS4" makes/],
+    ["values whose TSURU_SERVICES passes 128 KiB", { A: "x".repeat(60_000), B: "x".repeat(60_000), C: "x".repeat(60_000) }, /the app's "TSURU_SERVICES" would be 176 KiB, more than the 128 KiB the kernel passes to a process in one variable/],
   ])("is refused when it sets %s, naming it, and nothing stays bound", async (_what, exported, message) => {
     answer = exported;
     const bind = await t.admin.put("/services/instances/kv1/web");
@@ -229,6 +275,20 @@ describe("a provider's bind answer", () => {
     const set = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "LD_PRELOAD", value: "/tmp/evil.so" }] } });
     expect(set.status).toBe(400);
     expect(set.text).toMatch(/Cannot set the variable: "LD_PRELOAD" is read by the loader or the shell/);
+    const hook = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "NODE_OPTIONS", value: "--require /tmp/evil.js" }] } });
+    expect([hook.status, hook.text]).toEqual([400, expect.stringMatching(/^Cannot set the variable: "NODE_OPTIONS" makes an interpreter or tool/)]);
+  });
+
+  it("answers 400 when the app's environment keeps run from starting a process (a record from before these checks)", async () => {
+    const app = (await t.platform.context.store.get("apps", "web"))!;
+    const huge = { service: "kv", instance: "kv1", envs: { HUGE: "x".repeat(200 * 1024) } };
+    await t.platform.context.store.put("apps", "web", { ...app, serviceEnvs: [...app.serviceEnvs, huge] });
+    try {
+      const answer = await t.admin.post("/apps/web/run?once=true", { text: "echo never" });
+      expect([answer.status, answer.text]).toEqual([400, expect.stringMatching(/^The command could not be started: spawn E2BIG\. Check the app's environment/)]);
+    } finally {
+      await t.platform.context.store.put("apps", "web", app);
+    }
   });
 });
 
@@ -283,6 +343,19 @@ describe("names used again, and credentials changed", () => {
     expect([403, 404]).toContain((await mallory.put("/services/instances/kv1/evil")).status);
     expect([403, 404]).toContain((await mallory.get("/services/kv")).status);
     expect(provider.handlers()).not.toContain("bindApp");
+  });
+
+  it("removes a team's action grants with it: none passes to a team made again under its name", async () => {
+    const operations = [{ method: "POST", path: "/rotate", action: "rotate" }];
+    await t.admin.ok(t.admin.put("/1.31/services/kv/manifest", { json: { enabled: true, strict_actions: true, operations } }));
+    await t.admin.ok(t.admin.post("/teams", { json: { name: "auditors" } }));
+    await t.admin.ok(t.admin.put("/1.31/services/kv/actions/rotate/auditors"));
+    await t.admin.ok(t.admin.delete("/teams/auditors"));
+    expect((await t.admin.ok(t.admin.get("/1.31/services/kv/actions"))).json()).toEqual({});
+
+    const trudy = await t.admin.user("trudy@example.com");
+    await trudy.ok(trudy.post("/teams", { json: { name: "auditors" } }));
+    expect((await t.admin.ok(t.admin.get("/1.31/services/kv/actions"))).json()).toEqual({});
   });
 
   it("refuses to remove the admin team", async () => {
@@ -439,18 +512,42 @@ describe("logging in", () => {
     }
   });
 
-  it("makes a guesser wait after a few wrong passwords for one account", async () => {
+  /** A login sent from `source`, one of this machine's loopback addresses (127.0.0.0/8). */
+  function loginFrom(url: string, source: string, email: string, password: string): Promise<RawAnswer> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const body = JSON.stringify({ password });
+      const headers = { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) };
+      const req = httpRequest({ host: hostname, port, localAddress: source, method: "POST", path: `/users/${email}/tokens`, headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  it("checks a guesser's passwords one wait apart: others sent meanwhile are refused unchecked", async () => {
     const t = await startTestPlatform("memory");
     try {
-      const statuses: number[] = [];
-      let refused: string | undefined;
-      for (let attempt = 0; attempt < 12 && refused === undefined; attempt++) {
-        const answer = await t.anonymous.post(`/users/${ADMIN.email}/tokens`, { json: { password: `guess-${attempt}` } });
-        statuses.push(answer.status);
-        if (answer.status === 429) refused = answer.text;
-      }
-      expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-      expect(refused).toMatch(/^Too many failed logins: try again in \d+ s\./);
+      const guess = (attempt: number) => loginFrom(t.url, "127.0.0.2", ADMIN.email, `guess-${attempt}`);
+      for (let attempt = 0; attempt < 6; attempt++) expect((await guess(attempt)).status).toBe(401);
+      // Past the free failures, one guess is held for its wait and the others are refused.
+      const burst = await Promise.all([6, 7, 8, 9].map(guess));
+      expect(burst.map((answer) => answer.status).sort()).toEqual([401, 429, 429, 429]);
+      expect(burst.find((answer) => answer.status === 429)!.text).toMatch(/^Too many failed logins: try again in \d+ s\./);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("lets the right password in while a guesser is throttled: at once from elsewhere, after the wait from the guesser's address", async () => {
+    const t = await startTestPlatform("memory");
+    try {
+      for (let attempt = 0; attempt < 6; attempt++) await loginFrom(t.url, "127.0.0.2", ADMIN.email, `guess-${attempt}`);
+      expect((await loginFrom(t.url, "127.0.0.1", ADMIN.email, ADMIN.password)).status).toBe(200);
+      expect((await loginFrom(t.url, "127.0.0.2", ADMIN.email, ADMIN.password)).status).toBe(200);
     } finally {
       await t.stop();
     }
@@ -458,19 +555,34 @@ describe("logging in", () => {
 });
 
 describe("password reset requests", () => {
-  it("keep one outstanding per user and refuse another within a minute, printing nothing more", async () => {
+  it("keep one outstanding per user and make no other within a minute, printing nothing more", async () => {
     const said: string[] = [];
     const t = await startTestPlatform("memory", { say: (line) => said.push(line) });
     try {
       await t.admin.user("erin@example.com");
       await t.anonymous.ok(t.anonymous.post("/users/erin@example.com/password"));
-      for (let i = 0; i < 3; i++) {
-        const again = await t.anonymous.post("/users/erin@example.com/password");
-        expect(again.status).toBe(429);
-        expect(again.text).toMatch(/asked for less than a minute ago/);
-      }
+      for (let i = 0; i < 3; i++) await t.anonymous.ok(t.anonymous.post("/users/erin@example.com/password"));
       expect(said.filter((line) => line.startsWith("password reset for erin@example.com"))).toHaveLength(1);
       expect((await t.platform.context.store.all("resets")).filter((reset) => reset.email === "erin@example.com")).toHaveLength(1);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("answer an unknown address exactly as a user's, with or without a token", async () => {
+    const said: string[] = [];
+    const t = await startTestPlatform("memory", { say: (line) => said.push(line) });
+    try {
+      await t.admin.user("frank@example.com");
+      const answers = async (email: string) => {
+        const asked = [await t.anonymous.post(`/users/${email}/password`), await t.anonymous.post(`/users/${email}/password`)];
+        const withToken = await t.anonymous.post(`/users/${email}/password?token=${"0".repeat(40)}`);
+        return [...asked, withToken].map((answer) => [answer.status, answer.text]);
+      };
+      const [known, unknown] = [await answers("frank@example.com"), await answers("nobody@example.com")];
+      expect(unknown).toEqual(known);
+      expect(known.map(([status]) => status)).toEqual([200, 200, 403]);
+      expect(said.join("\n")).not.toContain("nobody@example.com");
     } finally {
       await t.stop();
     }
@@ -571,3 +683,65 @@ describe("a platform killed in the middle of a bind", () => {
     }
   });
 });
+
+describe("a platform killed in the middle of two binds, whose provider is slow to undo them", () => {
+  it("serves at once when it starts again, undoes both side by side, and gives up on a provider that never answers", async () => {
+    const binds = new Set<string>();
+    const unbinds = new Set<string>();
+    let releaseBinds!: () => void;
+    const bindsReleased = new Promise<void>((resolve) => (releaseBinds = resolve));
+    let releaseUnbind!: () => void;
+    const unbindReleased = new Promise<void>((resolve) => (releaseUnbind = resolve));
+    // kv1's unbind waits to be released; kv2's never answers.
+    const provider = createServer((req, res) => {
+      const bind = /^\/resources\/([^/]+)\/bind-app$/.exec(req.url ?? "");
+      const answer = (status: number, body = "") => res.writeHead(status, { "Content-Type": "application/json" }).end(body);
+      req.resume();
+      if (bind && req.method === "POST") {
+        binds.add(bind[1]!);
+        void bindsReleased.then(() => answer(201, '{"KV_URL":"kv://late"}'));
+      } else if (bind && req.method === "DELETE") {
+        unbinds.add(bind[1]!);
+        if (bind[1] === "kv1") void unbindReleased.then(() => answer(200));
+      } else answer(req.url === "/resources" ? 201 : 200, req.url === "/resources/plans" ? "[]" : "");
+    });
+    provider.listen(0, "127.0.0.1");
+    await once(provider, "listening");
+    const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+    const dataDir = await mkdtemp(join(tmpdir(), "platform-killed-twice-"));
+    let platform = await startPlatformProcess(dataDir);
+    try {
+      const admin = platform.api;
+      await admin.ok(admin.post("/services", { text: manifest("kv", providerUrl) }));
+      for (const n of [1, 2]) {
+        await admin.ok(admin.post("/services/instances", { json: { name: `kv${n}`, service_name: "kv" } }));
+        await admin.ok(admin.post("/apps", { json: { name: `web${n}`, platform: "node" } }));
+        void admin.put(`/services/instances/kv${n}/web${n}`).catch(() => {});
+      }
+      await eventually(() => binds.size === 2, 20_000, "both binds at the provider");
+      platform.process.signal("SIGKILL");
+      await eventually(() => !platform.process.groupAlive(), 20_000, "the killed platform and its redis-server gone");
+      releaseBinds();
+      await platform.stop();
+
+      platform = await startPlatformProcess(dataDir);
+      // Serving while both unbinds wait at the provider, sent side by side.
+      await eventually(() => unbinds.size === 2, 20_000, "both unbinds at the provider at once");
+      expect((await platform.api.ok(platform.api.get("/apps"))).json<Array<{ Name: string }>>().map((app) => app.Name)).toEqual(["web1", "web2"]);
+      releaseUnbind();
+      const undone = (n: number) => `the bind of the instance kv${n} to the app web${n} was cut off when the platform stopped: undone`;
+      await eventually(() => platform.process.output().includes(undone(1)), 20_000, "kv1's bind undone");
+      // kv2's provider never answers: the undo gives up on it after its short limit.
+      await eventually(() => platform.process.output().includes(undone(2)), 60_000, "kv2's bind undone without the provider");
+      for (const n of [1, 2]) {
+        expect((await platform.api.get(`/services/instances?app=web${n}`)).json()).toEqual([{ service: "kv", instances: [] }]);
+      }
+    } finally {
+      await platform.stop();
+      provider.closeAllConnections();
+      provider.close();
+      await removeDir(dataDir);
+    }
+  }, 180_000); // two platform starts and the undo's 10 s limit, on a loaded runner
+});
+

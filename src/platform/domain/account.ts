@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Actor, Context } from "./context.js";
-import { badRequest, conflict, forbidden, notFound, tooManyRequests } from "./errors.js";
+import { badRequest, conflict, forbidden, notFound } from "./errors.js";
 import type { User } from "./model.js";
 import { checkPassword, passwordFields, passwordMatches, revokeLogins, sha256 } from "./users.js";
 
@@ -22,17 +22,18 @@ async function findUser(context: Context, email: string): Promise<User> {
 /**
  * `POST /users/<email>/password[?token=]`. Without a token: a reset token, printed on the
  * platform's terminal. With the token that was printed: a new random password, printed too.
+ * Anonymous callers learn nothing from the answer: without a token it is the same whether the
+ * address is a user's or not, and whether a token was made or not; with one, 403 for any token
+ * that is not that user's.
  */
 export async function resetPassword(context: Context, email: string, token: string | undefined): Promise<void> {
-  const user = await findUser(context, email);
   if (token === undefined || token === "") {
+    if (!(await context.store.get("users", email))) return;
     // One outstanding reset per user, a new one at most every minute: anonymous callers cannot
     // fill the store or the operator's terminal.
     const outstanding = (await context.store.all("resets")).filter((reset) => reset.email === email);
     const newest = Math.max(0, ...outstanding.map((reset) => reset.expiresAt - RESET_LIFETIME_MS));
-    if (Date.now() - newest < RESET_INTERVAL_MS) {
-      throw tooManyRequests(`A password reset for ${email} was asked for less than a minute ago: use the token printed then, or ask again later.`);
-    }
+    if (Date.now() - newest < RESET_INTERVAL_MS) return;
     await Promise.all(outstanding.map((reset) => context.store.delete("resets", reset.hash)));
     const fresh = randomBytes(20).toString("hex");
     await context.store.put("resets", sha256(fresh), { hash: sha256(fresh), email, expiresAt: Date.now() + RESET_LIFETIME_MS });
@@ -40,7 +41,8 @@ export async function resetPassword(context: Context, email: string, token: stri
     return;
   }
   const stored = await context.store.get("resets", sha256(token));
-  if (!stored || stored.email !== email || stored.expiresAt <= Date.now()) {
+  const user = await context.store.get("users", email);
+  if (!user || !stored || stored.email !== email || stored.expiresAt <= Date.now()) {
     throw forbidden("Invalid or expired reset token: ask for a new one with POST /users/<email>/password.");
   }
   await context.store.delete("resets", stored.hash);

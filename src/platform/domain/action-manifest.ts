@@ -14,6 +14,11 @@ import type { ActionOperation, ServiceActionsManifest } from "./model.js";
 const MANIFEST_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
 const WILDCARD = /^\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}$/;
 const PERMISSION_PREFIX = "service-action";
+/**
+ * A manifest's bounds: every pair of operations of one method is compared, so these keep one
+ * manifest's check to a few milliseconds (a service has a handful of actions).
+ */
+const MANIFEST_LIMITS = { operations: 100, pathLength: 256 };
 
 /** The platform adds the leading `/` a path lacks. */
 function patternPath(path: string): string {
@@ -64,10 +69,16 @@ export function validManifest(document: unknown): ServiceActionsManifest {
   }
   const listed = fields.operations ?? [];
   if (!Array.isArray(listed)) throw badRequest('The manifest\'s "operations" must be a list of {"method", "path", "action"}.');
+  if (listed.length > MANIFEST_LIMITS.operations) {
+    throw badRequest(`The manifest has ${listed.length} operations, more than the ${MANIFEST_LIMITS.operations} the platform takes: give each action one operation and leave out the calls no permission guards.`);
+  }
   const operations = listed.map((item: unknown, index): ActionOperation => {
     const op = (item !== null && typeof item === "object" ? item : {}) as Record<string, unknown>;
     if (typeof op.method !== "string" || typeof op.path !== "string" || typeof op.action !== "string") {
       throw badRequest(`Manifest operation ${index + 1} must be an object of three strings: "method", "path" and "action".`);
+    }
+    if (op.path.length > MANIFEST_LIMITS.pathLength) {
+      throw badRequest(`The path of manifest operation ${index + 1} is ${op.path.length} characters long, more than ${MANIFEST_LIMITS.pathLength}.`);
     }
     return { method: op.method, path: op.path, action: op.action };
   });
@@ -82,7 +93,9 @@ export function validManifest(document: unknown): ServiceActionsManifest {
 
 function checkOperations(operations: readonly ActionOperation[]): void {
   const actions = new Set<string>();
-  const parsed: Array<{ op: ActionOperation; segments: PatternSegment[] }> = [];
+  const routes = new Set<string>();
+  // Only operations of one method can clash: each is compared with the earlier ones of its method.
+  const byMethod = new Map<string, Array<{ op: ActionOperation; segments: PatternSegment[] }>>();
   for (const op of operations) {
     if (op.action === "") throw badRequest(`Manifest action is required for operation ${quoted(op.path)}.`);
     if (actions.has(op.action)) throw badRequest(`Duplicate manifest operation action ${quoted(op.action)}: each action names one operation.`);
@@ -96,9 +109,11 @@ function checkOperations(operations: readonly ActionOperation[]): void {
     if (op.path.trim() === "") throw badRequest(`Manifest path is required for operation ${quoted(op.action)}.`);
     const segments = parsePattern(op.path);
     if (typeof segments === "string") throw badRequest(`Invalid manifest route "${op.method} ${patternPath(op.path)}": ${segments}.`);
+    const route = `${op.method} ${patternPath(op.path)}`;
+    if (routes.has(route)) throw badRequest(`Duplicate manifest route ${op.method} ${op.path}.`);
+    routes.add(route);
+    const parsed = byMethod.get(op.method) ?? [];
     for (const other of parsed) {
-      if (other.op.method !== op.method) continue;
-      if (patternPath(other.op.path) === patternPath(op.path)) throw badRequest(`Duplicate manifest route ${op.method} ${op.path}.`);
       if (overlap(other.segments, segments) && covers(other.segments, segments) === covers(segments, other.segments)) {
         throw badRequest(
           `Manifest routes "${op.method} ${patternPath(op.path)}" (${op.action}) and "${other.op.method} ${patternPath(other.op.path)}" (${other.op.action}) ` +
@@ -107,6 +122,7 @@ function checkOperations(operations: readonly ActionOperation[]): void {
       }
     }
     parsed.push({ op, segments });
+    byMethod.set(op.method, parsed);
   }
 }
 

@@ -14,7 +14,7 @@ import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-clien
 import { bindResultProblem } from "../../provider-client/shapes.js";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
-import { boundVariablesProblem } from "./env.js";
+import { boundVariablesProblem, processEnvProblem } from "./env.js";
 import { badRequest, failed, PlatformError, preconditionFailed } from "./errors.js";
 import { assertInstanceAccess, findInstance, instanceLock, providerState } from "./instances.js";
 import type { App, Instance, Service, Unit } from "./model.js";
@@ -113,6 +113,8 @@ async function bindSteps(context: Context, actor: Actor, instance: Instance, app
     if (refused) throw failure(`its answer cannot be used (${refused})`);
 
     const withEnv: App = { ...app, serviceEnvs: [...app.serviceEnvs, { service: service.name, instance: instanceName, envs }] };
+    const tooBig = processEnvProblem(withEnv);
+    if (tooBig) throw failure(`its answer cannot be used (${tooBig})`);
     await context.store.put("apps", appName, withEnv);
     done(() => context.store.put("apps", appName, app));
 
@@ -256,37 +258,46 @@ export async function unbindEveryApp(context: Context, actor: Actor, instanceNam
   }
 }
 
+/** An interrupted bind's undo waits this long at most for each provider call: the provider may be gone for good. */
+const UNDO_AT_START_TIMEOUT_MS = 10_000;
+
 /**
  * At start-up: binds the platform was making when it died (kill -9) are undone, as a failed bind
  * is: the provider is told to unbind (what it answers is only logged), and neither record keeps
- * the binding.
+ * the binding. Answers as soon as every undo holds (or waits in line for) its app's and
+ * instance's locks, so the platform serves meanwhile and a request about those records waits for
+ * its undo; `undone` settles when all are done. They run side by side, each call briefly bounded.
  */
-export async function undoInterruptedBinds(context: Context): Promise<void> {
-  for (const instance of await context.store.all("instances")) {
-    for (const appName of instance.pendingBinds ?? []) {
-      await exclusive(context, [appLock(appName), instanceLock(instance.name)], async () => {
-        const current = await findInstance(context, instance.name);
-        const app = await context.store.get("apps", appName);
-        if (app) {
-          const binding = await bindingOf(context, { email: "platform", teams: [], admin: true }, current, app);
-          const { calls, target, spec } = binding;
-          await undoing(async () => {
-            await unbindUnits(context, binding, current.boundUnits[appName] ?? []);
-            await context.providers.send(target, calls.unbindApp(current.name, spec));
-          }).catch(() => {});
-          await context.store.put("apps", appName, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== current.name) });
-        }
-        const { [appName]: _gone, ...boundUnits } = current.boundUnits;
-        await context.store.put("instances", current.name, {
-          ...current,
-          apps: current.apps.filter((name) => name !== appName),
-          boundUnits,
-          pendingBinds: (current.pendingBinds ?? []).filter((name) => name !== appName),
-        });
-        context.say(`the bind of the instance ${current.name} to the app ${appName} was cut off when the platform stopped: undone`);
-      });
-    }
+export async function undoInterruptedBinds(context: Context): Promise<{ undone: Promise<void> }> {
+  const interrupted = (await context.store.all("instances")).flatMap((instance) => (instance.pendingBinds ?? []).map((appName) => ({ instance: instance.name, appName })));
+  const undos = interrupted.map(({ instance, appName }) =>
+    exclusive(context, [appLock(appName), instanceLock(instance)], () => undoInterruptedBind(context, instance, appName)).catch((error: unknown) =>
+      context.say(`the bind of the instance ${instance} to the app ${appName} was cut off when the platform stopped, and undoing it failed: ${(error as Error).message}`),
+    ),
+  );
+  return { undone: Promise.all(undos).then(() => {}) };
+}
+
+async function undoInterruptedBind(context: Context, instanceName: string, appName: string): Promise<void> {
+  const current = await findInstance(context, instanceName);
+  const app = await context.store.get("apps", appName);
+  if (app) {
+    const { calls, target, spec } = await bindingOf(context, { email: "platform", teams: [], admin: true }, current, app);
+    const send = (call: Parameters<typeof context.providers.send>[1]) => context.providers.send(target, call, { timeoutMs: UNDO_AT_START_TIMEOUT_MS });
+    await undoing(async () => {
+      await Promise.all((current.boundUnits[appName] ?? []).map((host) => send(calls.unbindUnit(current.name, spec, host))));
+      await send(calls.unbindApp(current.name, spec));
+    }).catch(() => {});
+    await context.store.put("apps", appName, { ...app, serviceEnvs: app.serviceEnvs.filter((bound) => bound.instance !== current.name) });
   }
+  const { [appName]: _gone, ...boundUnits } = current.boundUnits;
+  await context.store.put("instances", current.name, {
+    ...current,
+    apps: current.apps.filter((name) => name !== appName),
+    boundUnits,
+    pendingBinds: (current.pendingBinds ?? []).filter((name) => name !== appName),
+  });
+  context.say(`the bind of the instance ${current.name} to the app ${appName} was cut off when the platform stopped: undone`);
 }
 
 /**

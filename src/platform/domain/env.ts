@@ -51,10 +51,27 @@ export function processEnv(app: App): Record<string, string> {
 
 /** Read by the dynamic loader or the shell before the app's own code runs (with `LD_*`). */
 const LOADER_AND_SHELL = new Set(["PATH", "HOME", "BASH_ENV", "ENV", "IFS"]);
+/**
+ * Read by an interpreter, a library or a tool that the app's processes (and `run`'s) may start, to
+ * load or run code of the variable's choosing: node, python, perl, ruby, java, bash, glibc, git,
+ * ssh, npm, php, lua, openssl, less and the programs that open an editor, pager or browser.
+ */
+const CODE_HOOK_PREFIXES = ["NODE_", "PYTHON", "PERL5", "GIT_", "SSH_", "DYLD_", "NPM_CONFIG_", "LUA_INIT", "BASH_FUNC_"];
+const CODE_HOOKS = new Set([
+  "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SHELLOPTS", "BASHOPTS", "PS4",
+  "PROMPT_COMMAND", "CDPATH", "GCONV_PATH", "LOCPATH", "NLSPATH", "GLIBC_TUNABLES", "HOSTALIASES", "BROWSER", "EDITOR", "VISUAL",
+  "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "PHPRC", "PHP_INI_SCAN_DIR", "OPENSSL_CONF", "OPENSSL_ENGINES",
+]);
 const MAX_NAME_CHARS = 100;
 const MAX_VALUE_BYTES = 64 * 1024;
 /** Variables one provider answer may set. */
 const MAX_BOUND_VARIABLES = 100;
+/**
+ * What the kernel takes when `run` starts a process: each `NAME=value` at most 128 KiB
+ * (MAX_ARG_STRLEN; past it exec fails with E2BIG), and the whole environment kept well under
+ * ARG_MAX (2 MiB with the default 8 MiB stack).
+ */
+const PROCESS_ENV_LIMITS = { variableBytes: 128 * 1024, totalBytes: 1024 * 1024 };
 
 /**
  * What is wrong with a variable a user sets or a provider's bind answer exports, or undefined:
@@ -67,6 +84,10 @@ function variableProblem(name: string, value?: string): string | undefined {
   }
   if (name.startsWith("TSURU_")) return `${shown} is one of the TSURU_* variables the platform sets`;
   if (name.startsWith("LD_") || LOADER_AND_SHELL.has(name)) return `${shown} is read by the loader or the shell before the app's code runs`;
+  const upper = name.toUpperCase();
+  if (CODE_HOOKS.has(upper) || CODE_HOOK_PREFIXES.some((prefix) => upper.startsWith(prefix))) {
+    return `${shown} makes an interpreter or tool the app's processes start (node, python, perl, ruby, java, the shell, git, ssh...) load or run code of its choosing`;
+  }
   if (value?.includes("\0")) return `the value of ${shown} holds a NUL byte`;
   if (value !== undefined && Buffer.byteLength(value) > MAX_VALUE_BYTES) return `the value of ${shown} is longer than ${MAX_VALUE_BYTES / 1024} KiB`;
   return undefined;
@@ -83,6 +104,18 @@ export function boundVariablesProblem(variables: Record<string, string>): string
   return undefined;
 }
 
+/** What in the app's environment the kernel would refuse to start a process with, or undefined. */
+export function processEnvProblem(app: App): string | undefined {
+  let total = 0;
+  for (const [name, value] of Object.entries(processEnv(app))) {
+    const bytes = Buffer.byteLength(name) + 1 + Buffer.byteLength(value) + 1; // NAME=value and its NUL
+    if (bytes > PROCESS_ENV_LIMITS.variableBytes) return `the app's ${JSON.stringify(name)} would be ${Math.ceil(bytes / 1024)} KiB, more than the ${PROCESS_ENV_LIMITS.variableBytes / 1024} KiB the kernel passes to a process in one variable`;
+    total += bytes;
+  }
+  if (total > PROCESS_ENV_LIMITS.totalBytes) return `the app's environment would be ${Math.ceil(total / 1024)} KiB, more than the ${PROCESS_ENV_LIMITS.totalBytes / 1024} KiB the platform passes to a process`;
+  return undefined;
+}
+
 function check(name: string, value?: string): void {
   const problem = variableProblem(name, value);
   if (problem) throw badRequest(`Cannot set the variable: ${problem}.`);
@@ -94,6 +127,8 @@ export async function setEnv(context: Context, actor: Actor, name: string, varia
     const app = await appFor(context, actor, name);
     const names = new Set(variables.map((variable) => variable.name));
     app.env = [...app.env.filter((variable) => !names.has(variable.name)), ...variables];
+    const tooBig = processEnvProblem(app);
+    if (tooBig) throw badRequest(`Cannot set the variables: ${tooBig}.`);
     await context.store.put("apps", app.name, app);
     await appLog(context, app.name, `setting env vars ${[...names].join(", ")}; restarting app`);
   });

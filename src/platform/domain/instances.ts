@@ -4,7 +4,8 @@
  */
 import { exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
-import { clusterOf, findPool } from "./config.js";
+import { clusterOf } from "./config.js";
+import { assertPoolFor, poolChoices } from "./pools.js";
 import { type Instance, type Service } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import { forcing, undoing } from "./operation.js";
@@ -43,7 +44,7 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
   const allowed = actor.teams.filter((team) => service.teams.includes(team));
   const ownerTeam = chooseOwner(actor, allowed.length > 0 ? allowed : actor.teams, wanted.owner);
   if (!(await context.store.get("teams", ownerTeam))) throw badRequest("Team owner doesn't exist");
-  const pool = instancePool(context, service, wanted.pool || undefined);
+  const pool = instancePool(context, service, wanted.pool || undefined, ownerTeam);
 
   return exclusive(context, [instanceLock(wanted.name)], async () => {
     // validateServiceInstanceName's words, with createServiceInstance's 409.
@@ -81,18 +82,16 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
 
 /**
  * The instance's pool, by today's platform's rules: an instance of a multi-cluster service lives
- * in a pool that exists and admits the service; any other instance in none.
+ * in a pool that exists, admits the service and is open to the owner team (assertPoolFor); any
+ * other instance in none.
  */
-function instancePool(context: Context, service: Service, pool: string | undefined): string | undefined {
+function instancePool(context: Context, service: Service, pool: string | undefined, ownerTeam: string): string | undefined {
   if (!service.multiCluster) {
     if (pool !== undefined) throw badRequest(`regular (non-multi-cluster) service instance cannot belong to a pool: the service "${service.name}" is not multi-cluster, create the instance without a pool.`);
     return undefined;
   }
-  const admitting = context.config.pools.filter((candidate) => candidate.services.length === 0 || candidate.services.includes(service.name)).map((candidate) => candidate.name);
-  const choices = `give one of ${admitting.join(", ") || "(none: add the service to a pool's services)"}`;
-  if (pool === undefined) throw badRequest(`multi-cluster service instance requires a pool: ${choices}.`);
-  if (!findPool(context.config, pool)) throw notFound(`Pool "${pool.slice(0, 60)}" not found: ${choices}.`);
-  if (!admitting.includes(pool)) throw badRequest(`Service "${service.name}" is not available in pool "${pool}": ${choices}.`);
+  if (pool === undefined) throw badRequest(`multi-cluster service instance requires a pool: ${poolChoices(context, service.name, { team: ownerTeam })}.`);
+  assertPoolFor(context, service.name, pool, { team: ownerTeam });
   return pool;
 }
 

@@ -1,8 +1,12 @@
 /**
- * Backoff for failed logins, by key (an account, an address): after `freeFailures` failures in a
- * row each further attempt waits, the wait doubling up to a minute. A success clears the count.
- * In memory: a restart forgets, which costs a guesser a restart of the platform.
+ * Backoff for failed logins, by key (an account from one address, an address): after
+ * `freeFailures` failures in a row each further attempt is held until its wait is over, the wait
+ * doubling up to a minute, and only then is its password checked; while one attempt of a key is
+ * held, another is refused (429) unchecked. So a guesser checks one password per wait, and the
+ * right password always gets in, at worst after the wait: nobody can keep an account locked.
+ * A success clears the count. In memory: a restart forgets, which costs a guesser a restart.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { tooManyRequests } from "./errors.js";
 
 const FIRST_WAIT_MS = 1_000;
@@ -13,22 +17,30 @@ const FORGET_AFTER_MS = 15 * 60_000;
 interface Failures {
   count: number;
   last: number;
-  /** No attempt before this time. */
+  /** No password checked before this time. */
   until: number;
 }
 
 export class LoginThrottle {
   private readonly failures = new Map<string, Failures>();
+  /** Keys with an attempt held or being checked. */
+  private readonly busy = new Set<string>();
 
   constructor(private readonly freeFailures: number) {}
 
-  /** Throws 429 while `key` must still wait. */
-  check(key: string, now = Date.now()): void {
-    const until = this.live(key, now)?.until ?? 0;
-    if (until > now) {
-      const seconds = Math.ceil((until - now) / 1000);
-      throw tooManyRequests(`Too many failed logins: try again in ${seconds} s.`);
-    }
+  /**
+   * Waits until `key` may have a password checked, and answers the release to call once it has
+   * been; 429 at once while another attempt of `key` is held.
+   */
+  async take(key: string): Promise<() => void> {
+    const until = this.live(key, Date.now())?.until ?? 0;
+    const wait = until - Date.now();
+    if (wait <= 0) return () => {};
+    if (this.busy.has(key)) throw tooManyRequests(`Too many failed logins: try again in ${Math.ceil(wait / 1000)} s.`);
+    this.busy.add(key);
+    const release = () => this.busy.delete(key);
+    await sleep(wait);
+    return release;
   }
 
   failed(key: string, now = Date.now()): void {

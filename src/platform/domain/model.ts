@@ -5,8 +5,14 @@
 import type { Encoding, Variant } from "../../contract.js";
 import type { ParameterTree } from "../../provider-client/payloads.js";
 
-/** No white space and no control characters: an address is printed on the operator's terminal. */
-export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/**
+ * No white space and no control characters: an address is printed on the operator's terminal.
+ * One way to match each address (the domain up to its first dot past its first character holds
+ * no dot), so a long address costs linear time, not quadratic backtracking.
+ */
+export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}][^\s@\p{Cc}.]*\.[^\s@\p{Cc}]+$/u;
+/** The longest address SMTP carries (RFC 5321's 256-octet path less its angle brackets). */
+export const EMAIL_MAX_LENGTH = 254;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
 export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -74,6 +80,11 @@ export interface Service {
   clusterEndpoints?: Record<string, string>;
   /** Its instances live in a pool, and every call about one carries the pool's X-Tsuru-* headers. */
   multiCluster?: boolean;
+  /**
+   * An admin registered or last updated its manifest (its endpoints): only then do its calls carry
+   * the kube config a cluster propagates, since any team may register a service of its own.
+   */
+  receivesKubeConfig?: true;
   variant: Variant;
   encoding: Encoding;
   /** Teams that may change or remove the service. */

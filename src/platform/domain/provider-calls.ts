@@ -149,7 +149,7 @@ export class Providers {
   private route(service: Service, pool: string | undefined): { url: string; placement?: PlacementHeaders } {
     if (pool === undefined) return { url: service.endpoint };
     const cluster = clusterOf(this.config, pool);
-    const kubeConfig = cluster?.propagatedKubeConfig;
+    const kubeConfig = service.receivesKubeConfig ? cluster?.propagatedKubeConfig : undefined;
     return {
       url: (cluster && service.clusterEndpoints?.[cluster.name]) ?? service.endpoint,
       placement: {

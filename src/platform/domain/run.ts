@@ -3,9 +3,14 @@
  * the app's units would get, once or once per unit. Beyond the app's variables it keeps only
  * PATH (to find the programs) and HOME. Output goes to the answer and the app's log, one
  * entry per line with its unit. Each run is a process group of its own: at the time limit, at
- * the output cap, or once the shell exits, the whole group is stopped, background children too.
+ * the output cap, or once the shell exits, the whole group is stopped, background children too,
+ * and so is every process still carrying the run's marker variable in its environment: those
+ * that left the group for a session of their own (`setsid`) as well.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import type { Readable } from "node:stream";
 import { tmpdir } from "node:os";
 import { appFor } from "./apps.js";
 import type { RunLimits } from "./config.js";
@@ -13,6 +18,31 @@ import { appLog, LOG_LINES, type Actor, type Context } from "./context.js";
 import { badRequest, forbidden, tooManyRequests } from "./errors.js";
 import { processEnv } from "./env.js";
 import type { Unit } from "./model.js";
+
+/** Set in each run's environment, so its processes are found however they left its group. */
+const RUN_MARKER = "PROVIDER_KIT_RUN";
+
+/** The processes whose environment holds `RUN_MARKER=<id>` (Linux's /proc; none where there is none). */
+async function markedProcesses(id: string): Promise<number[]> {
+  const marker = Buffer.from(`\0${RUN_MARKER}=${id}\0`);
+  const pids = (await readdir("/proc").catch(() => [])).filter((entry) => /^\d+$/.test(entry)).map(Number);
+  const environs = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/environ`).catch(() => undefined)));
+  return pids.filter((_pid, index) => {
+    const environ = environs[index];
+    return environ !== undefined && Buffer.concat([Buffer.from([0]), environ]).includes(marker);
+  });
+}
+
+/** SIGKILL to every process of the run outside its group; one that cleared its environment escapes (run is a shell as this OS user). */
+async function killMarked(id: string): Promise<void> {
+  for (const pid of await markedProcesses(id)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+}
 
 /** How long a group stopped with SIGTERM has before SIGKILL. */
 const TERM_GRACE_MS = 2_000;
@@ -65,15 +95,27 @@ export async function runCommand(context: Context, actor: Actor, name: string, c
   }
 }
 
+/** The app's environment or the machine refused the process (E2BIG, EAGAIN...): the user's to see, not a platform fault. */
+const notStarted = (error: Error) =>
+  badRequest(`The command could not be started: ${error.message}. Check the app's environment (GET /apps/<app>/env) and the machine's limits.`);
+
 function runOnUnit(command: string, env: Record<string, string>, unit: Unit, limits: RunLimits): Promise<{ output: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", command], {
-      cwd: tmpdir(),
-      // The platform's PATH and HOME win over anything recorded for the app.
-      env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), TSURU_UNIT: unit.name },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true, // its own process group, so the whole group can be stopped
-    });
+    const id = randomBytes(12).toString("hex");
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn("/bin/sh", ["-c", command], {
+        cwd: tmpdir(),
+        // The platform's PATH and HOME win over anything recorded for the app.
+        env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), TSURU_UNIT: unit.name, [RUN_MARKER]: id },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true, // its own process group, so the whole group can be stopped
+      });
+    } catch (error) {
+      // Some refusals (E2BIG) are thrown at once, others come as an "error" event.
+      reject(notStarted(error as Error));
+      return;
+    }
     const signalGroup = (signal: NodeJS.Signals) => {
       try {
         process.kill(-child.pid!, signal);
@@ -100,7 +142,7 @@ function runOnUnit(command: string, env: Record<string, string>, unit: Unit, lim
     child.stderr.on("data", collect);
     child.on("error", (error) => {
       clearTimeout(deadline);
-      reject(error);
+      reject(notStarted(error));
     });
     // The shell's exit ends the run: what it left in the background goes with its group, and the
     // answer waits only for the output already written (a process that left the group is cut off).
@@ -110,6 +152,7 @@ function runOnUnit(command: string, env: Record<string, string>, unit: Unit, lim
       clearTimeout(deadline);
       clearTimeout(killTimer);
       signalGroup("SIGKILL");
+      void killMarked(id);
       setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();

@@ -21,6 +21,8 @@ export class ManifestConflict extends PlatformError {
 }
 
 export async function setActionsManifest(context: Context, actor: Actor, name: string, document: unknown): Promise<void> {
+  // Who may write it first: a stranger's manifest costs the platform no validation.
+  assertOwner(actor, await findService(context, name));
   const manifest = validManifest(document);
   await exclusive(context, [serviceLock(name)], async () => {
     const service = await findService(context, name);

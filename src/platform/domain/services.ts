@@ -1,7 +1,8 @@
 /** The service catalog: register providers from their manifests, document and share them. */
 import { isPoolRequired } from "../../contract.js";
 import { plansProblem } from "../../provider-client/shapes.js";
-import { findPool, poolsOf } from "./config.js";
+import { poolsOf } from "./config.js";
+import { assertPoolFor } from "./pools.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { parseManifest, type Manifest } from "./manifest.js";
@@ -35,7 +36,7 @@ export async function registerService(context: Context, actor: Actor, manifest: 
   const ownerTeam = await serviceOwner(context, actor, manifest.team);
   if (await context.store.get("services", manifest.id)) throw failed(`Service "${manifest.id}" already exists.`);
   const { id, team: _team, ...connection } = manifest;
-  const service: Service = { name: id, ...connection, ownerTeams: [ownerTeam], teams: [ownerTeam], doc: "" };
+  const service: Service = { name: id, ...connection, ...kubeConfigRight(actor), ownerTeams: [ownerTeam], teams: [ownerTeam], doc: "" };
   await context.store.put("services", id, service);
   return service;
 }
@@ -59,8 +60,12 @@ export async function updateService(context: Context, actor: Actor, yaml: string
   const { id, team: _team, ...connection } = parseManifest(yaml);
   const service = await findService(context, id);
   assertOwner(actor, service);
-  await context.store.put("services", id, { ...service, ...connection });
+  const { receivesKubeConfig: _dropped, ...kept } = service;
+  await context.store.put("services", id, { ...kept, ...connection, ...kubeConfigRight(actor) });
 }
+
+/** A cluster's kube config goes only where an admin chose to send it: the endpoints of a manifest an admin gave. */
+const kubeConfigRight = (actor: Actor): Pick<Service, "receivesKubeConfig"> => (actor.admin ? { receivesKubeConfig: true } : {});
 
 export async function removeService(context: Context, actor: Actor, name: string): Promise<void> {
   const service = await findService(context, name);
@@ -144,7 +149,7 @@ export async function servicePlans(context: Context, actor: Actor, name: string,
   const service = await findService(context, name);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
   const asked = service.multiCluster && pool ? pool : undefined;
-  if (asked !== undefined && !findPool(context.config, asked)) throw notFound(`Pool "${asked.slice(0, 60)}" not found.`);
+  if (asked !== undefined) assertPoolFor(context, service.name, asked, { actor });
   const result = await context.providers.send({ service, pool: asked }, context.providers.builder(service, actor.email).plans(), { timeoutMs: PLANS_TIMEOUT_MS });
   const body = result.answer?.body ?? "";
   if (isPoolRequired(statusOf(result) ?? 0, body)) {

@@ -1,7 +1,7 @@
 /** Teams and their members, with the real platform's rules (platform-notes.md, Users and teams). */
 import { ADMIN_TEAM, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound } from "./errors.js";
-import { TEAM_NAME, type Team } from "./model.js";
+import { TEAM_NAME, type Service, type Team } from "./model.js";
 
 export async function listTeams(context: Context, actor: Actor): Promise<Team[]> {
   const teams = await context.store.all("teams");
@@ -45,10 +45,21 @@ export async function removeTeam(context: Context, actor: Actor, name: string): 
   const withoutTeam = <T extends { teams: string[] }>(item: T): T => ({ ...item, teams: item.teams.filter((team) => team !== name) });
   await Promise.all([
     ...apps.filter((app) => app.teams.includes(name)).map((app) => context.store.put("apps", app.name, withoutTeam(app))),
-    ...services.filter((service) => service.teams.includes(name)).map((service) => context.store.put("services", service.name, withoutTeam(service))),
+    ...services
+      .filter((service) => service.teams.includes(name) || Object.values(service.actionGrants ?? {}).some((teams) => teams.includes(name)))
+      .map((service) => context.store.put("services", service.name, withoutGrants(withoutTeam(service), name))),
     ...instances.filter((instance) => instance.teams.includes(name)).map((instance) => context.store.put("instances", instance.name, withoutTeam(instance))),
   ]);
   await context.store.delete("teams", name);
+}
+
+/** The service without the team's action grants (an action no team holds any more goes). */
+function withoutGrants(service: Service, team: string): Service {
+  if (!service.actionGrants) return service;
+  const grants = Object.entries(service.actionGrants)
+    .map(([action, teams]) => [action, teams.filter((holder) => holder !== team)] as const)
+    .filter(([, teams]) => teams.length > 0);
+  return { ...service, actionGrants: Object.fromEntries(grants) };
 }
 
 export async function addMember(context: Context, actor: Actor, teamName: string, email: string): Promise<void> {

@@ -6,7 +6,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import { ADMIN_TEAM, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, unauthorized } from "./errors.js";
-import { EMAIL, PASSWORD_LENGTH, type User } from "./model.js";
+import { EMAIL, EMAIL_MAX_LENGTH, PASSWORD_LENGTH, type User } from "./model.js";
 
 const hashPassword = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;
 const TOKEN_LIFETIME_MS = 7 * 24 * 3600_000;
@@ -20,6 +20,7 @@ export function checkPassword(password: string): void {
 }
 
 export async function createUser(context: Context, email: string, password: string): Promise<User> {
+  if (email.length > EMAIL_MAX_LENGTH) throw badRequest(`Invalid email: at most ${EMAIL_MAX_LENGTH} characters.`);
   if (!EMAIL.test(email)) throw badRequest("Invalid email.");
   checkPassword(password);
   if (await context.store.get("users", email)) throw conflict("This email is already registered.");
@@ -46,17 +47,29 @@ const NOBODY: User = { email: "", salt: "00", passwordHash: "00".repeat(32) };
 export async function login(context: Context, email: string, password: string, address: string): Promise<string> {
   if (password === "") throw badRequest("You must provide a password to login.");
   const { accounts, addresses } = context.logins;
-  accounts.check(email);
-  addresses.check(address);
-  const user = await context.store.get("users", email);
-  // An unknown user costs the same hash and gets the same answer as a wrong password.
-  const matches = await passwordMatches(user ?? NOBODY, password);
+  // The account is throttled per address: a guesser elsewhere cannot hold its owner up.
+  const account = `${email} from ${address}`;
+  const releaseAccount = await accounts.take(account);
+  let matches: boolean;
+  let user: User | undefined;
+  try {
+    const releaseAddress = await addresses.take(address);
+    try {
+      user = await context.store.get("users", email);
+      // An unknown user costs the same hash and gets the same answer as a wrong password.
+      matches = await passwordMatches(user ?? NOBODY, password);
+    } finally {
+      releaseAddress();
+    }
+  } finally {
+    releaseAccount();
+  }
   if (!user || !matches) {
-    accounts.failed(email);
+    accounts.failed(account);
     addresses.failed(address);
     throw unauthorized("Authentication failed: wrong e-mail or password.");
   }
-  accounts.succeeded(email); // not the address: a guesser's own login must not reset it
+  accounts.succeeded(account); // not the address: a guesser's own login must not reset it
   const token = randomBytes(32).toString("hex");
   await context.store.put("tokens", sha256(token), { hash: sha256(token), email, expiresAt: Date.now() + TOKEN_LIFETIME_MS });
   return token;
