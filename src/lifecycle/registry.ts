@@ -88,12 +88,15 @@ function alreadyExists(existing: InstanceRecord | undefined, instance: string): 
 }
 
 /**
- * A record as `create` keeps it while its handler runs: provisioning, no background step yet.
- * Seen without the instance lock, that create may still be running; seen under the lock, its
- * process died before answering.
+ * A record whose create the platform may not have been answered 201 for: as `create` keeps it
+ * while its handler runs (provisioning, no background step yet), or its last write, sent but not
+ * known to have landed (`createUnanswered`: Redis may run a write after the call gave up on it
+ * and answered 503). Seen without the instance lock, that create may still be running; seen
+ * under the lock, it ended (or its process died) without answering 201, so the platform got no
+ * instance.
  */
 function createUnfinished(record: InstanceRecord): boolean {
-  return record.state === "provisioning" && record.step === undefined;
+  return record.createUnanswered === true || (record.state === "provisioning" && record.step === undefined);
 }
 
 /**
@@ -256,7 +259,15 @@ class Registry implements Lifecycle {
       }
       if (pending) record.step = newStep("provision", this.#settings.stepTimeLimitMs);
       else record.state = "ready";
-      await held.saveInstance(record);
+      // Marked until this write is known to have landed: if the store gives up on it (503) and
+      // runs it later, the platform's retry of the name must not find a finished instance.
+      await held.saveInstance({ ...record, createUnanswered: true });
+      // Landed: the answer is 201 whatever comes next. Clearing the mark is a courtesy to
+      // readers of the store; a record left marked is still ready for every other call, and the
+      // platform, holding this instance, never creates its name again.
+      await held.saveInstance(record).catch((error: unknown) => {
+        this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not clear the create's mark on a created instance; it stays marked");
+      });
       return pending;
     });
     if (stepQueued) this.#runner.run(instance);
