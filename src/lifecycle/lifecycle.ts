@@ -40,6 +40,11 @@ export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
    * already, so the platform believes the call failed.
    */
   claimAnswer(): boolean;
+  /**
+   * Says the call waits for that instance's lock (undefined: no longer): if its handler timeout
+   * passes meanwhile, it answers 503 "another operation is still running", not the timeout's 500.
+   */
+  waitingForLock(instance: string | undefined): void;
 };
 
 export interface Lifecycle {

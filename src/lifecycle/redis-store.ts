@@ -43,7 +43,7 @@ import {
 } from "./redis-scripts.js";
 import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
 import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
-import { StoreClient } from "./redis-store-client.js";
+import { StoreClient, StoreUnavailableError } from "./redis-store-client.js";
 import { keepRenewed } from "./renewal.js";
 import {
   bindingField,
@@ -219,7 +219,10 @@ export class RedisStore implements Store {
       const sentAt = Date.now();
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - sentAt));
-      const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs)) as string[] | null;
+      const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs).catch((error: unknown) => {
+        // A try cut short by the wait's end, not by commandTimeoutMs: the wait ran out behind another call.
+        throw remainingMs < this.commandTimeoutMs && error instanceof StoreUnavailableError ? new LockTimeoutError(instance, { cause: error }) : error;
+      })) as string[] | null;
       if (read !== null) {
         const [record = "", binding = ""] = read;
         return {
@@ -269,6 +272,22 @@ export class RedisStore implements Store {
 
   async releaseLease(name: string, owner: string): Promise<void> {
     await this.redis.script(RELEASE_IF_HOLDER, [this.key("lease", name)], [owner]);
+  }
+
+  /**
+   * Whether this store's Redis keeps anything across its own restart: with no RDB save point and
+   * no AOF, a restart empties it, and the registry with it. A Redis that refuses CONFIG (managed
+   * services often rename it) is not judged.
+   */
+  async persistenceWarning(): Promise<string | undefined> {
+    const config = await this.redis.run(async (redis) => ({ ...(await redis.configGet("save")), ...(await redis.configGet("appendonly")) }));
+    if (config.save === undefined || config.appendonly === undefined) return undefined;
+    if (config.save.trim() !== "" || config.appendonly !== "no") return undefined;
+    return (
+      "The RedisStore's Redis persists nothing (no RDB save points, appendonly no): when that Redis restarts, every instance " +
+      "and binding the provider knows is lost, later calls on them answer 404, and their resources and credentials are left " +
+      "behind. Turn on AOF (appendonly yes) or RDB snapshots (save) on that Redis; see docs/operations/redis-store.md."
+    );
   }
 
   /** One hash read (see the key layout); the first census of a store without one counts it. */

@@ -223,6 +223,10 @@ class Registry implements Lifecycle {
     this.#log = log.child({ component: "registry" });
     this.#runner = new StepRunner(this.store, stepWorks(handlers), this.#settings, this.#log, stepMetrics);
     this.#runner.start();
+    this.store.persistenceWarning?.().then(
+      (warning) => warning && this.#log.warn(warning),
+      () => {}, // the store unreachable, or CONFIG refused: the calls report the first, the second is not judged
+    );
   }
 
   plans(context: RequestContext): Promise<Plan[]> {
@@ -434,10 +438,12 @@ class Registry implements Lifecycle {
    * so a hung handler blocks its instance (and `close()`) for that long at most.
    */
   #locked<T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+    context.waitingForLock(instance);
     const call = this.store.withLock(
       instance,
       this.#settings.lockTimeoutMs,
       (held) => {
+        context.waitingForLock(undefined);
         context.throwIfAborted();
         return work(held);
       },

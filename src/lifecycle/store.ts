@@ -217,5 +217,11 @@ export interface Store {
    */
   census?(): Promise<StoreCensus>;
 
+  /**
+   * Optional: a sentence saying what a restart of the store's own server would lose, when it
+   * keeps nothing across one; logged as a warning when the provider starts.
+   */
+  persistenceWarning?(): Promise<string | undefined>;
+
   close(): Promise<void>;
 }
