@@ -40,6 +40,7 @@ import {
   SAVE_BINDING,
   SAVE_INSTANCE,
   TAKE_OR_RENEW,
+  type FencedWrite,
 } from "./redis-scripts.js";
 import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
 import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
@@ -56,6 +57,7 @@ import {
   type LockOptions,
   type Store,
   type StoreCensus,
+  type WriteOptions,
 } from "./store.js";
 
 export type RedisStoreOptions = (
@@ -183,7 +185,17 @@ export class RedisStore implements Store {
       releaseHere();
       throw error;
     });
-    const held = new HeldLock(instance, taken.record, taken.binding, this.writesOf(instance, token));
+    // Set once a last write let the lock go with it: nothing left to release.
+    let releasedByWrite = false;
+    const held = new HeldLock(
+      instance,
+      taken.record,
+      taken.binding,
+      this.writesOf(instance, token, {
+        sending: () => stopRenewing(),
+        released: () => (releasedByWrite = true),
+      }),
+    );
     const stopRenewing = keepRenewed({
       renew: async () => (await this.redis.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)])) === 1,
       ttlMs: this.lockTtlMs,
@@ -197,7 +209,7 @@ export class RedisStore implements Store {
       letGone = true;
       stopRenewing();
       // Not awaited: if Redis is unreachable now, the lock simply expires; the call answers without waiting.
-      this.redis.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      if (!releasedByWrite) this.redis.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
       releaseHere();
     });
   }
@@ -237,31 +249,36 @@ export class RedisStore implements Store {
     }
   }
 
-  /** The instance's writes, each fenced by the lock's `token` in its script. */
-  private writesOf(instance: string, token: string): InstanceWrites {
+  /**
+   * The instance's writes, each fenced by the lock's `token` in its script. A `last` write lets
+   * the lock go in the same script: renewals stop as it is sent (`lastWrite.sending`), and once
+   * it has landed (`lastWrite.released`) the hold's end releases nothing more.
+   */
+  private writesOf(instance: string, token: string, lastWrite: { sending(): void; released(): void }): InstanceWrites {
     const lockKey = this.key("lock", instance);
-    const fenced = async (reply: Promise<number>): Promise<number> => {
-      const answer = await reply;
+    const run = async (write: FencedWrite, keys: string[], args: string[], options: WriteOptions | undefined): Promise<number> => {
+      if (options?.last) lastWrite.sending();
+      const answer = await this.redis.durableScript(options?.last ? write.last : write.plain, keys, args);
       if (answer === LOCK_LOST) throw new LockLostError(instance);
+      if (options?.last) lastWrite.released();
       return answer;
     };
     return {
-      saveInstance: async (record) => {
+      saveInstance: async (record, options) => {
         const keys = [lockKey, this.key("instance", instance), this.key("pending"), this.key("census")];
-        await fenced(this.redis.durableScript(SAVE_INSTANCE, keys, [token, JSON.stringify(record), record.step ? "1" : "0", instance, record.state]));
+        await run(SAVE_INSTANCE, keys, [token, JSON.stringify(record), record.step ? "1" : "0", instance, record.state], options);
       },
-      deleteInstance: async () => {
+      deleteInstance: async (options) => {
         const keys = [lockKey, this.key("instance", instance), this.key("bindings", instance), this.key("pending"), this.key("census")];
-        await fenced(this.redis.durableScript(DELETE_INSTANCE, keys, [token, instance]));
+        await run(DELETE_INSTANCE, keys, [token, instance], options);
       },
-      saveBinding: async (binding) => {
+      saveBinding: async (binding, options) => {
         const keys = [lockKey, this.key("bindings", instance), this.key("census")];
-        const args = [token, bindingField(binding.kind, binding.key), binding.kind, JSON.stringify(binding)];
-        await fenced(this.redis.durableScript(SAVE_BINDING, keys, args));
+        await run(SAVE_BINDING, keys, [token, bindingField(binding.kind, binding.key), binding.kind, JSON.stringify(binding)], options);
       },
-      deleteBinding: async ({ kind, key }) => {
+      deleteBinding: async ({ kind, key }, options) => {
         const keys = [lockKey, this.key("bindings", instance), this.key("census")];
-        return (await fenced(this.redis.durableScript(DELETE_BINDING, keys, [token, bindingField(kind, key), kind]))) === 1;
+        return (await run(DELETE_BINDING, keys, [token, bindingField(kind, key), kind], options)) === 1;
       },
     };
   }

@@ -32,7 +32,7 @@ import type {
   UpdateResult,
 } from "../types.js";
 import { bindEnv, handlerFor, statelessLifecycle, type ActionWork, type BoundEnv, type Lifecycle, type RequestContext } from "./lifecycle.js";
-import type { BindingRef, LockedInstance, Store } from "./store.js";
+import { LAST_WRITE, type BindingRef, type LockedInstance, type Store } from "./store.js";
 import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
@@ -269,7 +269,7 @@ class Registry implements Lifecycle {
       // Landed: the answer is 201 whatever comes next. Clearing the mark is a courtesy to
       // readers of the store; a record left marked is still ready for every other call, and the
       // platform, holding this instance, never creates its name again.
-      await held.saveInstance(record).catch((error: unknown) => {
+      await held.saveInstance(record, LAST_WRITE).catch((error: unknown) => {
         this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not clear the create's mark on a created instance; it stays marked");
       });
       return pending;
@@ -300,7 +300,7 @@ class Registry implements Lifecycle {
       const { plan, team, tags, description, parameters } = request;
       Object.assign(record.data, result?.data);
       Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
-      await held.saveInstance(record);
+      await held.saveInstance(record, LAST_WRITE);
     });
   }
 
@@ -418,7 +418,7 @@ class Registry implements Lifecycle {
       } else if (data !== undefined) {
         Object.assign(record.data, data);
         record.updatedAt = now();
-        await held.saveInstance(record);
+        await held.saveInstance(record, LAST_WRITE);
       }
       return result;
     });
@@ -507,7 +507,7 @@ class Registry implements Lifecycle {
           await this.#undoBind(held, record, binding, calls, context);
           return env;
         }
-        await held.saveBinding(binding);
+        await held.saveBinding(binding, LAST_WRITE);
         return env;
       },
       target,
@@ -589,7 +589,7 @@ class Registry implements Lifecycle {
         const record = found(held.record, instance);
         if (record.state === "deleting" || !held.binding) return;
         await call(handlerContext(context, record, held, held.binding));
-        await held.deleteBinding(target);
+        await held.deleteBinding(target, LAST_WRITE);
       },
       target,
     );
