@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createProvider, declareActions, instanceAction } from "../../src/index.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { BindingRecord, HandlerContext, ProviderHandlers } from "../../src/types.js";
-import { gate, serve, silent, STORE_KINDS, useStores, type Served } from "./helpers.js";
+import { eventually, gate, serve, silent, STORE_KINDS, useStores, type Served } from "./helpers.js";
 
 /** Short, so the test is quick; the grace stays the default 10 s, far longer than the late handler needs. */
 const HANDLER_TIMEOUT_MS = 300;
@@ -34,8 +34,9 @@ describe.each(STORE_KINDS)("a call that succeeds after its timeout answered 500,
    * A provider whose handlers note their calls; the handler named `late` ignores its signal and
    * succeeds only once the test opens `finish`, after its call was answered 500.
    */
-  async function start(lateCall: string, bindResult: unknown = { PASSWORD: "s3cret" }) {
+  async function start(lateCall: string, bindResult: unknown = { PASSWORD: "s3cret" }, unbindFailures = 0) {
     const late = { name: lateCall };
+    let failures = unbindFailures;
     const finish = gate();
     const calls: string[] = [];
     const unbound: Array<BindingRecord | undefined> = [];
@@ -56,6 +57,7 @@ describe.each(STORE_KINDS)("a call that succeeds after its timeout answered 500,
       },
       unbindApp: (_request, ctx: HandlerContext) => {
         calls.push("unbindApp");
+        if (failures-- > 0) throw new Error("the resource is away");
         unbound.push(ctx.binding);
       },
       bindUnit: async () => {
@@ -83,7 +85,7 @@ describe.each(STORE_KINDS)("a call that succeeds after its timeout answered 500,
       }),
     };
     const store = stores.fresh(kind);
-    const server = await serve(createProvider(handlers, { auth: false, logger: silent, handlerTimeoutMs: HANDLER_TIMEOUT_MS, registry: { store } }));
+    const server = await serve(createProvider(handlers, { auth: false, logger: silent, handlerTimeoutMs: HANDLER_TIMEOUT_MS, registry: { store, stepRetryDelayMs: 10 } }));
     served.push(server);
     expect((await server.call("POST", "/resources", { name: "cache", plan: "small" })).status).toBe(201);
     return { ...server, store, calls, unbound, finish, late };
@@ -113,6 +115,15 @@ describe.each(STORE_KINDS)("a call that succeeds after its timeout answered 500,
     // The platform retries the bind it saw fail: answered, recorded, and not undone.
     expect((await provider.call(method, path, form)).status).toBe(201);
     expect(await provider.store.getBinding("cache", ref.kind, ref.key)).toMatchObject(ref);
+  });
+
+  it("a late bind whose unbind fails is unbound by a retry in the background", async () => {
+    const provider = await start("bindApp", undefined, 2);
+    await answeredLate(provider, "POST", "/resources/cache/bind-app", WEB);
+    await eventually(() => provider.unbound.length === 1);
+    expect(provider.calls).toEqual(["bindApp", "unbindApp", "unbindApp", "unbindApp"]);
+    await settled(provider.store); // the retry's lock let go, its delete made
+    expect(await provider.store.listBindings("cache")).toEqual([]);
   });
 
   it("a late re-bind of an app already bound is unbound too, and its binding forgotten: the platform believes the app unbound", async () => {
