@@ -154,6 +154,12 @@ export interface InstanceRecord {
   updatedAt: string;
   /** Background work still owed on this instance; absent when none. */
   step?: PendingStep;
+  /**
+   * Set by the create that wrote the record until its write is known to have landed (the create
+   * then answers 201 and clears it). A record still carrying it may come from a create that
+   * answered 503 while its write was in flight: the next create of that name replaces it.
+   */
+  createUnanswered?: true;
 }
 
 export interface PendingStep {

@@ -5,7 +5,7 @@
  * charset and freshness work on every call for bodies whose type and length are known here.
  */
 import type { ServerResponse } from "node:http";
-import type { BindResult } from "../types.js";
+import type { BoundEnv } from "../lifecycle/lifecycle.js";
 
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -30,25 +30,7 @@ export function sendEmpty(res: ServerResponse, status: number): void {
   res.end();
 }
 
-/**
- * Bind answers: 201 and a JSON object of text values. The platform rejects numbers and empty
- * bodies, so numbers and booleans become text and "nothing to export" is `{}`.
- * A malformed result is the provider author's bug: a plain Error, so the details go to the log only.
- */
-export function sendBindEnv(res: ServerResponse, result: BindResult): void {
-  const env: Record<string, string> = {};
-  if (result !== null && result !== undefined) {
-    if (typeof result !== "object" || Array.isArray(result)) {
-      throw new Error(`The bind handler returned ${Array.isArray(result) ? "an array" : typeof result}; return an object of environment variables, or nothing.`);
-    }
-    for (const key of Object.keys(result)) {
-      const value: unknown = result[key];
-      if (value === null || value === undefined) continue;
-      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
-        throw new Error(`The bind handler returned a ${typeof value} for the variable "${key}"; values must be text, numbers or booleans.`);
-      }
-      env[key] = String(value);
-    }
-  }
+/** Bind answers: 201 and the environment the lifecycle converted (`bindEnv`). */
+export function sendBindEnv(res: ServerResponse, env: BoundEnv): void {
   sendJson(res, 201, env);
 }

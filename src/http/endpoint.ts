@@ -131,6 +131,10 @@ class CallContext implements RequestContext {
   claimAnswer(): boolean {
     return this.#deadlines.claim(this.#call);
   }
+
+  waitingForLock(instance: string | undefined): void {
+    this.#call.lockWait = instance;
+  }
 }
 
 export function mountCall<Req, Res>(call: Call<Req, Res>, deps: EndpointDeps): RouteHandler {

@@ -5,6 +5,7 @@
 import { performance } from "node:perf_hooks";
 import { ProviderError } from "../errors.js";
 import type { LazyAbort } from "../lazy-abort.js";
+import { LockTimeoutError } from "../lifecycle/store.js";
 
 export interface PendingCall {
   readonly deadline: number;
@@ -14,6 +15,8 @@ export interface PendingCall {
   readonly expire: (error: ProviderError) => void;
   /** Taken from the timeout before its work was done: its own answer is owed, however late. */
   claimed: boolean;
+  /** The instance whose lock the call is waiting for, if it is: its timeout then answers 503, not 500. */
+  lockWait: string | undefined;
 }
 
 /** The provider's handler timeout, shared by every call in flight. */
@@ -59,7 +62,8 @@ export function deadlinesOf(timeoutMs: number): Deadlines {
     for (const call of inFlight) {
       if (call.deadline > now) return arm(call.deadline - now);
       inFlight.delete(call);
-      const error = timeoutError(timeoutMs, call.requestId);
+      // A call still waiting for its instance lock was held up by another call, not by its handler.
+      const error = call.lockWait === undefined ? timeoutError(timeoutMs, call.requestId) : new LockTimeoutError(call.lockWait);
       call.abort.abort(error);
       call.expire(error);
     }
@@ -68,7 +72,7 @@ export function deadlinesOf(timeoutMs: number): Deadlines {
   return {
     timeoutMs,
     start(abort, requestId, expire) {
-      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire, claimed: false };
+      const call: PendingCall = { deadline: performance.now() + timeoutMs, abort, requestId, expire, claimed: false, lockWait: undefined };
       inFlight.add(call);
       if (timer === undefined) arm(timeoutMs);
       return call;

@@ -40,6 +40,11 @@ export type RequestContext = Omit<HandlerContext, "record" | "binding"> & {
    * already, so the platform believes the call failed.
    */
   claimAnswer(): boolean;
+  /**
+   * Says the call waits for that instance's lock (undefined: no longer): if its handler timeout
+   * passes meanwhile, it answers 503 "another operation is still running", not the timeout's 500.
+   */
+  waitingForLock(instance: string | undefined): void;
 };
 
 export interface Lifecycle {
@@ -49,11 +54,11 @@ export interface Lifecycle {
   create(request: CreateRequest, context: RequestContext): Promise<void>;
   update(request: UpdateRequest, context: RequestContext): Promise<void>;
   destroy(request: DestroyRequest, context: RequestContext): Promise<void>;
-  bindApp(request: BindAppRequest, context: RequestContext): Promise<BindResult>;
+  bindApp(request: BindAppRequest, context: RequestContext): Promise<BoundEnv>;
   unbindApp(request: UnbindAppRequest, context: RequestContext): Promise<void>;
-  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BindResult>;
+  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BoundEnv>;
   unbindUnit(request: UnbindUnitRequest, context: RequestContext): Promise<void>;
-  bindJob(request: BindJobRequest, context: RequestContext): Promise<BindResult>;
+  bindJob(request: BindJobRequest, context: RequestContext): Promise<BoundEnv>;
   unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void>;
   status(request: InstanceRequest, context: RequestContext): Promise<StatusResult>;
   info(request: InstanceRequest, context: RequestContext): Promise<InfoResult>;
@@ -64,6 +69,33 @@ export interface Lifecycle {
   instanceAction<T>(instance: string, lock: boolean, context: RequestContext, work: ActionWork<T>): Promise<T>;
   /** Wait for the calls holding instance locks (bounded by their deadline plus the grace), then stop background work. */
   close(): Promise<void>;
+}
+
+/** A bind's answer as the platform reads it: text values only. */
+export type BoundEnv = Record<string, string>;
+
+/**
+ * A bind handler's result as the platform's answer: 201 and a JSON object of text values. The
+ * platform rejects numbers and empty bodies, so numbers and booleans become text and "nothing to
+ * export" is `{}`. Converted before anything is recorded, so a result that cannot be an
+ * environment answers 500 and records nothing. A malformed result is the provider author's bug:
+ * a plain Error, so the details go to the log only.
+ */
+export function bindEnv(result: BindResult): BoundEnv {
+  const env: BoundEnv = {};
+  if (result === null || result === undefined) return env;
+  if (typeof result !== "object" || Array.isArray(result)) {
+    throw new Error(`The bind handler returned ${Array.isArray(result) ? "an array" : typeof result}; return an object of environment variables, or nothing.`);
+  }
+  for (const key of Object.keys(result)) {
+    const value: unknown = result[key];
+    if (value === null || value === undefined) continue;
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      throw new Error(`The bind handler returned a ${typeof value} for the variable "${key}"; values must be text, numbers or booleans.`);
+    }
+    env[key] = String(value);
+  }
+  return env;
 }
 
 /** A custom action's work: its answer, and what to keep on the instance record. */
@@ -117,11 +149,11 @@ export function statelessLifecycle(handlers: ProviderHandlers): Lifecycle {
       const result = await handlers.destroy(request, context);
       if (result?.pending) throw pendingNeedsRegistry();
     },
-    bindApp: async (request, context) => handlers.bindApp(request, context),
+    bindApp: async (request, context) => bindEnv(await handlers.bindApp(request, context)),
     unbindApp: async (request, context) => handlers.unbindApp(request, context),
-    bindUnit: async (request, context) => handlerFor(handlers, "bindUnit")(request, context),
+    bindUnit: async (request, context) => bindEnv(await handlerFor(handlers, "bindUnit")(request, context)),
     unbindUnit: async (request, context) => handlerFor(handlers, "unbindUnit")(request, context),
-    bindJob: async (request, context) => handlerFor(handlers, "bindJob")(request, context),
+    bindJob: async (request, context) => bindEnv(await handlerFor(handlers, "bindJob")(request, context)),
     unbindJob: async (request, context) => handlerFor(handlers, "unbindJob")(request, context),
     status: async (request, context) => handlerFor(handlers, "status")(request, context),
     info: async (request, context) => handlerFor(handlers, "info")(request, context),

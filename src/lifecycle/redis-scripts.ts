@@ -20,12 +20,21 @@ export const LOCK_LOST = -1;
 
 /**
  * A write made only while the instance lock (KEYS[1]) holds the writer's token (ARGV[1]); the
- * write's own keys and arguments follow from KEYS[2] and ARGV[2].
+ * write's own keys and arguments follow from KEYS[2] and ARGV[2]. Two forms: the plain one, and
+ * `last`, which lets the lock go in the same step (a call's last write: one round trip, not two).
  */
-const fenced = (write: string) =>
-  script(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return ${LOCK_LOST} end
-${write}`);
+export interface FencedWrite {
+  plain: Script;
+  last: Script;
+}
+
+const fenced = (write: string, answer = "1"): FencedWrite => {
+  const check = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return ${LOCK_LOST} end`;
+  return {
+    plain: script(`${check}\n${write}\nreturn ${answer}`),
+    last: script(`${check}\n${write}\nredis.call('DEL', KEYS[1])\nreturn ${answer}`),
+  };
+};
 
 /** Lua: move an instance's census count from its stored state (if any) to `newState` (nil: deleted). */
 const RECOUNT_INSTANCE = `
@@ -38,8 +47,7 @@ end`;
 export const SAVE_INSTANCE = fenced(`${RECOUNT_INSTANCE}
 recountInstance(KEYS[4], redis.call('GET', KEYS[2]), ARGV[5])
 redis.call('SET', KEYS[2], ARGV[2])
-if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) else redis.call('SREM', KEYS[3], ARGV[4]) end
-return 1`);
+if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) else redis.call('SREM', KEYS[3], ARGV[4]) end`);
 
 // KEYS: lock, instance, bindings, pending, census. ARGV: token, name.
 export const DELETE_INSTANCE = fenced(`${RECOUNT_INSTANCE}
@@ -48,19 +56,16 @@ for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
   redis.call('HINCRBY', KEYS[5], 'binding:' .. string.match(field, '^[^:]*'), -1)
 end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[2])
-return 1`);
+redis.call('SREM', KEYS[4], ARGV[2])`);
 
 // KEYS: lock, bindings, census. ARGV: token, field, kind, binding JSON.
 export const SAVE_BINDING = fenced(`
-if redis.call('HSET', KEYS[2], ARGV[2], ARGV[4]) == 1 then redis.call('HINCRBY', KEYS[3], 'binding:' .. ARGV[3], 1) end
-return 1`);
+if redis.call('HSET', KEYS[2], ARGV[2], ARGV[4]) == 1 then redis.call('HINCRBY', KEYS[3], 'binding:' .. ARGV[3], 1) end`);
 
 // KEYS: lock, bindings, census. ARGV: token, field, kind. Answers 1 when there was such a binding, else 0.
 export const DELETE_BINDING = fenced(`
 local deleted = redis.call('HDEL', KEYS[2], ARGV[2])
-if deleted == 1 then redis.call('HINCRBY', KEYS[3], 'binding:' .. ARGV[3], -1) end
-return deleted`);
+if deleted == 1 then redis.call('HINCRBY', KEYS[3], 'binding:' .. ARGV[3], -1) end`, "deleted");
 
 /**
  * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]) when it is free, then read the instance

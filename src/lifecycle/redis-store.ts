@@ -40,10 +40,11 @@ import {
   SAVE_BINDING,
   SAVE_INSTANCE,
   TAKE_OR_RENEW,
+  type FencedWrite,
 } from "./redis-scripts.js";
 import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
 import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
-import { StoreClient } from "./redis-store-client.js";
+import { StoreClient, StoreUnavailableError } from "./redis-store-client.js";
 import { keepRenewed } from "./renewal.js";
 import {
   bindingField,
@@ -56,6 +57,7 @@ import {
   type LockOptions,
   type Store,
   type StoreCensus,
+  type WriteOptions,
 } from "./store.js";
 
 export type RedisStoreOptions = (
@@ -183,7 +185,17 @@ export class RedisStore implements Store {
       releaseHere();
       throw error;
     });
-    const held = new HeldLock(instance, taken.record, taken.binding, this.writesOf(instance, token));
+    // Set once a last write let the lock go with it: nothing left to release.
+    let releasedByWrite = false;
+    const held = new HeldLock(
+      instance,
+      taken.record,
+      taken.binding,
+      this.writesOf(instance, token, {
+        sending: () => stopRenewing(),
+        released: () => (releasedByWrite = true),
+      }),
+    );
     const stopRenewing = keepRenewed({
       renew: async () => (await this.redis.script(RENEW_IF_HOLDER, [lockKey], [token, String(this.lockTtlMs)])) === 1,
       ttlMs: this.lockTtlMs,
@@ -197,7 +209,7 @@ export class RedisStore implements Store {
       letGone = true;
       stopRenewing();
       // Not awaited: if Redis is unreachable now, the lock simply expires; the call answers without waiting.
-      this.redis.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
+      if (!releasedByWrite) this.redis.script(RELEASE_IF_HOLDER, [lockKey], [token]).catch(() => {});
       releaseHere();
     });
   }
@@ -219,7 +231,10 @@ export class RedisStore implements Store {
       const sentAt = Date.now();
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - sentAt));
-      const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs)) as string[] | null;
+      const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs).catch((error: unknown) => {
+        // A try cut short by the wait's end, not by commandTimeoutMs: the wait ran out behind another call.
+        throw remainingMs < this.commandTimeoutMs && error instanceof StoreUnavailableError ? new LockTimeoutError(instance, { cause: error }) : error;
+      })) as string[] | null;
       if (read !== null) {
         const [record = "", binding = ""] = read;
         return {
@@ -234,31 +249,36 @@ export class RedisStore implements Store {
     }
   }
 
-  /** The instance's writes, each fenced by the lock's `token` in its script. */
-  private writesOf(instance: string, token: string): InstanceWrites {
+  /**
+   * The instance's writes, each fenced by the lock's `token` in its script. A `last` write lets
+   * the lock go in the same script: renewals stop as it is sent (`lastWrite.sending`), and once
+   * it has landed (`lastWrite.released`) the hold's end releases nothing more.
+   */
+  private writesOf(instance: string, token: string, lastWrite: { sending(): void; released(): void }): InstanceWrites {
     const lockKey = this.key("lock", instance);
-    const fenced = async (reply: Promise<number>): Promise<number> => {
-      const answer = await reply;
+    const run = async (write: FencedWrite, keys: string[], args: string[], options: WriteOptions | undefined): Promise<number> => {
+      if (options?.last) lastWrite.sending();
+      const answer = await this.redis.durableScript(options?.last ? write.last : write.plain, keys, args);
       if (answer === LOCK_LOST) throw new LockLostError(instance);
+      if (options?.last) lastWrite.released();
       return answer;
     };
     return {
-      saveInstance: async (record) => {
+      saveInstance: async (record, options) => {
         const keys = [lockKey, this.key("instance", instance), this.key("pending"), this.key("census")];
-        await fenced(this.redis.durableScript(SAVE_INSTANCE, keys, [token, JSON.stringify(record), record.step ? "1" : "0", instance, record.state]));
+        await run(SAVE_INSTANCE, keys, [token, JSON.stringify(record), record.step ? "1" : "0", instance, record.state], options);
       },
-      deleteInstance: async () => {
+      deleteInstance: async (options) => {
         const keys = [lockKey, this.key("instance", instance), this.key("bindings", instance), this.key("pending"), this.key("census")];
-        await fenced(this.redis.durableScript(DELETE_INSTANCE, keys, [token, instance]));
+        await run(DELETE_INSTANCE, keys, [token, instance], options);
       },
-      saveBinding: async (binding) => {
+      saveBinding: async (binding, options) => {
         const keys = [lockKey, this.key("bindings", instance), this.key("census")];
-        const args = [token, bindingField(binding.kind, binding.key), binding.kind, JSON.stringify(binding)];
-        await fenced(this.redis.durableScript(SAVE_BINDING, keys, args));
+        await run(SAVE_BINDING, keys, [token, bindingField(binding.kind, binding.key), binding.kind, JSON.stringify(binding)], options);
       },
-      deleteBinding: async ({ kind, key }) => {
+      deleteBinding: async ({ kind, key }, options) => {
         const keys = [lockKey, this.key("bindings", instance), this.key("census")];
-        return (await fenced(this.redis.durableScript(DELETE_BINDING, keys, [token, bindingField(kind, key), kind]))) === 1;
+        return (await run(DELETE_BINDING, keys, [token, bindingField(kind, key), kind], options)) === 1;
       },
     };
   }
@@ -269,6 +289,22 @@ export class RedisStore implements Store {
 
   async releaseLease(name: string, owner: string): Promise<void> {
     await this.redis.script(RELEASE_IF_HOLDER, [this.key("lease", name)], [owner]);
+  }
+
+  /**
+   * Whether this store's Redis keeps anything across its own restart: with no RDB save point and
+   * no AOF, a restart empties it, and the registry with it. A Redis that refuses CONFIG (managed
+   * services often rename it) is not judged.
+   */
+  async persistenceWarning(): Promise<string | undefined> {
+    const config = await this.redis.run(async (redis) => ({ ...(await redis.configGet("save")), ...(await redis.configGet("appendonly")) }));
+    if (config.save === undefined || config.appendonly === undefined) return undefined;
+    if (config.save.trim() !== "" || config.appendonly !== "no") return undefined;
+    return (
+      "The RedisStore's Redis persists nothing (no RDB save points, appendonly no): when that Redis restarts, every instance " +
+      "and binding the provider knows is lost, later calls on them answer 404, and their resources and credentials are left " +
+      "behind. Turn on AOF (appendonly yes) or RDB snapshots (save) on that Redis; see docs/operations/redis-store.md."
+    );
   }
 
   /** One hash read (see the key layout); the first census of a store without one counts it. */

@@ -29,9 +29,10 @@ import type {
   UnbindJobRequest,
   UnbindUnitRequest,
   UpdateRequest,
+  UpdateResult,
 } from "../types.js";
-import { handlerFor, statelessLifecycle, type ActionWork, type Lifecycle, type RequestContext } from "./lifecycle.js";
-import type { BindingRef, LockedInstance, Store } from "./store.js";
+import { bindEnv, handlerFor, statelessLifecycle, type ActionWork, type BoundEnv, type Lifecycle, type RequestContext } from "./lifecycle.js";
+import { LAST_WRITE, type BindingRef, type LockedInstance, type Store } from "./store.js";
 import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
@@ -42,6 +43,13 @@ interface BindingTarget {
   kind: BindingKind;
   key: string;
   fields: Pick<BindingRecord, "appName" | "appHost" | "unitHost" | "jobName">;
+}
+
+/** A bind's own handler call, and the unbind that undoes it when the platform was told the bind failed. */
+interface BindCalls {
+  bind(context: HandlerContext): BindResult | Promise<BindResult>;
+  /** Absent when the provider has no unbind handler for this kind (bind-unit without unbind-unit). */
+  unbind: ((context: HandlerContext) => void | Promise<void>) | undefined;
 }
 
 /**
@@ -80,12 +88,15 @@ function alreadyExists(existing: InstanceRecord | undefined, instance: string): 
 }
 
 /**
- * A record as `create` keeps it while its handler runs: provisioning, no background step yet.
- * Seen without the instance lock, that create may still be running; seen under the lock, its
- * process died before answering.
+ * A record whose create the platform may not have been answered 201 for: as `create` keeps it
+ * while its handler runs (provisioning, no background step yet), or its last write, sent but not
+ * known to have landed (`createUnanswered`: Redis may run a write after the call gave up on it
+ * and answered 503). Seen without the instance lock, that create may still be running; seen
+ * under the lock, it ended (or its process died) without answering 201, so the platform got no
+ * instance.
  */
 function createUnfinished(record: InstanceRecord): boolean {
-  return record.state === "provisioning" && record.step === undefined;
+  return record.createUnanswered === true || (record.state === "provisioning" && record.step === undefined);
 }
 
 /**
@@ -201,6 +212,8 @@ class Registry implements Lifecycle {
   readonly #runner: StepRunner;
   /** The calls holding or waiting for an instance lock: `close()` waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Retries of undone binds, waiting for their turn: `close()` drops them. */
+  readonly #undoRetries = new Set<NodeJS.Timeout>();
 
   constructor(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics) {
     this.store = options.store;
@@ -210,6 +223,10 @@ class Registry implements Lifecycle {
     this.#log = log.child({ component: "registry" });
     this.#runner = new StepRunner(this.store, stepWorks(handlers), this.#settings, this.#log, stepMetrics);
     this.#runner.start();
+    this.store.persistenceWarning?.().then(
+      (warning) => warning && this.#log.warn(warning),
+      () => {}, // the store unreachable, or CONFIG refused: the calls report the first, the second is not judged
+    );
   }
 
   plans(context: RequestContext): Promise<Plan[]> {
@@ -246,7 +263,15 @@ class Registry implements Lifecycle {
       }
       if (pending) record.step = newStep("provision", this.#settings.stepTimeLimitMs);
       else record.state = "ready";
-      await held.saveInstance(record);
+      // Marked until this write is known to have landed: if the store gives up on it (503) and
+      // runs it later, the platform's retry of the name must not find a finished instance.
+      await held.saveInstance({ ...record, createUnanswered: true });
+      // Landed: the answer is 201 whatever comes next. Clearing the mark is a courtesy to
+      // readers of the store; a record left marked is still ready for every other call, and the
+      // platform, holding this instance, never creates its name again.
+      await held.saveInstance(record, LAST_WRITE).catch((error: unknown) => {
+        this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not clear the create's mark on a created instance; it stays marked");
+      });
       return pending;
     });
     if (stepQueued) this.#runner.run(instance);
@@ -255,22 +280,27 @@ class Registry implements Lifecycle {
   async update(request: UpdateRequest, context: RequestContext): Promise<void> {
     const handler = handlerFor(this.#handlers, "update");
     await this.#locked(request.instance, context, async (held) => {
-      const record = found(held.record, request.instance);
-      refuseUnlessReady(record);
-      record.state = "updating";
-      record.updatedAt = now();
+      const before = found(held.record, request.instance);
+      refuseUnlessReady(before);
+      const record: InstanceRecord = { ...structuredClone(before), state: "updating", updatedAt: now() };
       await held.saveInstance(record);
+      let result: UpdateResult;
       try {
-        const result = await handler(request, handlerContext(context, structuredClone(record), held));
-        Object.assign(record.data, result?.data);
+        result = await handler(request, handlerContext(context, structuredClone(record), held));
       } catch (error) {
-        record.state = "ready";
-        await held.saveInstance(record);
+        await held.saveInstance({ ...before, state: "ready" });
         throw error;
       }
+      if (!context.claimAnswer()) {
+        // The platform was told the update failed and keeps the instance as it was: so does the registry.
+        this.#lateSuccess(request.instance, context, "update", "the instance's record is restored as it was before the update");
+        await held.saveInstance({ ...before, state: "ready" });
+        return;
+      }
       const { plan, team, tags, description, parameters } = request;
+      Object.assign(record.data, result?.data);
       Object.assign(record, { plan, team, tags, description, parameters, state: "ready", updatedAt: now() });
-      await held.saveInstance(record);
+      await held.saveInstance(record, LAST_WRITE);
     });
   }
 
@@ -282,37 +312,51 @@ class Registry implements Lifecycle {
       if (record.step?.kind === "provision") {
         // The provision step may be running right now, here or elsewhere: removing the
         // resource under it would race. Queue the removal to run once that attempt ends.
+        if (!context.claimAnswer()) return false; // answered 500: the platform keeps the instance, so does the registry
         await this.#queueRemoval(record, held);
         return true;
       }
       const result = await this.#handlers.destroy(request, handlerContext(context, structuredClone(record), held));
+      const pending = result?.pending === true;
+      if (pending && !this.#handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
+      if (!context.claimAnswer()) {
+        // The platform was told the destroy failed and keeps the instance: so does the registry,
+        // and the platform's retry runs destroy again (the handler must cope with a resource already gone).
+        this.#lateSuccess(instance, context, "destroy", pending ? "its removal was not queued and the record is kept" : "the resource was destroyed but the record is kept");
+        return false;
+      }
       if (!absorb(record, result)) {
         await held.deleteInstance();
         return false;
       }
-      if (!this.#handlers.deprovision) throw missingStepHandler("deprovision", "destroy");
       await this.#queueRemoval(record, held);
       return true;
     });
     if (queued) this.#runner.run(instance);
   }
 
-  bindApp(request: BindAppRequest, context: RequestContext): Promise<BindResult> {
-    return this.#bind(request.instance, appTarget(request), context, (ctx) => this.#handlers.bindApp(request, ctx));
+  bindApp(request: BindAppRequest, context: RequestContext): Promise<BoundEnv> {
+    const { instance, appName, appHost, appHosts, placement } = request;
+    const unbind: UnbindAppRequest = { instance, appName, appHost, appHosts, placement };
+    return this.#bind(instance, appTarget(request), context, {
+      bind: (ctx) => this.#handlers.bindApp(request, ctx),
+      unbind: (ctx) => this.#handlers.unbindApp(unbind, ctx),
+    });
   }
 
   unbindApp(request: UnbindAppRequest, context: RequestContext): Promise<void> {
     return this.#unbind(request.instance, appTarget(request), context, (ctx) => this.#handlers.unbindApp(request, ctx));
   }
 
-  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BindResult> {
+  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BoundEnv> {
     const handler = handlerFor(this.#handlers, "bindUnit");
+    const unbind = this.#handlers.unbindUnit;
     const target: BindingTarget = {
       kind: "unit",
       key: request.unitHost,
       fields: { appName: request.appName, appHost: request.appHost, unitHost: request.unitHost },
     };
-    return this.#bind(request.instance, target, context, (ctx) => handler(request, ctx));
+    return this.#bind(request.instance, target, context, { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind(request, ctx)) });
   }
 
   unbindUnit(request: UnbindUnitRequest, context: RequestContext): Promise<void> {
@@ -321,10 +365,12 @@ class Registry implements Lifecycle {
     return this.#unbind(request.instance, target, context, (ctx) => handler(request, ctx));
   }
 
-  bindJob(request: BindJobRequest, context: RequestContext): Promise<BindResult> {
+  bindJob(request: BindJobRequest, context: RequestContext): Promise<BoundEnv> {
     const handler = handlerFor(this.#handlers, "bindJob");
-    const target: BindingTarget = { kind: "job", key: request.jobName, fields: { jobName: request.jobName } };
-    return this.#bind(request.instance, target, context, (ctx) => handler(request, ctx));
+    const unbind = this.#handlers.unbindJob;
+    const { instance, jobName, placement } = request;
+    const target: BindingTarget = { kind: "job", key: jobName, fields: { jobName } };
+    return this.#bind(instance, target, context, { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind({ instance, jobName, placement }, ctx)) });
   }
 
   unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void> {
@@ -366,16 +412,21 @@ class Registry implements Lifecycle {
       const record = found(held.record, instance);
       refuseUnlessReady(record);
       const { result, data } = await work(handlerContext(context, structuredClone(record), held));
-      if (data !== undefined) {
+      if (data !== undefined && !context.claimAnswer()) {
+        // The platform was told the action failed: what it kept is not the instance's.
+        this.#lateSuccess(instance, context, "action", "the data it kept is dropped");
+      } else if (data !== undefined) {
         Object.assign(record.data, data);
         record.updatedAt = now();
-        await held.saveInstance(record);
+        await held.saveInstance(record, LAST_WRITE);
       }
       return result;
     });
   }
 
   async close(): Promise<void> {
+    for (const timer of this.#undoRetries) clearTimeout(timer);
+    this.#undoRetries.clear();
     await Promise.allSettled(this.#inFlight);
     await this.#runner.stop();
   }
@@ -387,15 +438,22 @@ class Registry implements Lifecycle {
    * so a hung handler blocks its instance (and `close()`) for that long at most.
    */
   #locked<T>(instance: string, context: RequestContext, work: (locked: LockedInstance) => Promise<T>, binding?: BindingRef): Promise<T> {
+    context.waitingForLock(instance);
     const call = this.store.withLock(
       instance,
       this.#settings.lockTimeoutMs,
       (held) => {
+        context.waitingForLock(undefined);
         context.throwIfAborted();
         return work(held);
       },
       { binding, holdUntil: context.deadline + this.#settings.lockGraceMs },
     );
+    return this.#track(call);
+  }
+
+  /** `close()` waits for `call`. */
+  #track<T>(call: Promise<T>): Promise<T> {
     this.#inFlight.add(call);
     const forget = () => this.#inFlight.delete(call);
     call.then(forget, forget);
@@ -410,34 +468,111 @@ class Registry implements Lifecycle {
     await held.saveInstance(record);
   }
 
-  #bind(
-    instance: string,
-    target: BindingTarget,
-    context: RequestContext,
-    call: (context: HandlerContext) => BindResult | Promise<BindResult>,
-  ): Promise<BindResult> {
+  /**
+   * The bind handler's result is converted before anything is recorded; the binding is recorded
+   * only when the platform gets this call's answer. When it does not (the handler finished after
+   * its timeout answered 500, or returned what cannot be an environment), the platform believes
+   * the app unbound and never unbinds it: the unbind handler undoes the bind (`#undoBind`).
+   */
+  #bind(instance: string, target: BindingTarget, context: RequestContext, calls: BindCalls): Promise<BoundEnv> {
     return this.#locked(
       instance,
       context,
       async (held) => {
         const record = found(held.record, instance);
         refuseUnlessReady(record);
-        const binding = held.binding;
-        const result = await call(handlerContext(context, record, held, binding));
+        const before = held.binding;
+        const result = await calls.bind(handlerContext(context, record, held, before));
         const time = now();
-        await held.saveBinding({
-          ...binding,
+        const binding: BindingRecord = {
+          ...before,
           ...target.fields,
           instance,
           kind: target.kind,
           key: target.key,
-          createdAt: binding?.createdAt ?? time,
+          createdAt: before?.createdAt ?? time,
           updatedAt: time,
-        });
-        return result;
+        };
+        let env: BoundEnv;
+        try {
+          env = bindEnv(result);
+        } catch (error) {
+          // Answered 500: the platform believes the app unbound.
+          this.#log.warn({ instance, requestId: context.requestId }, "bind returned what cannot be an environment; the unbind handler undoes it");
+          await this.#undoBind(held, record, binding, calls, context);
+          throw error;
+        }
+        if (!context.claimAnswer()) {
+          this.#lateSuccess(instance, context, "bind", "the unbind handler undoes it");
+          await this.#undoBind(held, record, binding, calls, context);
+          return env;
+        }
+        await held.saveBinding(binding, LAST_WRITE);
+        return env;
       },
       target,
     );
+  }
+
+  /**
+   * Undo a bind the platform was told failed: the unbind handler runs with the binding the bind
+   * made, then the binding (and any earlier one of that app, unit or job) is forgotten. The first
+   * try runs at once, under the lock the bind still holds, so no later call on the instance comes
+   * between; a failed try is retried in the background like a step (`maxStepAttempts`,
+   * `stepRetryDelayMs`, `stepRetryBackoff`), each retry under the lock, and given up when a later
+   * bind of the same app, unit or job was recorded meanwhile (the platform holds that one).
+   */
+  async #undoBind(held: LockedInstance, record: InstanceRecord, binding: BindingRecord, calls: BindCalls, context: RequestContext): Promise<void> {
+    const log = this.#log.child({ instance: binding.instance, binding: binding.key, kind: binding.kind, requestId: context.requestId });
+    const unbind = calls.unbind;
+    if (!unbind) {
+      log.error(`the provider has no unbind handler for a ${binding.kind} binding; what the bind made stays`);
+      return;
+    }
+    const recordedBefore = held.binding?.updatedAt;
+    const attempt = async (locked: LockedInstance, instance: InstanceRecord): Promise<void> => {
+      const ctx: HandlerContext = {
+        requestId: `undo-bind:${context.requestId}`,
+        signal: locked.signal,
+        log,
+        placement: context.placement,
+        record: structuredClone(instance),
+        binding,
+      };
+      await unbind(ctx);
+      await locked.deleteBinding(binding);
+    };
+    const retry = (attempts: number, error: unknown): void => {
+      if (attempts >= this.#settings.maxStepAttempts) {
+        log.error({ err: error, attempts }, "could not undo a bind the platform was told failed; its credentials may still be valid");
+        return;
+      }
+      log.warn({ err: error, attempts }, "undoing a bind the platform was told failed did not work; retrying");
+      const delay = this.#settings.stepRetryDelayMs * this.#settings.stepRetryBackoff ** (attempts - 1);
+      const timer = setTimeout(() => {
+        this.#undoRetries.delete(timer);
+        const undo = this.store.withLock(binding.instance, this.#settings.lockTimeoutMs, async (locked) => {
+          const current = locked.record;
+          // Gone with its instance, or replaced by a bind the platform was answered: nothing left to undo.
+          if (!current || current.state === "deleting" || locked.binding?.updatedAt !== recordedBefore) return;
+          await attempt(locked, current);
+        }, { binding, holdUntil: Date.now() + this.#settings.lockTimeoutMs });
+        void this.#track(undo.then(() => log.info("undid a bind the platform was told failed"), (failure: unknown) => retry(attempts + 1, failure)));
+      }, delay);
+      timer.unref();
+      this.#undoRetries.add(timer);
+    };
+    try {
+      await attempt(held, record);
+      log.info("undid a bind the platform was told failed");
+    } catch (error) {
+      retry(1, error);
+    }
+  }
+
+  /** The log line of a call whose handler succeeded after the platform was told it failed. */
+  #lateSuccess(instance: string, context: RequestContext, call: string, undo: string): void {
+    this.#log.warn({ instance, requestId: context.requestId }, `${call} finished after its timeout answered 500; ${undo}`);
   }
 
   /** Unbinding something already gone succeeds without the handler: the platform sends compensating calls. */
@@ -454,7 +589,7 @@ class Registry implements Lifecycle {
         const record = found(held.record, instance);
         if (record.state === "deleting" || !held.binding) return;
         await call(handlerContext(context, record, held, held.binding));
-        await held.deleteBinding(target);
+        await held.deleteBinding(target, LAST_WRITE);
       },
       target,
     );

@@ -109,6 +109,7 @@ export function context(): RequestContext {
     throwIfAborted: () => signal.throwIfAborted(),
     deadline: Number.POSITIVE_INFINITY,
     claimAnswer: () => !signal.aborted,
+    waitingForLock: () => {},
   };
 }
 

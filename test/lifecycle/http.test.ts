@@ -265,7 +265,7 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     expect(statuses).toEqual([201, ...Array<number>(9).fill(409)]);
   });
 
-  it("a bind whose handler timeout passes while it waits for the instance lock is answered 500 and never runs", async () => {
+  it("a bind whose handler timeout passes while it waits for the instance lock is answered 503 (another call is running) and never runs", async () => {
     const held = gate();
     const entered = gate();
     const bound: string[] = [];
@@ -288,8 +288,8 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     const first = server.call("POST", "/resources/cache/bind-app", { "app-name": "first", "app-host": "first.example.com" });
     await entered.opened;
     const late = await server.call("POST", "/resources/cache/bind-app", { "app-name": "late", "app-host": "late.example.com" });
-    expect(late.status).toBe(500);
-    expect(late.body).toMatch(/did not finish this call within 0\.3 s/);
+    // Held up by the first call, not by its own handler: 503, which the platform may retry.
+    expect([late.status, late.body]).toEqual([503, 'Another operation on instance "cache" is still running; try again in a moment.']);
     held.open();
     expect((await first).status).toBe(500); // the first one outlived its timeout too
     // The late call got the lock once the first released it, and was dropped there.

@@ -398,6 +398,7 @@ describe.each(STORE_KINDS)("registry lifecycle on the %s store", (kind) => {
       throwIfAborted: () => signal.throwIfAborted(),
       deadline: Number.POSITIVE_INFINITY,
       claimAnswer: () => true,
+      waitingForLock: () => {},
       get log() {
         loggerBuilt++;
         return silent;
