@@ -125,7 +125,7 @@ describe("the platform drives the Redis example end to end", { timeout: 120_000 
   });
 
   it("rotates a bound app's password through the proxy, the app working before, during and after the rotation and rebind", async () => {
-    await api.ok(api.post("/services/instances", { json: { name: "sessions", service_name: "redis", plan: "shared" } }));
+    await api.ok(api.post("/services/instances", { json: { name: "sessions", service_name: "redis", plan: "shared" } }), 201);
     await api.ok(api.put("/services/instances/sessions/web"));
     const urlOfApp = async () => {
       const services = JSON.parse((await run("web", 'printf %s "$TSURU_SERVICES"')).text) as Record<string, Array<{ envs: Record<string, string> }>>;

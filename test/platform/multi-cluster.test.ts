@@ -234,7 +234,7 @@ describe("a cluster's kube config and the pool's rules, attacked by a user of an
   });
 
   it("sends no kube config to a service a user registered, in a pool open to it, until an admin gives its manifest", async () => {
-    await mallory.ok(mallory.post("/services/instances", { json: { name: "mine", service_name: "evil", pool: "open" } }));
+    await mallory.ok(mallory.post("/services/instances", { json: { name: "mine", service_name: "evil", pool: "open" } }), 201);
     await mallory.ok(mallory.get("/services/evil/plans?pool=open"));
     expect(evil.seen.map((call) => [call.handler, call.placement.poolName])).toEqual([["create", "open"], ["plans", "open"]]);
     expect(kubeConfigsSeen()).toEqual([]);

@@ -714,7 +714,7 @@ describe("a platform killed in the middle of two binds, whose provider is slow t
       const admin = platform.api;
       await admin.ok(admin.post("/services", { text: manifest("kv", providerUrl) }));
       for (const n of [1, 2]) {
-        await admin.ok(admin.post("/services/instances", { json: { name: `kv${n}`, service_name: "kv" } }));
+        await admin.ok(admin.post("/services/instances", { json: { name: `kv${n}`, service_name: "kv" } }), 201);
         await admin.ok(admin.post("/apps", { json: { name: `web${n}`, platform: "node" } }));
         void admin.put(`/services/instances/kv${n}/web${n}`).catch(() => {});
       }
