@@ -49,7 +49,9 @@ function plainStartError(error: unknown): string | undefined {
 }
 
 const logger = await createLogger(config);
-const provider = await startRedisProvider(config, { logger }).catch((error: unknown) => {
+// Not awaited here: the stop signals are handled from now on, so one that comes while the provider
+// starts (after its "listening" line, say) stops it once it has started, instead of killing it.
+const started = startRedisProvider(config, { logger }).catch((error: unknown) => {
   const plain = plainStartError(error);
   if (plain !== undefined) fail(plain);
   logger.fatal({ err: error }, "the provider could not start");
@@ -59,7 +61,7 @@ const provider = await startRedisProvider(config, { logger }).catch((error: unkn
 // Dedicated instances keep running for their apps; the embedded servers stop with us.
 function stop(why: Record<string, unknown>): void {
   logger.info(why, "stopping: finishing the calls in progress");
-  provider.close().then(
+  started.then((provider) => provider.close()).then(
     () => {
       logger.info("Redis provider stopped");
       process.exit(0);
