@@ -68,15 +68,57 @@ local deleted = redis.call('HDEL', KEYS[2], ARGV[2])
 if deleted == 1 then redis.call('HINCRBY', KEYS[3], 'binding:' .. ARGV[3], -1) end`, "deleted");
 
 /**
- * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2]) when it is free, then read the instance
- * (KEYS[2]) and, when ARGV[3] names one, that binding field of KEYS[3]. Answers the record and
- * the binding ("" for none), or nil when someone holds the lock.
+ * Take the lock (KEYS[1], token ARGV[1], ttl ARGV[2] ms) in turn, then read the instance
+ * (KEYS[4]) and, when ARGV[4] names one, that binding field of KEYS[5]: answers the record and
+ * the binding ("" for none).
+ *
+ * The turn is a queue of tickets, one per waiting caller: KEYS[2] holds each ticket's arrival
+ * (Redis time, in microseconds), KEYS[3] the time it lapses, ARGV[3] ms after the waiter's
+ * latest try. The lock goes to the oldest live ticket when it is free, or to anyone while no
+ * one queues (the try then costs what a plain SET NX does). A waiter that stops trying (it
+ * gave up, or its process died) stops holding the queue back once its ticket lapses. A try
+ * that does not get the lock joins the queue, or renews its ticket, and answers how many live
+ * tickets are ahead of it.
  */
-export const LOCK_AND_READ = script(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return nil end
-local read = {redis.call('GET', KEYS[2]) or ''}
-if ARGV[3] then table.insert(read, redis.call('HGET', KEYS[3], ARGV[3]) or '') end
-return read`);
+export const TAKE_LOCK_IN_TURN = script(`
+local function takeAndRead()
+  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return nil end
+  local read = {redis.call('GET', KEYS[4]) or ''}
+  if ARGV[4] then table.insert(read, redis.call('HGET', KEYS[5], ARGV[4]) or '') end
+  return read
+end
+local queued = redis.call('EXISTS', KEYS[2]) == 1
+if not queued then
+  local read = takeAndRead()
+  if read then return read end
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+if queued then
+  for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+    redis.call('ZREM', KEYS[2], lapsed)
+    redis.call('ZREM', KEYS[3], lapsed)
+  end
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if first == nil or first == ARGV[1] then
+    local read = takeAndRead()
+    if read then
+      redis.call('ZREM', KEYS[2], ARGV[1])
+      redis.call('ZREM', KEYS[3], ARGV[1])
+      return read
+    end
+  end
+end
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]) * 1000, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+return redis.call('ZRANK', KEYS[2], ARGV[1])`);
+
+/** Withdraws the ticket ARGV[1] from the lock's queue (KEYS[1] arrivals, KEYS[2] lapse times), for a waiter that gives up. */
+export const LEAVE_LOCK_QUEUE = script(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('ZREM', KEYS[2], ARGV[1])`);
 
 /** Renews a lock or lease (KEYS[1]) for ARGV[2] ms if the token ARGV[1] holds it: 1, else 0. */
 export const RENEW_IF_HOLDER = script(`

@@ -18,6 +18,9 @@ export class StoreUnavailableError extends ProviderError {
   }
 }
 
+/** The 503 of an operation that ran out of time (Redis did not answer, or no connection came up); its caller may tell why it had that little. */
+export class StoreTimeoutError extends StoreUnavailableError {}
+
 /** A failure of Redis rather than of the store's own code, as the 503 it answers. */
 function asUnavailable(error: unknown): unknown {
   if (error instanceof ProviderError) return error;
@@ -113,7 +116,7 @@ export class StoreClient {
   ): Promise<T> {
     // One promise and one timer per operation: it runs on every call of every request.
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StoreUnavailableError({ cause: new Error(`Redis did not answer within ${timeoutMs} ms`) })), timeoutMs);
+      const timer = setTimeout(() => reject(new StoreTimeoutError({ cause: new Error(`Redis did not answer within ${timeoutMs} ms`) })), timeoutMs);
       const answer = client.isReady ? operation(client) : this.ready(client).then(operation);
       answer.then(
         (value) => {

@@ -11,6 +11,8 @@
  *   <p>bindings:<name>   hash    "<kind>:<key>" → binding record, JSON (kind: app, unit, job)
  *   <p>pending           set     names of instances that owe a background step
  *   <p>lock:<name>       string  random token of the call holding the instance lock (expires)
+ *   <p>lock-queue:<name> zset    token of each caller waiting for that lock → arrival, Redis time in µs (expires)
+ *   <p>lock-lapse:<name> zset    the same tokens → when each lapses unless its waiter tries again (expires)
  *   <p>lease:<name>      string  id of the process running the instance's step (expires)
  *   <p>census            hash    "instance:<state>" / "binding:<kind>" → count, "counted" → 1
  *
@@ -33,18 +35,19 @@ import {
   COUNT_CENSUS,
   DELETE_BINDING,
   DELETE_INSTANCE,
-  LOCK_AND_READ,
+  LEAVE_LOCK_QUEUE,
   LOCK_LOST,
   RELEASE_IF_HOLDER,
   RENEW_IF_HOLDER,
   SAVE_BINDING,
   SAVE_INSTANCE,
+  TAKE_LOCK_IN_TURN,
   TAKE_OR_RENEW,
   type FencedWrite,
 } from "./redis-scripts.js";
 import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
 import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
-import { StoreClient, StoreUnavailableError } from "./redis-store-client.js";
+import { StoreClient, StoreTimeoutError } from "./redis-store-client.js";
 import { keepRenewed } from "./renewal.js";
 import {
   bindingField,
@@ -103,9 +106,15 @@ export type RedisStoreOptions = (
   log?: Logger;
 };
 
-/** First and longest pause between two tries to take a busy lock. */
+/** First and longest pause between two tries to take a busy lock; the waiter next in line always tries again after the first. */
 const LOCK_RETRY_MIN_MS = 10;
 const LOCK_RETRY_MAX_MS = 50;
+/**
+ * A waiter's place in an instance's lock queue lapses this long after its latest try, so a
+ * waiter whose process died holds the others back this long at most. Far above the pause
+ * between two tries, so a waiter on a slow machine keeps its place.
+ */
+const LOCK_TICKET_TTL_MS = 2_000;
 
 export class RedisStore implements Store {
   private readonly redis: StoreClient;
@@ -136,7 +145,7 @@ export class RedisStore implements Store {
   }
 
   /** The full name of a key of this store (see the key layout above). */
-  private key(kind: "instance" | "bindings" | "lock" | "lease", name: string): string;
+  private key(kind: "instance" | "bindings" | "lock" | "lock-queue" | "lock-lapse" | "lease", name: string): string;
   private key(kind: "pending" | "census"): string;
   private key(kind: string, name?: string): string {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
@@ -170,7 +179,8 @@ export class RedisStore implements Store {
 
   /**
    * This process's callers of one instance queue locally (KeyedMutex), and the first asks Redis:
-   * one script takes the lock under a fresh token and reads what the work needs. The lock is
+   * one script takes the lock under a fresh token and reads what the work needs, in turn with
+   * the other processes' waiters (see TAKE_LOCK_IN_TURN). The lock is
    * renewed while the work runs; a renewal that finds it taken, or renewals failing for a whole
    * `lockTtlMs`, lose it (the work's signal aborts), and so does `holdUntil`. Each write checks
    * the token in its own script, so none lands once another caller holds the lock.
@@ -215,8 +225,9 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Take the Redis lock and read what the work needs in one script, retried with back-off while
-   * another process holds it. Resolves with the reads and when the successful try was sent.
+   * Take the Redis lock in turn and read what the work needs in one script, tried again with
+   * back-off while another caller holds it or is ahead in its queue. Resolves with the reads and
+   * when the successful try was sent. A waiter that gives up withdraws from the queue.
    */
   private async lockAndRead(
     instance: string,
@@ -224,18 +235,25 @@ export class RedisStore implements Store {
     deadline: number,
     field: string | undefined,
   ): Promise<{ record: InstanceRecord | undefined; binding: BindingRecord | undefined; sentAt: number }> {
-    const keys = [this.key("lock", instance), this.key("instance", instance), this.key("bindings", instance)];
-    const args = [token, String(this.lockTtlMs), ...(field === undefined ? [] : [field])];
+    const queueKeys = [this.key("lock-queue", instance), this.key("lock-lapse", instance)];
+    const keys = [this.key("lock", instance), ...queueKeys, this.key("instance", instance), this.key("bindings", instance)];
+    const args = [token, String(this.lockTtlMs), String(LOCK_TICKET_TTL_MS), ...(field === undefined ? [] : [field])];
+    const giveUp = (error: unknown): never => {
+      // Not awaited: if Redis is unreachable now, the ticket simply lapses.
+      this.redis.script(LEAVE_LOCK_QUEUE, queueKeys, [token]).catch(() => {});
+      throw error;
+    };
     let pause = LOCK_RETRY_MIN_MS;
     for (;;) {
       const sentAt = Date.now();
       // Even with Redis away, the wait for the lock ends at the caller's deadline.
       const remainingMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - sentAt));
-      const read = (await this.redis.script(LOCK_AND_READ, keys, args, remainingMs).catch((error: unknown) => {
+      const read = (await this.redis.script(TAKE_LOCK_IN_TURN, keys, args, remainingMs).catch((error: unknown) =>
         // A try cut short by the wait's end, not by commandTimeoutMs: the wait ran out behind another call.
-        throw remainingMs < this.commandTimeoutMs && error instanceof StoreUnavailableError ? new LockTimeoutError(instance, { cause: error }) : error;
-      })) as string[] | null;
-      if (read !== null) {
+        // Any other failure (READONLY from a demoted primary...) is what it is.
+        giveUp(remainingMs < this.commandTimeoutMs && error instanceof StoreTimeoutError ? new LockTimeoutError(instance, { cause: error }) : error),
+      )) as string[] | number;
+      if (typeof read !== "number") {
         const [record = "", binding = ""] = read;
         return {
           record: record === "" ? undefined : (JSON.parse(record) as InstanceRecord),
@@ -243,7 +261,9 @@ export class RedisStore implements Store {
           sentAt,
         };
       }
-      if (Date.now() + pause > deadline) throw new LockTimeoutError(instance);
+      // `read` counts the waiters ahead of this one: the next in line keeps trying at the shortest pause.
+      if (read === 0) pause = LOCK_RETRY_MIN_MS;
+      if (Date.now() + pause > deadline) giveUp(new LockTimeoutError(instance));
       await sleep(pause);
       pause = Math.min(pause * 2, LOCK_RETRY_MAX_MS);
     }

@@ -70,6 +70,67 @@ describe("waiting for a busy instance on a RedisStore", () => {
   });
 });
 
+describe("the queue of callers waiting for an instance's lock on a RedisStore", () => {
+  let redis: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    raw = createClient({ url: redis.url });
+    await raw.connect();
+  });
+  afterAll(async () => {
+    await raw.close();
+    await redis.stop();
+  });
+
+  /** Redis's clock, in microseconds: what the queue's arrivals and lapse times are counted in. */
+  async function redisNow(): Promise<number> {
+    const [seconds, micros] = await raw.sendCommand<[string, string]>(["TIME"]);
+    return Number(seconds) * 1_000_000 + Number(micros);
+  }
+
+  it("a waiter whose process died holds the queue back only until its place lapses", async () => {
+    const store = new RedisStore({ url: redis.url, keyPrefix: "dead-waiter:" });
+    try {
+      // A waiter first in line that will never try again: its place lapses half a second from now (Redis time).
+      const lapsesAt = (await redisNow()) + 500_000;
+      await raw.zAdd("dead-waiter:lock-queue:cache", { score: 0, value: "dead" });
+      await raw.zAdd("dead-waiter:lock-lapse:cache", { score: lapsesAt, value: "dead" });
+
+      await store.withLock("cache", 20_000, async () => {});
+      expect(await raw.keys("dead-waiter:lock-*")).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a waiter that gives up leaves the queue, so the callers behind it are not held back", async () => {
+    const holder = new RedisStore({ url: redis.url, keyPrefix: "give-up:" });
+    const waiter = new RedisStore({ url: redis.url, keyPrefix: "give-up:" });
+    const held = gate();
+    const release = gate();
+    try {
+      const holding = holder.withLock("cache", 1_000, async () => {
+        held.open();
+        await release.opened;
+      });
+      await held.opened;
+      const waiting = rejection(waiter.withLock("cache", 1_000, async () => {}));
+      // When the waiter's place would lapse by itself (its latest try's is later still).
+      const lapsesAt = await eventually(async () => (await raw.zRangeWithScores("give-up:lock-lapse:cache", 0, -1))[0]?.score);
+      expect(await waiting).toBeInstanceOf(LockTimeoutError);
+      await eventually(async () => (await raw.keys("give-up:lock-*")).length === 0);
+      expect(await redisNow()).toBeLessThan(lapsesAt);
+      release.open();
+      await holding;
+    } finally {
+      release.open();
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+});
+
 describe("a RedisStore whose Redis persists nothing", () => {
   it("logs a warning at start saying what a restart of that Redis loses; none with AOF on", async () => {
     const bare = await startRedisServer(); // --save "" --appendonly no

@@ -1,7 +1,8 @@
 /**
  * Two provider processes sharing one Redis store behave as one service: what one creates the
- * other reports and binds, a background step runs on exactly one of them, and when the
- * process running a step dies, the other finishes it.
+ * other reports and binds, a background step runs on exactly one of them, when the process
+ * running a step dies the other finishes it, and a busy replica does not starve the other of
+ * an instance's lock.
  */
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,8 +27,8 @@ describe("two provider processes on one Redis store", { timeout: PROCESS_TEST_TI
     await redis.stop();
   });
 
-  const startReplica = (name: string, keyPrefix: string, hangOn = "") =>
-    replicas.start(name, { REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, HANG_ON: hangOn });
+  const startReplica = (name: string, keyPrefix: string, hangOn = "", env: Record<string, string> = {}) =>
+    replicas.start(name, { REDIS_URL: redis.url, KEY_PREFIX: keyPrefix, HANG_ON: hangOn, ...env });
 
   async function runsOf(keyPrefix: string, instance: string): Promise<number> {
     const client = createClient({ url: redis.url });
@@ -104,5 +105,38 @@ describe("two provider processes on one Redis store", { timeout: PROCESS_TEST_TI
     } finally {
       await store.close();
     }
+  });
+
+  it("one replica busy on an instance, the other's calls on it are served too, not answered 503", async () => {
+    const keyPrefix = `replicas${++prefixes}:`;
+    // Each bind holds the instance's lock a while, so the busy replica always has callers waiting for it.
+    const env = { BIND_MS: "200", LOCK_TIMEOUT_MS: "4000" };
+    const [busy, other] = await Promise.all([startReplica("busy", keyPrefix, "", env), startReplica("other", keyPrefix, "", env)]);
+    expect((await busy.call("POST", "/resources", { name: "shared" })).status).toBe(201);
+    await eventually(async () => ((await busy.call("GET", "/resources/shared/status")).status === 204 ? true : undefined), WAIT_MS);
+
+    // The busy replica: 3 callers binding back to back until the other replica is done.
+    let otherDone = false;
+    let busyCalls = 0;
+    const busyStatuses: number[] = [];
+    const load = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        while (!otherDone) busyStatuses.push((await busy.call("POST", "/resources/shared/bind-app", app(`busy-${busyCalls++}`))).status);
+      }),
+    );
+
+    // The other replica: one call at a time, each once the busy replica has served two more
+    // (so each one arrives while the lock passes from one busy caller to the next).
+    const otherStatuses: number[] = [];
+    for (let call = 0; call < 8; call++) {
+      const served = busyStatuses.length + 2;
+      await eventually(() => busyStatuses.length >= served, WAIT_MS);
+      otherStatuses.push((await other.call("POST", "/resources/shared/bind-app", app(`other-${call}`))).status);
+    }
+    otherDone = true;
+    await load;
+
+    expect(otherStatuses).toEqual(otherStatuses.map(() => 201));
+    expect(busyStatuses).toEqual(busyStatuses.map(() => 201));
   });
 });
