@@ -2,6 +2,7 @@
  * Shared pieces of the lifecycle tests: both stores behind one factory, request builders,
  * a context, a polling helper and a promise the test resolves by hand.
  */
+import { createClient } from "@redis/client";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Lifecycle, RequestContext } from "../../src/lifecycle/lifecycle.js";
@@ -33,6 +34,40 @@ export interface Stores {
   reopen(store: Store): Store;
   /** The redis-server the file shares. */
   redis(): RedisServer;
+}
+
+export interface RawRedis {
+  /** The redis-server's URL. */
+  readonly url: string;
+  /** A plain client on it: to read the keys a store wrote, or to stall the server (CLIENT PAUSE). */
+  readonly raw: ReturnType<typeof createClient>;
+}
+
+/** Registers hooks: one redis-server for the test file (or describe) and a plain client on it, both stopped after. */
+export function useRawRedis(): RawRedis {
+  let server: RedisServer | undefined;
+  let client: ReturnType<typeof createClient> | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = createClient({ url: server.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("redis-server is not started yet (use it inside tests)");
+    return value;
+  };
+  return {
+    get url() {
+      return started(server).url;
+    },
+    get raw() {
+      return started(client);
+    },
+  };
 }
 
 /** Registers hooks: one redis-server for the test file, each test on its own key prefix. */

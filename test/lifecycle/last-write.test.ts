@@ -3,14 +3,12 @@
  * scripts in Redis, not three, and the fence still holds: a holder that lost its lock writes
  * nothing and frees nothing. On a real redis-server.
  */
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { LAST_WRITE, LockLostError } from "../../src/lifecycle/store.js";
 import type { BindingRecord } from "../../src/types.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { bindAppRequest, context, createRequest, gate, rejection, silent, steps } from "./helpers.js";
+import { bindAppRequest, context, createRequest, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";
 
 const binding = (appHost: string): BindingRecord => ({
   instance: "cache",
@@ -23,8 +21,7 @@ const binding = (appHost: string): BindingRecord => ({
 });
 
 describe("RedisStore: a call's last write and its lock's release in one script", () => {
-  let redis: RedisServer;
-  let raw: ReturnType<typeof createClient>;
+  const redis = useRawRedis();
   const stores: RedisStore[] = [];
   const open = (keyPrefix: string) => {
     const store = new RedisStore({ url: redis.url, keyPrefix });
@@ -32,20 +29,13 @@ describe("RedisStore: a call's last write and its lock's release in one script",
     return store;
   };
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    raw = createClient({ url: redis.url });
-    await raw.connect();
-  });
   afterAll(async () => {
     await Promise.all(stores.map((store) => store.close()));
-    await raw.close();
-    await redis.stop();
   });
 
   /** How many scripts Redis has run since the last CONFIG RESETSTAT. */
   async function scriptsRun(): Promise<number> {
-    const stats = await raw.info("commandstats");
+    const stats = await redis.raw.info("commandstats");
     let calls = 0;
     for (const match of stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
     return calls;
@@ -57,10 +47,10 @@ describe("RedisStore: a call's last write and its lock's release in one script",
     try {
       await lifecycle.create(createRequest("cache"), context());
       await lifecycle.bindApp(bindAppRequest("cache", "warm-up"), context()); // scripts loaded
-      await raw.sendCommand(["CONFIG", "RESETSTAT"]);
+      await redis.raw.sendCommand(["CONFIG", "RESETSTAT"]);
       expect(await lifecycle.bindApp(bindAppRequest("cache", "web"), context())).toEqual({ USER: "web" });
       expect(await scriptsRun()).toBe(2);
-      expect(await raw.exists("bind:lock:cache")).toBe(0);
+      expect(await redis.raw.exists("bind:lock:cache")).toBe(0);
       expect(await store.getBinding("cache", "app", "web")).toMatchObject({ appName: "web" });
     } finally {
       await lifecycle.close();
@@ -78,7 +68,7 @@ describe("RedisStore: a call's last write and its lock's release in one script",
       await held.saveBinding(binding("a.example.com"), LAST_WRITE);
     });
     await aIn.opened;
-    await raw.del("fence-last:lock:cache"); // what a failover that lost the lock does
+    await redis.raw.del("fence-last:lock:cache"); // what a failover that lost the lock does
     const bHolds = gate();
     const bGoes = gate();
     const bDone = b.withLock("cache", 1_000, async (held) => {
@@ -87,10 +77,10 @@ describe("RedisStore: a call's last write and its lock's release in one script",
       await bGoes.opened;
     });
     await bHolds.opened;
-    const bToken = await raw.get("fence-last:lock:cache");
+    const bToken = await redis.raw.get("fence-last:lock:cache");
     aWrites.open();
     expect(await rejection(aDone)).toBeInstanceOf(LockLostError);
-    expect(await raw.get("fence-last:lock:cache")).toBe(bToken);
+    expect(await redis.raw.get("fence-last:lock:cache")).toBe(bToken);
     bGoes.open();
     await bDone;
     expect((await b.getBinding("cache", "app", "web"))?.appHost).toBe("b.example.com");

@@ -3,14 +3,13 @@
  * about a Redis that persists nothing: on real redis-server processes.
  */
 import { Writable } from "node:stream";
-import { createClient } from "@redis/client";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { LockTimeoutError } from "../../src/lifecycle/store.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { eventually, gate, rejection, steps } from "./helpers.js";
+import { startRedisServer } from "../support/redis-server.js";
+import { eventually, gate, rejection, steps, useRawRedis } from "./helpers.js";
 
 const HANDLERS = { create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} };
 
@@ -27,18 +26,10 @@ function capturedLog() {
 }
 
 describe("waiting for a busy instance on a RedisStore", () => {
-  let redis: RedisServer;
-  let raw: ReturnType<typeof createClient>;
+  const redis = useRawRedis();
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    raw = createClient({ url: redis.url });
-    await raw.connect();
-  });
   afterAll(async () => {
-    await raw.sendCommand(["CLIENT", "UNPAUSE"]);
-    await raw.close();
-    await redis.stop();
+    await redis.raw.sendCommand(["CLIENT", "UNPAUSE"]);
   });
 
   it("a wait that runs out while its last try is still in Redis says another call is running, not that Redis is unreachable", async () => {
@@ -54,16 +45,16 @@ describe("waiting for a busy instance on a RedisStore", () => {
       await held.opened;
       // Redis holds every try to take the lock from now on (they are scripts that write), so
       // the waiter's wait (0.5 s) ends with a try in flight; Redis itself still answers.
-      await raw.sendCommand(["CLIENT", "PAUSE", "600000", "WRITE"]);
+      await redis.raw.sendCommand(["CLIENT", "PAUSE", "600000", "WRITE"]);
       const error = await rejection(waiter.withLock("cache", 500, async () => {}));
-      expect(await raw.ping()).toBe("PONG");
+      expect(await redis.raw.ping()).toBe("PONG");
       expect(error).toBeInstanceOf(LockTimeoutError);
       expect([error.status, error.message]).toEqual([503, 'Another operation on instance "cache" is still running; try again in a moment.']);
-      await raw.sendCommand(["CLIENT", "UNPAUSE"]);
+      await redis.raw.sendCommand(["CLIENT", "UNPAUSE"]);
       release.open();
       await holding;
     } finally {
-      await raw.sendCommand(["CLIENT", "UNPAUSE"]);
+      await redis.raw.sendCommand(["CLIENT", "UNPAUSE"]);
       release.open();
       await Promise.all([holder.close(), waiter.close()]);
     }
@@ -71,22 +62,12 @@ describe("waiting for a busy instance on a RedisStore", () => {
 });
 
 describe("the queue of callers waiting for an instance's lock on a RedisStore", () => {
-  let redis: RedisServer;
-  let raw: ReturnType<typeof createClient>;
+  const redis = useRawRedis();
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    raw = createClient({ url: redis.url });
-    await raw.connect();
-  });
-  afterAll(async () => {
-    await raw.close();
-    await redis.stop();
-  });
 
   /** Redis's clock, in microseconds: what the queue's arrivals and lapse times are counted in. */
   async function redisNow(): Promise<number> {
-    const [seconds, micros] = await raw.sendCommand<[string, string]>(["TIME"]);
+    const [seconds, micros] = await redis.raw.sendCommand<[string, string]>(["TIME"]);
     return Number(seconds) * 1_000_000 + Number(micros);
   }
 
@@ -95,11 +76,11 @@ describe("the queue of callers waiting for an instance's lock on a RedisStore", 
     try {
       // A waiter first in line that will never try again: its place lapses half a second from now (Redis time).
       const lapsesAt = (await redisNow()) + 500_000;
-      await raw.zAdd("dead-waiter:lock-queue:cache", { score: 0, value: "dead" });
-      await raw.zAdd("dead-waiter:lock-lapse:cache", { score: lapsesAt, value: "dead" });
+      await redis.raw.zAdd("dead-waiter:lock-queue:cache", { score: 0, value: "dead" });
+      await redis.raw.zAdd("dead-waiter:lock-lapse:cache", { score: lapsesAt, value: "dead" });
 
       await store.withLock("cache", 20_000, async () => {});
-      expect(await raw.keys("dead-waiter:lock-*")).toEqual([]);
+      expect(await redis.raw.keys("dead-waiter:lock-*")).toEqual([]);
     } finally {
       await store.close();
     }
@@ -118,9 +99,9 @@ describe("the queue of callers waiting for an instance's lock on a RedisStore", 
       await held.opened;
       const waiting = rejection(waiter.withLock("cache", 1_000, async () => {}));
       // When the waiter's place would lapse by itself (its latest try's is later still).
-      const lapsesAt = await eventually(async () => (await raw.zRangeWithScores("give-up:lock-lapse:cache", 0, -1))[0]?.score);
+      const lapsesAt = await eventually(async () => (await redis.raw.zRangeWithScores("give-up:lock-lapse:cache", 0, -1))[0]?.score);
       expect(await waiting).toBeInstanceOf(LockTimeoutError);
-      await eventually(async () => (await raw.keys("give-up:lock-*")).length === 0);
+      await eventually(async () => (await redis.raw.keys("give-up:lock-*")).length === 0);
       expect(await redisNow()).toBeLessThan(lapsesAt);
       release.open();
       await holding;

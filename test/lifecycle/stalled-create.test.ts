@@ -5,26 +5,14 @@
  * is `CLIENT PAUSE ... WRITE`, ended by the test once the 503 is in (longer than
  * `commandTimeoutMs`, shorter than the lock's ttl, as in the issue's 7 s stall).
  */
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import { createProvider } from "../../src/provider.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { eventually, serve, silent } from "./helpers.js";
+import { eventually, serve, silent, useRawRedis } from "./helpers.js";
 
 describe("a create answered 503 while Redis stalled its last write", () => {
-  let redis: RedisServer;
-  let raw: ReturnType<typeof createClient>;
+  const redis = useRawRedis();
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    raw = createClient({ url: redis.url });
-    await raw.connect();
-  });
-  afterAll(async () => {
-    await raw.close();
-    await redis.stop();
-  });
 
   it("is created by the platform's retry of the name (201), whatever Redis did with the write after the 503", async () => {
     const store = new RedisStore({ url: redis.url });
@@ -35,7 +23,7 @@ describe("a create answered 503 while Redis stalled its last write", () => {
           async create() {
             // Redis stops running writes (scripts included) from now on: the save this create
             // makes next is sent and waits in Redis.
-            if (++creates === 1) await raw.sendCommand(["CLIENT", "PAUSE", "600000", "WRITE"]);
+            if (++creates === 1) await redis.raw.sendCommand(["CLIENT", "PAUSE", "600000", "WRITE"]);
             return { data: { attempt: creates } };
           },
           destroy: () => {},
@@ -48,7 +36,7 @@ describe("a create answered 503 while Redis stalled its last write", () => {
     try {
       const first = await provider.call("POST", "/resources", { name: "cache" });
       expect([first.status, first.body]).toEqual([503, expect.stringMatching(/try again/i)]);
-      await raw.sendCommand(["CLIENT", "UNPAUSE"]);
+      await redis.raw.sendCommand(["CLIENT", "UNPAUSE"]);
       // Redis runs the save it held: the record lands ready.
       await eventually(async () => (await store.getInstance("cache"))?.state === "ready");
 
@@ -60,7 +48,7 @@ describe("a create answered 503 while Redis stalled its last write", () => {
       // A create of a name the platform was answered 201 for stays refused.
       expect((await provider.call("POST", "/resources", { name: "cache" })).status).toBe(409);
     } finally {
-      await raw.sendCommand(["CLIENT", "UNPAUSE"]);
+      await redis.raw.sendCommand(["CLIENT", "UNPAUSE"]);
       await provider.close();
       await store.close();
     }
