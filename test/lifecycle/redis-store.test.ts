@@ -4,12 +4,12 @@
  * released by someone else, and a client of the caller's own.
  */
 import { createClient } from "@redis/client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
 import type { InstanceRecord } from "../../src/types.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps } from "./helpers.js";
+import { startRedisServer } from "../support/redis-server.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";
 
 const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
   name,
@@ -26,8 +26,7 @@ const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceReco
 const save = (store: RedisStore, saved: InstanceRecord) => store.withLock(saved.name, 1_000, (held) => held.saveInstance(saved));
 
 describe("RedisStore", () => {
-  let redis: RedisServer;
-  let raw: ReturnType<typeof createClient>;
+  const redis = useRawRedis();
   let opened: RedisStore[] = [];
   const open = (keyPrefix: string, lockTtlMs?: number) => {
     const store = new RedisStore({ url: redis.url, keyPrefix, lockTtlMs });
@@ -35,22 +34,13 @@ describe("RedisStore", () => {
     return store;
   };
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    raw = createClient({ url: redis.url });
-    await raw.connect();
-  });
   afterEach(async () => {
     await Promise.all(opened.map((store) => store.close()));
     opened = [];
   });
-  afterAll(async () => {
-    await raw.close();
-    await redis.stop();
-  });
 
   it("keeps its data under the documented keys, and only under its prefix", async () => {
-    await raw.set("unrelated", "kept");
+    await redis.raw.set("unrelated", "kept");
     const store = open("layout:");
     const lifecycle = registryLifecycle(
       { create: () => ({ data: { port: 1 } }), destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} },
@@ -64,24 +54,24 @@ describe("RedisStore", () => {
     await lifecycle.close();
 
     // Locks are released right after their work, without the call waiting for it.
-    await eventually(async () => ((await raw.keys("layout:lock:*")).length === 0 ? true : undefined));
-    expect((await raw.keys("layout:*")).sort()).toEqual([
+    await eventually(async () => ((await redis.raw.keys("layout:lock:*")).length === 0 ? true : undefined));
+    expect((await redis.raw.keys("layout:*")).sort()).toEqual([
       "layout:bindings:cache",
       "layout:census",
       "layout:instance:cache",
       "layout:instance:pending-one",
       "layout:pending",
     ]);
-    expect(await raw.hGetAll("layout:census")).toMatchObject({ "instance:ready": "2", "instance:provisioning": "0", "binding:app": "1" });
-    expect(JSON.parse((await raw.get("layout:instance:cache")) ?? "")).toMatchObject({ name: "cache", state: "ready", data: { port: 1 } });
-    expect(JSON.parse((await raw.hGet("layout:bindings:cache", "app:web")) ?? "")).toMatchObject({ appName: "web" });
-    expect(await raw.sMembers("layout:pending")).toEqual(["pending-one"]);
-    expect(await raw.get("unrelated")).toBe("kept");
+    expect(await redis.raw.hGetAll("layout:census")).toMatchObject({ "instance:ready": "2", "instance:provisioning": "0", "binding:app": "1" });
+    expect(JSON.parse((await redis.raw.get("layout:instance:cache")) ?? "")).toMatchObject({ name: "cache", state: "ready", data: { port: 1 } });
+    expect(JSON.parse((await redis.raw.hGet("layout:bindings:cache", "app:web")) ?? "")).toMatchObject({ appName: "web" });
+    expect(await redis.raw.sMembers("layout:pending")).toEqual(["pending-one"]);
+    expect(await redis.raw.get("unrelated")).toBe("kept");
 
     await store.withLock("cache", 1_000, (held) => held.deleteInstance());
     await save(store, record("pending-one"));
-    await eventually(async () => ((await raw.keys("layout:lock:*")).length === 0 ? true : undefined));
-    expect((await raw.keys("layout:*")).sort()).toEqual(["layout:census", "layout:instance:pending-one"]);
+    await eventually(async () => ((await redis.raw.keys("layout:lock:*")).length === 0 ? true : undefined));
+    expect((await redis.raw.keys("layout:*")).sort()).toEqual(["layout:census", "layout:instance:pending-one"]);
   });
 
   it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
@@ -121,16 +111,16 @@ describe("RedisStore", () => {
   it("lets a lock whose holder died expire, and never deletes a lock it no longer holds", async () => {
     const store = open("expiry:", 300);
     // A holder that died: its token stays until the ttl passes.
-    await raw.set("expiry:lock:cache", "dead-process-token", { expiration: { type: "PX", value: 300 } });
+    await redis.raw.set("expiry:lock:cache", "dead-process-token", { expiration: { type: "PX", value: 300 } });
     expect(await store.withLock("cache", 5_000, async () => "taken over")).toBe("taken over");
     // Released right after the work, without the call waiting for it.
-    await eventually(async () => ((await raw.exists("expiry:lock:cache")) === 0 ? true : undefined));
+    await eventually(async () => ((await redis.raw.exists("expiry:lock:cache")) === 0 ? true : undefined));
 
     // Work outliving its lock (here: the key vanished and someone else took it) must not free the new holder's lock.
     await store.withLock("cache", 1_000, async () => {
-      await raw.set("expiry:lock:cache", "someone-else");
+      await redis.raw.set("expiry:lock:cache", "someone-else");
     });
-    expect(await raw.get("expiry:lock:cache")).toBe("someone-else");
+    expect(await redis.raw.get("expiry:lock:cache")).toBe("someone-else");
   });
 
   it("serialises the callers of one process on an instance: one at a time, every write kept, free after the last", async () => {
@@ -181,7 +171,7 @@ describe("RedisStore", () => {
       await held.saveBinding(bindingOf("a.example.com"));
     });
     await aIn.opened;
-    await raw.del("fence:lock:cache"); // what a failover that lost the lock does
+    await redis.raw.del("fence:lock:cache"); // what a failover that lost the lock does
     await b.withLock("cache", 1_000, (held) => held.saveBinding(bindingOf("b.example.com")));
     aWrites.open();
     const refused = await rejection(aDone);
@@ -201,7 +191,7 @@ describe("RedisStore", () => {
     const lateWrite = gate<{ write: Promise<void> }>(); // wrapped: a gate opened with a promise would adopt it
     const holding = store.withLock("cache", 1_000, async (held) => {
       held.signal.addEventListener("abort", () => lost.open(held.signal.reason));
-      await raw.set("renewal:lock:cache", "someone-else");
+      await redis.raw.set("renewal:lock:cache", "someone-else");
       await work.opened; // a handler that never looks at its signal
       const write = held.saveInstance(record("cache", { state: "failed" }));
       lateWrite.open({ write });
@@ -212,7 +202,7 @@ describe("RedisStore", () => {
     expect(await lost.opened).toBe(refused);
     work.open();
     expect((await rejection((await lateWrite.opened).write)).status).toBe(503);
-    expect(await raw.get("renewal:lock:cache")).toBe("someone-else");
+    expect(await redis.raw.get("renewal:lock:cache")).toBe("someone-else");
     expect((await store.getInstance("cache"))?.state).toBe("ready");
   });
 
@@ -220,7 +210,7 @@ describe("RedisStore", () => {
     const store = open("flush:");
     const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} }, { store }, silent, steps);
     await lifecycle.create(createRequest("cache"), context());
-    await raw.scriptFlush();
+    await redis.raw.scriptFlush();
     await Promise.all(["web", "api"].map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));
     await lifecycle.close();
     expect((await store.listBindings("cache")).map((binding) => binding.key).sort()).toEqual(["api", "web"]);
@@ -237,7 +227,7 @@ describe("RedisStore", () => {
     // a stops renewing: once the ttl has passed, b gets it.
     expect(await eventually(async () => (await store.acquireLease("cache", "b", 300)) || undefined)).toBe(true);
     await store.releaseLease("cache", "b");
-    expect(await raw.exists("lease:lease:cache")).toBe(0);
+    expect(await redis.raw.exists("lease:lease:cache")).toBe(0);
   });
 
   it("fails calls with a clear 503 while Redis is unreachable, and works again once it is back", async () => {
