@@ -13,11 +13,12 @@ import { useReplicaProcesses } from "./replica-processes.js";
 
 /**
  * The provider processes' lock timeout. A call waits at most this long for its instance lock,
- * then each store operation it runs ends within the store's commandTimeoutMs (default 5 s):
- * a call still unanswered after both has hung.
+ * then its write ends within the store's commandTimeoutMs (default 5 s) and its wait for the
+ * replica within replicaTimeoutMs (default 1 s, the same pipeline): a call still unanswered after
+ * all three, with 10 s for a loaded CI runner's scheduling (a call took over 15 s there), has hung.
  */
 const LOCK_TIMEOUT_MS = 10_000;
-const HANG_MS = LOCK_TIMEOUT_MS + 5_000;
+const HANG_MS = LOCK_TIMEOUT_MS + 5_000 + 1_000 + 10_000;
 /** Binds answered 201 wanted before the kill, and after the group is whole again. */
 const SUCCESSES_PER_PHASE = 20;
 const STREAM_INTERVAL_MS = 50;

@@ -63,7 +63,9 @@ async function processesOf(dataDir: string): Promise<number[]> {
   return [provider, ...servers.filter((pid): pid is number => pid !== undefined)];
 }
 
-describe("examples/redis/main.ts as a process", () => {
+// Each test starts the example (and its redis-servers) as processes, some twice: on a loaded CI
+// runner one start alone has taken 15 s, so the tests get the time their own waits allow.
+describe("examples/redis/main.ts as a process", { timeout: 180_000 }, () => {
   const programs: Program[] = [];
   const dirs: string[] = [];
   afterEach(async () => {
