@@ -106,7 +106,9 @@ export function bindEnv(answer: Answer): Record<string, string> {
 
 /** An app connected with the env a bind returned, by its REDIS_URL as an app would. */
 export async function appClient(env: Record<string, string>) {
-  const client = createClient({ url: env.REDIS_URL, socket: { reconnectStrategy: false } });
+  // node-redis gives a connection 5 s; tests connecting dozens of apps at once on a loaded
+  // runner saw every try time out for a minute (the server was answering).
+  const client = createClient({ url: env.REDIS_URL, socket: { reconnectStrategy: false, connectTimeout: 30_000 } });
   client.on("error", () => {});
   await client.connect();
   return client;
