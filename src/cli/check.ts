@@ -1,8 +1,7 @@
 /**
  * `provider-kit check`: runs the conformance kit against a provider and prints the report.
- * Exit codes: 0 every MUST check passed; 1 a MUST check failed; 2 bad usage or provider
- * unreachable (or the report file cannot be written); 3 the kit itself broke; 130/143
- * interrupted (after removing the instance).
+ * Exit codes (exit-codes.ts): 2 also when the provider is unreachable, refuses the credentials
+ * or the report file cannot be written; 130/143 after removing the instance.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -10,6 +9,7 @@ import { actionsManifest } from "../actions.js";
 import {
   CHECK_GROUPS,
   ConformanceUsageError,
+  CredentialsRefusedError,
   ENCODINGS,
   formatCheckTable,
   formatJson,
@@ -26,6 +26,8 @@ import {
   type Variant,
 } from "../conformance/index.js";
 import { loadActions } from "./actions-module.js";
+import { colorOn } from "./color.js";
+import { EXIT, SIGNAL_EXIT } from "./exit-codes.js";
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];
@@ -58,8 +60,6 @@ interface CheckOptions {
   pool?: string[];
 }
 
-const EXIT = { passed: 0, failed: 1, usage: 2, broken: 3 } as const;
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
 /** Adds `provider-kit check` to the CLI. */
 export function registerCheck(program: Command): void {
@@ -142,7 +142,7 @@ async function check(
     });
   } catch (error) {
     if (error instanceof ConformanceUsageError) return usage(error.message);
-    if (error instanceof ProviderUnreachableError) {
+    if (error instanceof ProviderUnreachableError || error instanceof CredentialsRefusedError) {
       process.stderr.write(`error: ${error.message}\n`);
       return EXIT.usage;
     }
@@ -154,7 +154,7 @@ async function check(
   }
 
   const verbose = options.verbose === true;
-  const forTerminal = formatTree(report, { color: process.stdout.isTTY === true, verbose });
+  const forTerminal = formatTree(report, { color: colorOn(process.stdout), verbose });
   if (!options.output) {
     process.stdout.write(options.format === "tree" ? forTerminal : FORMATTERS[options.format](report, verbose));
   } else {
@@ -169,7 +169,7 @@ async function check(
     }
   }
   if (stoppedBy) return SIGNAL_EXIT[stoppedBy] ?? EXIT.failed;
-  return report.passed ? EXIT.passed : EXIT.failed;
+  return report.passed ? EXIT.ok : EXIT.failed;
 }
 
 /**

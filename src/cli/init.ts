@@ -17,6 +17,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { assertEndpoint, assertServiceId, generatePassword, renderManifest, type ServiceManifest } from "./manifest.js";
 import { ownPackage, packOwnPackage, type OwnPackage } from "./own-package.js";
+import { EXIT } from "./exit-codes.js";
 
 export interface InitOptions {
   /** Directory to create the project in; must be absent or empty. */
@@ -246,7 +247,7 @@ export function registerInit(program: Command): void {
       try {
         result = await initProject({ ...options, dir });
       } catch (error) {
-        command.error(`error: ${(error as Error).message}`);
+        command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
       }
       const shown = path.relative(process.cwd(), result.dir) || ".";
       const vendored = result.providerKit.startsWith("file:");

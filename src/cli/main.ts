@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./check.js";
 import { registerInit } from "./init.js";
 import { registerManifest } from "./manifest.js";
+import { EXIT, EXIT_CODES_HELP } from "./exit-codes.js";
 import { ownPackage } from "./own-package.js";
 import { registerPlatform } from "./platform.js";
 
@@ -20,6 +21,7 @@ registerCheck(program);
 registerInit(program);
 registerManifest(program);
 registerPlatform(program);
+for (const command of [program, ...program.commands]) command.addHelpText("after", EXIT_CODES_HELP);
 
 /** Commander error codes that mean "the command line is wrong". */
 const USAGE_ERRORS = new Set([
@@ -37,5 +39,5 @@ try {
   await program.parseAsync();
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  process.exitCode = USAGE_ERRORS.has(error.code) ? 2 : error.exitCode;
+  process.exitCode = USAGE_ERRORS.has(error.code) ? EXIT.usage : error.exitCode;
 }

@@ -19,6 +19,7 @@ import { parseEnv } from "node:util";
 import type { Command } from "commander";
 import { actionsManifest } from "../actions.js";
 import { loadActions } from "./actions-module.js";
+import { EXIT } from "./exit-codes.js";
 import { SERVICE_NAME } from "../platform/domain/model.js"; // the platform's own rule for service ids
 
 export interface ServiceManifest {
@@ -172,7 +173,7 @@ export function registerManifest(program: Command): void {
       try {
         await printManifest(options);
       } catch (error) {
-        command.error(`error: ${(error as Error).message}`);
+        command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
       }
     });
 }

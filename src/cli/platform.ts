@@ -10,11 +10,10 @@ import { readFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { Command, InvalidArgumentError } from "commander";
 import { parseCluster, parsePool, type Cluster, type Pool } from "../platform/domain/config.js";
-import { PlatformError } from "../platform/domain/errors.js";
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
-import { SeedError } from "../platform/seed.js";
 import { onParentExit } from "../redis/process.js";
 import { ownPackage } from "./own-package.js";
+import { EXIT } from "./exit-codes.js";
 
 interface PlatformFlags {
   port: number;
@@ -107,7 +106,7 @@ export function registerPlatform(program: Command): void {
       ].join("\n"),
     )
     .action(async (flags: PlatformFlags, command: Command) => {
-      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "provider-kit.usage" });
+      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: EXIT.usage, code: "provider-kit.usage" });
       const { PLATFORM_ADMIN_EMAIL: email, PLATFORM_ADMIN_PASSWORD: passwordVariable, PLATFORM_REDIS_URL: redisUrlVariable } = process.env;
       // Read once: nothing started later (run's commands, redis-server) inherits them.
       delete process.env.PLATFORM_ADMIN_EMAIL;
@@ -174,9 +173,8 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
       report: (error) => process.stderr.write(`platform error: ${(error as Error)?.stack ?? String(error)}\n`),
     });
   } catch (error) {
-    const known = error instanceof PlatformError || error instanceof SeedError;
     process.stderr.write(`error: the platform could not start: ${(error as Error).message}\n`);
-    process.exitCode = known ? 2 : 1;
+    process.exitCode = EXIT.usage;
     return;
   }
   const where = state.kind === "memory" ? "in memory (lost at exit)" : state.kind === "redis" ? `in ${redacted(state.url)}` : `in ${state.dataDir}`;

@@ -6,7 +6,7 @@
  *   expect(report.results.filter((r) => r.outcome === "fail")).toEqual([]);
  */
 export { runConformance, ConformanceUsageError } from "./run.js";
-export { ProviderUnreachableError } from "./scenario.js";
+export { CredentialsRefusedError, ProviderUnreachableError } from "./scenario.js";
 export { CHECKS, checksFor, levelIn, formatCitation } from "./checks.js";
 export { formatTree, type TreeOptions } from "./report/tree.js";
 export { formatJson } from "./report/json.js";

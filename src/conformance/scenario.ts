@@ -59,6 +59,17 @@ export class ProviderUnreachableError extends Error {
   }
 }
 
+/** The provider answered 401 to the run's credentials on its first calls: no check could say more. */
+export class CredentialsRefusedError extends Error {
+  constructor(url: string) {
+    super(
+      `The provider at ${url} refused the credentials given (401 to its first two calls): ` +
+        "pass the username and password the provider was started with (--username, --password; for a provider-kit provider, its PROVIDER_PASSWORD).",
+    );
+    this.name = "CredentialsRefusedError";
+  }
+}
+
 /** Thrown out of a step when the run's signal aborts; the run then cleans up. */
 export class Interrupted extends Error {}
 
@@ -204,6 +215,10 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
   const first = variant === "B" ? withoutPlan.status(context.names.missing) : withoutPlan.plans();
   const result = await send(first);
   if (!result.answer) throw new ProviderUnreachableError(context.client.url, result.error ?? "no answer");
+  // One 401 may be a route's own rule; two different calls refused mean the credentials are wrong.
+  if (result.answer.status === 401 && (await send(withoutPlan.status(context.names.missing))).answer?.status === 401) {
+    throw new CredentialsRefusedError(context.client.url);
+  }
   if (variant === "B") return { chosen: context.plan };
   // Today's platform reads this answer as "ask the user for a pool": a multi-cluster service.
   const poolNeeded = variant === "current" && isPoolRequired(result.answer.status, bodyOf(result));

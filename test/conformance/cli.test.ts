@@ -26,8 +26,11 @@ interface Cli {
 }
 
 /** The CLI from source, in one process (so a signal reaches it directly), without the caller's PROVIDER_KIT_* settings. */
-function cli(args: string[]): Cli {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_KIT_|NODE_OPTIONS$)/.test(key)));
+function cli(args: string[], extraEnv: Record<string, string> = {}): Cli {
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_KIT_|NODE_OPTIONS$|NO_COLOR$|FORCE_COLOR$)/.test(key))),
+    ...extraEnv,
+  };
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env });
   let stdout = "";
   let stderr = "";
@@ -39,7 +42,7 @@ function cli(args: string[]): Cli {
   return { done, stderr: () => stderr, signal: (name) => child.kill(name) };
 }
 
-const check = (args: string[]) => cli(["check", ...args]).done;
+const check = (args: string[], env?: Record<string, string>) => cli(["check", ...args], env).done;
 
 let scratch: string;
 beforeAll(async () => {
@@ -84,6 +87,25 @@ describe("provider-kit check", () => {
       expect(stdout).toMatch(/PASSED: \d+ passed, 0 failed/);
       expect(stdout).toContain("✓ pass  MUST   bind-app.provisioning");
       expect(code).toBe(0);
+    });
+  });
+
+  it("stops at once with exit 2 when the provider refuses the credentials, saying which to pass", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS }), async ({ url }) => {
+      const { code, stdout, stderr } = await check(["--url", url, "--username", CREDENTIALS.username, "--password", "not-its-password"]);
+      expect(code).toBe(2);
+      expect(stderr).toContain("refused the credentials given (401 to its first two calls): pass the username and password the provider was started with");
+      expect(stdout).toBe("");
+    });
+  });
+
+  it("colours the tree into a pipe only with FORCE_COLOR, and never with NO_COLOR alone", async () => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS }), async ({ url }) => {
+      const forced = await check(["--url", url, ...LOGIN, "--groups", "plans"], { FORCE_COLOR: "1" });
+      expect(forced.stdout).toContain("\u001b[32m✓ pass\u001b[0m");
+      const plain = await check(["--url", url, ...LOGIN, "--groups", "plans"], { NO_COLOR: "1" });
+      expect(plain.stdout).toContain("✓ pass");
+      expect(plain.stdout).not.toContain("\u001b[");
     });
   });
 
