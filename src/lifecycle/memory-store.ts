@@ -77,6 +77,15 @@ export class MemoryStore implements Store {
     return { instances: { ...this.counts.instances }, bindings: { ...this.counts.bindings } };
   }
 
+  /** Said once at start, so a provider left on the in-memory store in production is noticed. */
+  async persistenceWarning(): Promise<string> {
+    return (
+      "The registry is a MemoryStore: every instance and binding the provider knows is forgotten when this process stops, " +
+      "and other replicas do not see them. For production, pass registry: { store: new RedisStore({ url }) } " +
+      "(docs/operations/redis-store.md)."
+    );
+  }
+
   async close(): Promise<void> {}
 
   private readInstance(name: string): InstanceRecord | undefined {

@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { LockTimeoutError } from "../../src/lifecycle/store.js";
 import { startRedisServer } from "../support/redis-server.js";
 import { eventually, gate, rejection, steps, useRawRedis } from "./helpers.js";
@@ -108,6 +109,22 @@ describe("the queue of callers waiting for an instance's lock on a RedisStore", 
     } finally {
       release.open();
       await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+});
+
+describe("a MemoryStore", () => {
+  it("logs one warning at start saying what it forgets and how to choose a durable store", async () => {
+    const { log, lines } = capturedLog();
+    const lifecycle = registryLifecycle(HANDLERS, { store: new MemoryStore() }, log, steps);
+    try {
+      const warning = await eventually(() => lines.find((line) => /MemoryStore/.test(line.msg)));
+      expect(warning.level).toBe(40); // warn
+      expect(warning.msg).toMatch(/forgotten when this process stops/);
+      expect(warning.msg).toMatch(/new RedisStore\(\{ url \}\)/);
+      expect(lines.filter((line) => line.level === 40)).toHaveLength(1);
+    } finally {
+      await lifecycle.close();
     }
   });
 });
