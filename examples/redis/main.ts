@@ -6,8 +6,8 @@
  */
 import { pino, type Logger } from "pino";
 import { ConfigError, readConfig, type Config } from "./config.js";
-import { DataDirLockedError, onParentExit } from "../../src/redis/process.js";
-import { RedisServerNotFoundError } from "../../src/redis/server.js";
+import { DataDirLockedError, onParentExit } from "@provider-kit/platform/redis-process";
+import { RedisServerNotFoundError } from "@provider-kit/platform/redis-server";
 import { startRedisProvider } from "./redis-provider.js";
 
 function fail(message: string): never {

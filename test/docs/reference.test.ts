@@ -9,8 +9,8 @@ import { pino } from "pino";
 import request from "supertest";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { createProvider, DEFAULTS, REGISTRY_DEFAULTS, VARIANTS } from "../../src/index.js";
-import { AUTH, basic, fakeResource, PASSWORD, USER } from "../http/helpers.js";
+import { createProvider, DEFAULTS, REGISTRY_DEFAULTS, VARIANTS } from "provider-kit";
+import { AUTH, basic, fakeResource, PASSWORD, USER } from "../../packages/provider-kit/test/http/helpers.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 

@@ -120,6 +120,9 @@ export const HEADERS = {
   clusterKubeConfig: "X-Tsuru-Cluster-Kube-Config",
 } as const;
 
+/** Service ids as the platform accepts them: the same rule as pool names. */
+export const SERVICE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
+
 /** Pool names as the platform accepts them: lower-case letters, digits and `-`, a letter first, at most 40. */
 export const POOL_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
 

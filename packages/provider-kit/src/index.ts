@@ -42,11 +42,7 @@ export type { Lifecycle, RequestContext } from "./lifecycle/lifecycle.js";
 export { appBindingKey, type RegistryOptions } from "./lifecycle/registry.js";
 export type { BindingRef, LockedInstance, LockOptions, Store, StoreCensus } from "./lifecycle/store.js";
 export type { HealthCheck } from "./http/healthcheck.js";
-// Instance registry: stores and defaults (README section "lifecycle").
+// Instance registry: stores and defaults (README section "lifecycle"); RedisStore is in @provider-kit/redis-store.
 export { MemoryStore } from "./lifecycle/memory-store.js";
-export { RedisStore, type RedisStoreOptions } from "./lifecycle/redis-store.js";
-export { StoreUnavailableError } from "./lifecycle/redis-store-client.js";
-export { ReplicaWaitError } from "./redis/replicas.js";
-export type { RedisStoreClient, SentinelAddress } from "./redis/connection.js";
 export { LockLostError, LockTimeoutError } from "./lifecycle/store.js";
 export { REGISTRY_DEFAULTS } from "./lifecycle/options.js";

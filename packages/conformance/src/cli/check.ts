@@ -6,7 +6,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { actionsManifest } from "../actions.js";
+import { actionsManifest } from "provider-kit";
 import {
   CHECK_GROUPS,
   ConformanceUsageError,
@@ -25,7 +25,7 @@ import {
   type ProgressEvent,
   type Variant,
 } from "../conformance/index.js";
-import { loadActions } from "./actions-module.js";
+import { loadActions } from "provider-kit/cli";
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];

@@ -2,10 +2,10 @@
  * The calls of a conformance run: the shared provider calls (src/provider-client/calls.ts)
  * with the run's made-up names, so the lifecycle and the unknown-instance probes send the same thing.
  */
-import type { Call, Method } from "../provider-client/client.js";
-import { providerCalls, type AppSpec, type InstanceSpec, type JobSpec } from "../provider-client/calls.js";
-import type { ParameterTree } from "../provider-client/payloads.js";
-import type { Placement } from "../contract.js";
+import type { Call, Method } from "provider-kit/contract";
+import { providerCalls, type AppSpec, type InstanceSpec, type JobSpec } from "provider-kit/contract";
+import type { ParameterTree } from "provider-kit/contract";
+import type { Placement } from "provider-kit/contract";
 import type { Variant } from "./types.js";
 
 /** An app as the platform names it in bind calls. */

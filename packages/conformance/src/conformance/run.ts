@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KIT_POOLS, platformCalls, runNames, type PlatformCalls } from "./calls.js";
-import { PlatformClient, type CallResult } from "../provider-client/client.js";
+import { PlatformClient, type CallResult } from "provider-kit/contract";
 import { Recorder } from "./recorder.js";
 import { linkRootCauses } from "./root-causes.js";
 import { Interrupted, runScenario, type ScenarioContext } from "./scenario.js";
@@ -21,7 +21,7 @@ import {
   type ProgressEvent,
   type Variant,
 } from "./types.js";
-import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN, POOL_NAME_PATTERN, type Placement } from "../contract.js";
+import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN, POOL_NAME_PATTERN, type Placement } from "provider-kit/contract";
 
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
 const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];

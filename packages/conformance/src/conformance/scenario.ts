@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { poolPlacement, type AppNames, type PlatformCalls, type RunNames } from "./calls.js";
 import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
 import { isolationVerdict, sameCredentials, sharedCredentials, takenIdentity } from "./isolation.js";
-import type { Call, CallResult, Method, PlatformClient } from "../provider-client/client.js";
+import type { Call, CallResult, Method, PlatformClient } from "provider-kit/contract";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
 import {
   bindResultProblem,
@@ -18,10 +18,10 @@ import {
   isJson,
   isJsonContentType,
   plansProblem,
-} from "../provider-client/shapes.js";
+} from "provider-kit/contract";
 import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
-import { isPoolRequired, type Placement } from "../contract.js";
-import { disclosedSecret } from "../provider-client/secrets.js";
+import { isPoolRequired, type Placement } from "provider-kit/contract";
+import { disclosedSecret } from "provider-kit/contract";
 
 export interface ScenarioContext {
   client: PlatformClient;

@@ -3,13 +3,13 @@
  * Nothing here depends on provider-kit's server code: the kit only speaks HTTP.
  */
 
-import type { Encoding, Variant } from "../contract.js";
-import type { Exchange } from "../provider-client/types.js";
-import type { ActionsManifest } from "../contract.js";
+import type { Encoding, Variant } from "provider-kit/contract";
+import type { Exchange } from "provider-kit/contract";
+import type { ActionsManifest } from "provider-kit/contract";
 
-export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "../contract.js";
-export type { Exchange } from "../provider-client/types.js";
-export type { ActionsManifest } from "../contract.js";
+export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "provider-kit/contract";
+export type { Exchange } from "provider-kit/contract";
+export type { ActionsManifest } from "provider-kit/contract";
 
 /** A MUST check that does not hold fails the run; a SHOULD check only warns. */
 export type Level = "MUST" | "SHOULD";

@@ -7,7 +7,7 @@ import express, { type RequestHandler } from "express";
 import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { actionsManifest, BadRequestError, createProvider, declareActions, instanceAction, MemoryStore, z, type ProviderHandlers } from "../../src/index.js";
+import { actionsManifest, BadRequestError, createProvider, declareActions, instanceAction, MemoryStore, z, type ProviderHandlers } from "provider-kit";
 import { ConformanceUsageError, runConformance, type ActionsManifest } from "../../src/conformance/index.js";
 import { CREDENTIALS, FAST, ids, resultOf, serving } from "./helpers.js";
 

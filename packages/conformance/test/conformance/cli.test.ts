@@ -13,7 +13,7 @@ import type { ConformanceReport } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, serving, statusOf } from "./helpers.js";
 import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
-import { PROVIDER_PASSWORD, startRedisExample } from "../platform/redis-example.js";
+import { PROVIDER_PASSWORD, startRedisExample } from "../../../platform/test/platform/redis-example.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LOGIN = ["--username", CREDENTIALS.username, "--password", CREDENTIALS.password];

@@ -16,7 +16,7 @@ import {
   type HandlerContext,
   type Plan,
   type ProviderHandlers,
-} from "../../src/index.js";
+} from "provider-kit";
 import { ConformanceUsageError, runConformance, type ConformanceOptions } from "../../src/conformance/index.js";
 import { CREDENTIALS, FAST, ids, resultOf } from "./helpers.js";
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { BadRequestError, createProvider, MemoryStore, type ProviderHandlers, type Provider } from "../../src/index.js";
+import { BadRequestError, createProvider, MemoryStore, type ProviderHandlers, type Provider } from "provider-kit";
 import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, statusOf } from "./helpers.js";
 

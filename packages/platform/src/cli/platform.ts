@@ -14,7 +14,7 @@ import { PlatformError } from "../platform/domain/errors.js";
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
 import { SeedError } from "../platform/seed.js";
 import { onParentExit } from "../redis/process.js";
-import { ownPackage } from "./own-package.js";
+import { ownPackage } from "provider-kit/cli";
 
 interface PlatformFlags {
   port: number;

@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { addressOfUrl, redisClient, type Address } from "../redis/connection.js";
+import { addressOfUrl, redisClient, type Address } from "@provider-kit/redis-store/connection";
 import { lockDataDir } from "../redis/process.js";
 import { startOnFreePort, superviseRedisServer, type SupervisedRedisServer, type SupervisionLog } from "../redis/server.js";
 import { platformConfig, type PlatformConfig } from "./domain/config.js";

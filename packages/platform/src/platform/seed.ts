@@ -17,7 +17,7 @@ import { parse, stringify } from "yaml";
 import { z } from "zod";
 import { addUnits, bind } from "./domain/binding.js";
 import { createApp } from "./domain/apps.js";
-import { POOL_NAME_PATTERN } from "../contract.js";
+import { POOL_NAME_PATTERN } from "provider-kit/contract";
 import type { Cluster, Pool } from "./domain/config.js";
 import type { Actor, Context } from "./domain/context.js";
 import { PlatformError } from "./domain/errors.js";

@@ -11,9 +11,9 @@ import { access, constants, mkdir, open, readFile, readlink, realpath, rm, write
 import { createServer } from "node:net";
 import { delimiter, isAbsolute, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { answersPing, type Address } from "./connection.js";
+import { answersPing, type Address } from "@provider-kit/redis-store/connection";
 import { isAlive } from "./process.js";
-import { SharedRuns } from "../shared-runs.js";
+import { SharedRuns } from "provider-kit/store";
 
 export interface RedisServerSpec {
   /** Data directory; the process runs with it as working directory. */

@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { createProvider, NotFoundError, ProviderError } from "../../src/index.js";
+import { createProvider, NotFoundError, ProviderError } from "provider-kit";
 import { startPlatform } from "../../src/platform/platform.js";
 import { freePort } from "../../src/redis/server.js";
-import { AUTH, fakeResource, PASSWORD, USER } from "../http/helpers.js";
+import { AUTH, fakeResource, PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
 import { ADMIN, Api, manifest, readStream, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
 
 let t: TestPlatform;

@@ -11,11 +11,11 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { applySeed, readSeed } from "../../src/platform/seed.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { childEnv, run, startLongRunning } from "../template/processes.js";
-import { eventually } from "../support/eventually.js";
+import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
+import { childEnv, run, startLongRunning } from "../../../provider-kit/test/template/processes.js";
+import { eventually } from "../../../../test/support/eventually.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
-import { PASSWORD, USER } from "../http/helpers.js";
+import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLI = ["--import", "tsx", "src/cli/main.ts", "platform"];

@@ -10,9 +10,9 @@
  */
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actions as redisActions } from "../../examples/redis/actions.js";
-import { appClients, tempDir } from "../../examples/redis/test/support.js";
-import { actionsManifest, declareActions, instanceAction } from "../../src/index.js";
+import { actions as redisActions } from "../../../../examples/redis/actions.js";
+import { appClients, tempDir } from "../../../../examples/redis/test/support.js";
+import { actionsManifest, declareActions, instanceAction } from "provider-kit";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
 import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";

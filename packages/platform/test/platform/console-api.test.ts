@@ -4,9 +4,9 @@
  * private variable revealed, the provider's variant, an instance's plan and owner).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/index.js";
+import { ProviderError } from "provider-kit";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import { PASSWORD } from "../http/helpers.js";
+import { PASSWORD } from "../../../provider-kit/test/http/helpers.js";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 describe.each(STORES)("the console's API (%s store)", (kind) => {

@@ -7,7 +7,7 @@
  */
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../examples/redis/test/support.js";
+import { tempDir } from "../../../../examples/redis/test/support.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
 import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";

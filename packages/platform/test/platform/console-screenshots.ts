@@ -8,9 +8,9 @@
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Page } from "puppeteer-core";
-import { actions as redisActions } from "../../examples/redis/actions.js";
-import { actionsManifest, ProviderError } from "../../src/index.js";
-import { eventually, tempDir } from "../../examples/redis/test/support.js";
+import { actions as redisActions } from "../../../../examples/redis/actions.js";
+import { actionsManifest, ProviderError } from "provider-kit";
+import { eventually, tempDir } from "../../../../examples/redis/test/support.js";
 import { launchBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider } from "./helpers.js";
 import { removeDir, startPlatformProcess, startRedisExample } from "./redis-example.js";

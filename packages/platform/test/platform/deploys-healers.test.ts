@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/index.js";
+import { ProviderError } from "provider-kit";
 import { Api, manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 import type { LogEntry, ProviderCall } from "../../src/platform/domain/model.js";
 

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { actionsManifest } from "../../src/index.js";
+import { actionsManifest } from "provider-kit";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import { actions } from "../../examples/redis/actions.js";
-import { tempDir } from "../../examples/redis/test/support.js";
+import { actions } from "../../../../examples/redis/actions.js";
+import { tempDir } from "../../../../examples/redis/test/support.js";
 import { ADMIN, Api } from "./helpers.js";
 import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
 

@@ -5,7 +5,7 @@
  */
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, tempDir } from "../../examples/redis/test/support.js";
+import { eventually, tempDir } from "../../../../examples/redis/test/support.js";
 import type { Api } from "./helpers.js";
 import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";

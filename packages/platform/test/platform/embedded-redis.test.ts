@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runningPid } from "../../src/redis/server.js";
-import { eventually, killServersUnder, REDIS_SERVER, tempDir } from "../../examples/redis/test/support.js";
+import { eventually, killServersUnder, REDIS_SERVER, tempDir } from "../../../../examples/redis/test/support.js";
 import { removeDir } from "./redis-example.js";
 import { startTestPlatform, type TestPlatform } from "./helpers.js";
 

@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError, NotReadyError, ProviderError } from "../../src/index.js";
+import { NotFoundError, NotReadyError, ProviderError } from "provider-kit";
 import { createApp } from "../../src/platform/domain/apps.js";
 import { bind, unbind } from "../../src/platform/domain/binding.js";
 import { createContext } from "../../src/platform/domain/context.js";

@@ -6,9 +6,9 @@
 import { expect } from "vitest";
 import { stringify } from "yaml";
 import { startPlatform, type PlatformOptions, type RunningPlatform } from "../../src/platform/platform.js";
-import { fakeResource, PASSWORD, start, USER, type Running } from "../http/helpers.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
-import type { ProviderHandlers } from "../../src/index.js";
+import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
+import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
+import type { ProviderHandlers } from "provider-kit";
 
 export const ADMIN = { email: "admin@example.com", password: "admin-password" };
 export type StoreKind = "memory" | "redis";

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { parsePool, type Cluster } from "../../src/platform/domain/config.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import type { CallPlacement, ProviderHandlers } from "../../src/index.js";
-import { fakeResource, PASSWORD, start, USER, type Running } from "../http/helpers.js";
+import type { CallPlacement, ProviderHandlers } from "provider-kit";
+import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
 import { STORES, startTestPlatform, type Api, type TestPlatform } from "./helpers.js";
 
 const KUBE_CONFIG = { cluster: { server: "https://west.example:6443" }, user: { token: "west-cluster-token" } };

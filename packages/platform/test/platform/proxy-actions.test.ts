@@ -7,7 +7,7 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { declareActions, instanceAction, serviceAction } from "../../src/index.js";
+import { declareActions, instanceAction, serviceAction } from "provider-kit";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { type Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 

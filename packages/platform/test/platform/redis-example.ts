@@ -6,9 +6,9 @@
  */
 import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
-import { killServersUnder, slowRedisServer, tempDir } from "../../examples/redis/test/support.js";
-import { REDIS_SERVER } from "../support/redis-server.js";
-import { startLongRunning, type LongRunning } from "../template/processes.js";
+import { killServersUnder, slowRedisServer, tempDir } from "../../../../examples/redis/test/support.js";
+import { REDIS_SERVER } from "../../../../test/support/redis-server.js";
+import { startLongRunning, type LongRunning } from "../../../provider-kit/test/template/processes.js";
 import { ADMIN, Api, manifest } from "./helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");

@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { eventually } from "../support/eventually.js";
-import { startRedisServer } from "../support/redis-server.js";
-import { startLongRunning } from "../template/processes.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
+import { startLongRunning } from "../../../provider-kit/test/template/processes.js";
 import { removeDir, startPlatformProcess } from "./redis-example.js";
 import { ADMIN, Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 

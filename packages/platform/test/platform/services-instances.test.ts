@@ -1,6 +1,6 @@
 /** The service catalog and service instances through HTTP, against a createProvider provider. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GOOD_AUTH } from "../http/helpers.js";
+import { GOOD_AUTH } from "../../../provider-kit/test/http/helpers.js";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 describe.each(STORES)("services and instances (%s store)", (kind) => {

@@ -19,9 +19,9 @@ import { RECORD_BYTES, TIMELINE } from "../../src/platform/domain/provider-calls
 import { MemoryPlatformStore } from "../../src/platform/store/memory.js";
 import { RedisPlatformStore } from "../../src/platform/store/redis.js";
 import type { PlatformStore } from "../../src/platform/store/store.js";
-import { addressOfUrl, redisClient } from "../../src/redis/connection.js";
-import { eventually } from "../support/eventually.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { addressOfUrl, redisClient } from "@provider-kit/redis-store/connection";
+import { eventually } from "../../../../test/support/eventually.js";
+import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
 import { Api, manifest, startTestPlatform, type TestPlatform } from "./helpers.js";
 import { removeDir, startPlatformProcess, type PlatformProcess } from "./redis-example.js";
 

@@ -5,9 +5,9 @@
  * it. On the memory store and on a real Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/index.js";
+import { ProviderError } from "provider-kit";
 import { ADMIN, readStream, STORES, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
-import { PASSWORD, USER } from "../http/helpers.js";
+import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
 
 describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   let t: TestPlatform;

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { answersPing, withConnection } from "../../src/redis/connection.js";
+import { answersPing, withConnection } from "@provider-kit/redis-store/connection";
 import {
   ensureRedisServer,
   freePort,
@@ -15,7 +15,7 @@ import {
   superviseRedisServer,
   type RedisServerSpec,
 } from "../../src/redis/server.js";
-import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "../../examples/redis/test/support.js";
+import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "../../../../examples/redis/test/support.js";
 
 describe("redis-server process manager", () => {
   const dirs: string[] = [];

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `provider-kit` command. Each command lives in its own module and registers itself here:
- * one import and one `register...(program)` line per command.
+ * The `provider-kit` command. Each command lives in its own module and registers itself here.
+ * `check` and `platform` live in packages of their own, loaded when installed: without them the
+ * command still lists them, and running one says which package to install.
  */
 import { Command, CommanderError } from "commander";
-import { registerCheck } from "./check.js";
 import { registerInit } from "./init.js";
 import { registerManifest } from "./manifest.js";
 import { ownPackage } from "./own-package.js";
-import { registerPlatform } from "./platform.js";
+import { registerOptional } from "./optional.js";
 
 const program = new Command("provider-kit")
   .description("Build, check and register provider services for the Tsuru platform.")
@@ -16,10 +16,20 @@ const program = new Command("provider-kit")
   // Commander exits by itself on bad usage; the override lets usage errors exit with 2.
   .exitOverride();
 
-registerCheck(program);
+await registerOptional(program, {
+  name: "check",
+  description: "play the platform against a running provider and report, check by check, where it differs from the contract",
+  packageName: "@provider-kit/conformance",
+  register: "registerCheck",
+});
 registerInit(program);
 registerManifest(program);
-registerPlatform(program);
+await registerOptional(program, {
+  name: "platform",
+  description: "run a local platform: the management API (users, teams, services, instances, apps, binds) driving real providers",
+  packageName: "@provider-kit/platform",
+  register: "registerPlatform",
+});
 
 /** Commander error codes that mean "the command line is wrong". */
 const USAGE_ERRORS = new Set([

@@ -19,7 +19,7 @@ import { parseEnv } from "node:util";
 import type { Command } from "commander";
 import { actionsManifest } from "../actions.js";
 import { loadActions } from "./actions-module.js";
-import { SERVICE_NAME } from "../platform/domain/model.js"; // the platform's own rule for service ids
+import { SERVICE_NAME_PATTERN } from "../contract.js";
 
 export interface ServiceManifest {
   id: string;
@@ -34,7 +34,7 @@ export const SERVICE_ID_RULE =
 
 /** Throws, saying the rule and what to do, unless `id` is a valid service id. `hint` names the fix. */
 export function assertServiceId(id: string, hint: string): void {
-  if (!SERVICE_NAME.test(id)) {
+  if (!SERVICE_NAME_PATTERN.test(id)) {
     throw new Error(`Invalid service id "${id}": use ${SERVICE_ID_RULE} (e.g. "my-service").${hint ? ` ${hint}` : ""}`);
   }
 }

@@ -10,7 +10,7 @@ import {
   ProviderError,
 } from "../../src/index.js";
 import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll } from "./helpers.js";
-import { eventually } from "../support/eventually.js";
+import { eventually } from "../../../../test/support/eventually.js";
 
 afterEach(stopAll);
 

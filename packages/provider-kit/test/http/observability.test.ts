@@ -8,9 +8,9 @@ import type { AddressInfo } from "node:net";
 import { Counter, Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryStore, ProviderError, type ProviderHandlers } from "../../src/index.js";
-import { parsePrometheusText } from "../support/prometheus.js";
+import { parsePrometheusText } from "../../../../test/support/prometheus.js";
 import { fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "./helpers.js";
-import { eventually } from "../support/eventually.js";
+import { eventually } from "../../../../test/support/eventually.js";
 
 afterEach(stopAll);
 

@@ -5,7 +5,7 @@
  */
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { emptyCensus, type StoreCensus } from "../../src/lifecycle/store.js";
 import type { InstanceRecord, ProviderHandlers } from "../../src/types.js";

@@ -8,14 +8,14 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Lifecycle, RequestContext } from "../../src/lifecycle/lifecycle.js";
 import { createMetrics } from "../../src/metrics.js";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest } from "../../src/types.js";
-import { startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
 
-export { eventually } from "../support/eventually.js";
-export { gate } from "../support/gate.js";
+export { eventually } from "../../../../test/support/eventually.js";
+export { gate } from "../../../../test/support/gate.js";
 
 export const silent = pino({ level: "silent" });
 /** Step metrics counted into a registry nobody reads. */

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
 import { createClient } from "@redis/client";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { type ProviderOptions } from "../../src/options.js";
 import { ConfigurationError } from "../../src/errors.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";

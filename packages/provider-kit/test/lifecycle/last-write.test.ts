@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { LAST_WRITE, LockLostError } from "../../src/lifecycle/store.js";
 import type { BindingRecord } from "../../src/types.js";
 import { bindAppRequest, context, createRequest, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";

@@ -6,9 +6,9 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { LockTimeoutError } from "../../src/lifecycle/store.js";
-import { startRedisServer } from "../support/redis-server.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
 import { eventually, gate, rejection, steps, useRawRedis } from "./helpers.js";
 
 const HANDLERS = { create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} };

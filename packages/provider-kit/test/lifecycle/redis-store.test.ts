@@ -6,9 +6,9 @@
 import { createClient } from "@redis/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import type { InstanceRecord } from "../../src/types.js";
-import { startRedisServer } from "../support/redis-server.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
 import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";
 
 const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({

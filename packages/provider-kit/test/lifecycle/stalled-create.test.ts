@@ -6,7 +6,7 @@
  * `commandTimeoutMs`, shorter than the lock's ttl, as in the issue's 7 s stall).
  */
 import { describe, expect, it } from "vitest";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { createProvider } from "../../src/provider.js";
 import { eventually, serve, silent, useRawRedis } from "./helpers.js";
 

@@ -7,9 +7,9 @@ import { ProviderError } from "../../src/errors.js";
 import type { RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { InstanceRecord, ProviderHandlers, StepContext } from "../../src/types.js";
-import { RedisStore } from "../../src/lifecycle/redis-store.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { startRedisServer } from "../support/redis-server.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
 import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, STORE_KINDS, useLifecycles } from "./helpers.js";
 
 /** Short settings so retries and takeovers happen within a test. */

@@ -14,10 +14,10 @@ import path from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
-import { Api } from "../platform/helpers.js";
+import { Api } from "../../../platform/test/platform/helpers.js";
 import { run, startLongRunning, type Finished } from "./processes.js";
-import { eventually } from "../support/eventually.js";
-import { startRedisServer } from "../support/redis-server.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");

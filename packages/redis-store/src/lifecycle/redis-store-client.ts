@@ -5,10 +5,10 @@
  * try again.
  */
 import type { Logger } from "pino";
-import { ProviderError } from "../errors.js";
+import { ProviderError } from "provider-kit";
 import { isTransientReply, nodeRedis, sentinelClient, type RedisStoreClient, type SentinelAddress } from "../redis/connection.js";
 import { afterReplicas } from "../redis/replicas.js";
-import { SharedRuns } from "../shared-runs.js";
+import { SharedRuns } from "provider-kit/store";
 import { evalScript, isNoScript, type Script } from "./redis-scripts.js";
 
 /** 503: the store's Redis cannot be reached, or did not answer in time; the call may be retried. */

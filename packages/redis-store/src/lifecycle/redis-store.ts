@@ -28,9 +28,9 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { ConfigurationError } from "../errors.js";
-import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
-import { KeyedMutex } from "./keyed-mutex.js";
+import { ConfigurationError } from "provider-kit";
+import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "provider-kit";
+import { KeyedMutex } from "provider-kit/store";
 import {
   COUNT_CENSUS,
   DELETE_BINDING,
@@ -48,7 +48,7 @@ import {
 import type { RedisStoreClient, SentinelAddress } from "../redis/connection.js";
 import { DEFAULT_REPLICA_TIMEOUT_MS } from "../redis/replicas.js";
 import { StoreClient, StoreTimeoutError } from "./redis-store-client.js";
-import { keepRenewed } from "./renewal.js";
+import { keepRenewed } from "provider-kit/store";
 import {
   bindingField,
   emptyCensus,
@@ -61,7 +61,7 @@ import {
   type Store,
   type StoreCensus,
   type WriteOptions,
-} from "./store.js";
+} from "provider-kit/store";
 
 export type RedisStoreOptions = (
   | {

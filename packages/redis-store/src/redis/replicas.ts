@@ -2,7 +2,7 @@
  * Writes that count only once replicas have them: `WAIT` after the writes, on their connection.
  * The registry's store and the Redis example's ACL journal both write this way.
  */
-import { ProviderError } from "../errors.js";
+import { ProviderError } from "provider-kit";
 
 /** 503: the primary has the write, but not enough replicas confirmed it in time to call it safe. */
 export class ReplicaWaitError extends ProviderError {

@@ -5,8 +5,8 @@
  * rest. Two operations of one method may overlap only when one is more specific, as ServeMux
  * requires; a call is the action of the most specific operation matching it.
  */
-import { ACTION_NAME_PATTERN } from "../../contract.js";
-import { covers, matches, overlap, type PatternSegment } from "../../path-patterns.js";
+import { ACTION_NAME_PATTERN } from "provider-kit/contract";
+import { covers, matches, overlap, type PatternSegment } from "provider-kit/contract";
 import { badRequest } from "./errors.js";
 import type { ActionOperation, ServiceActionsManifest } from "./model.js";
 

@@ -2,7 +2,7 @@
  * Apps and their units. Units are records, as in the platform's own test provisioner:
  * `<app>-<n>` at `10.10.10.<n>` (then 10.10.11.x...), state `started`; `n` counts across the platform.
  */
-import type { AppSpec } from "../../provider-client/calls.js";
+import type { AppSpec } from "provider-kit/contract";
 import { placementOf, poolsOf, type ApiVariant, type PlatformConfig } from "./config.js";
 import { appLog, exclusive, sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound } from "./errors.js";

@@ -10,8 +10,8 @@
  *           passed over and said: a provider that lost the instance cannot keep it bound.
  * Unit changes send the per-unit calls to every bound Variant A provider.
  */
-import type { AppSpec, ProviderCalls as CallBuilder } from "../../provider-client/calls.js";
-import { bindResultProblem } from "../../provider-client/shapes.js";
+import type { AppSpec, ProviderCalls as CallBuilder } from "provider-kit/contract";
+import { bindResultProblem } from "provider-kit/contract";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
 import { boundVariablesProblem, processEnvProblem } from "./env.js";

@@ -4,8 +4,8 @@
  * each, the platforms apps may use, the default app quota, and which variant of the spec answers
  * where the two variants' shapes differ.
  */
-import { POOL_NAME_PATTERN, type Placement } from "../../contract.js";
-import type { KubeConfig } from "../../types.js";
+import { POOL_NAME_PATTERN, type Placement } from "provider-kit/contract";
+import type { KubeConfig } from "provider-kit";
 import { badRequest } from "./errors.js";
 import { TEAM_NAME } from "./model.js";
 

@@ -2,7 +2,7 @@
  * What every domain operation works with: the store, the locks that keep one app's or one
  * instance's operations in order, the provider calls, and the current user (the actor).
  */
-import { KeyedMutex } from "../../lifecycle/keyed-mutex.js";
+import { KeyedMutex } from "provider-kit/store";
 import type { PlatformStore } from "../store/store.js";
 import { DEFAULT_CONFIG, type PlatformConfig } from "./config.js";
 import { LoginThrottle } from "./login-throttle.js";

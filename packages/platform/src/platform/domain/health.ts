@@ -3,7 +3,7 @@
  * `<Name>: fail - <error>`, as the platform prints them. The components: the state store and
  * the registered providers (their `/healthcheck`, or their plans when they have none).
  */
-import type { Call } from "../../provider-client/client.js";
+import type { Call } from "provider-kit/contract";
 import type { Context } from "./context.js";
 import type { Service } from "./model.js";
 import { providerProblem, statusOf, succeeded } from "./provider-answer.js";

@@ -4,7 +4,7 @@
  * platform: any answer but a 200 of that shape is no info (`null`), never an error, so a listing
  * still answers; and a provider that does not answer soon is given up, so it cannot hold one up.
  */
-import { infoProblem } from "../../provider-client/shapes.js";
+import { infoProblem } from "provider-kit/contract";
 import type { Actor, Context } from "./context.js";
 import type { Instance, Service } from "./model.js";
 import { statusOf } from "./provider-answer.js";

@@ -11,8 +11,8 @@ import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
 import { forcing, undoing } from "./operation.js";
 import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
-import { INSTANCE_NAME_PATTERN } from "../../contract.js";
-import type { ParameterTree } from "../../provider-client/payloads.js";
+import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
+import type { ParameterTree } from "provider-kit/contract";
 
 export const instanceLock = (name: string) => `instance:${name}`;
 

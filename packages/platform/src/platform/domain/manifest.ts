@@ -6,7 +6,7 @@
  * `team`, the owner team, as today's platform knows them. Other keys are ignored, as the platform ignores them.
  */
 import { parse } from "yaml";
-import { ENCODINGS, POOL_NAME_PATTERN, VARIANTS, type Encoding, type Variant } from "../../contract.js";
+import { ENCODINGS, POOL_NAME_PATTERN, VARIANTS, type Encoding, type Variant } from "provider-kit/contract";
 import { badRequest, failed } from "./errors.js";
 import { SERVICE_NAME } from "./model.js";
 

@@ -2,8 +2,7 @@
  * The records the platform keeps, and the name rules of the real platform (platform-notes.md).
  * Plain JSON: the same shapes live in memory and in Redis.
  */
-import type { Encoding, Variant } from "../../contract.js";
-import type { ParameterTree } from "../../provider-client/payloads.js";
+import { SERVICE_NAME_PATTERN, type Encoding, type ParameterTree, type Variant } from "provider-kit/contract";
 
 /**
  * No white space and no control characters: an address is printed on the operator's terminal.
@@ -14,7 +13,7 @@ export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}][^\s@\p{Cc}.]*\.[^\s@\p{Cc}]+$/
 /** The longest address SMTP carries (RFC 5321's 256-octet path less its angle brackets). */
 export const EMAIL_MAX_LENGTH = 254;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
-export const SERVICE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+export const SERVICE_NAME = SERVICE_NAME_PATTERN;
 export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 export const ENV_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 export const PASSWORD_LENGTH = { min: 6, max: 50 };

@@ -1,5 +1,5 @@
 /** How the platform words a provider's failure to its user: the provider's own body, or why none came. */
-import type { CallResult } from "../../provider-client/client.js";
+import type { CallResult } from "provider-kit/contract";
 
 const MAX_SHOWN = 500;
 

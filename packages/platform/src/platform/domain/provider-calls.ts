@@ -4,9 +4,9 @@
  * (credentials and bind values masked) for `GET /provider-calls`, and shown on the terminal one
  * line each.
  */
-import type { PlacementHeaders } from "../../contract.js";
-import { providerCalls } from "../../provider-client/calls.js";
-import { cut, PlatformClient, type Call, type CallResult } from "../../provider-client/client.js";
+import type { PlacementHeaders } from "provider-kit/contract";
+import { providerCalls } from "provider-kit/contract";
+import { cut, PlatformClient, type Call, type CallResult } from "provider-kit/contract";
 import type { CallEntry, PlatformStore, TimelineBounds } from "../store/store.js";
 import { clusterOf, placementOf, type PlatformConfig } from "./config.js";
 import { currentOperation } from "./operation.js";

@@ -7,7 +7,7 @@
  * - anywhere on the provider (the service proxy): the service's owner teams;
  * - `/authenticated-resources/...`: any logged-in user.
  */
-import type { ProxiedMethod } from "../../provider-client/client.js";
+import type { ProxiedMethod } from "provider-kit/contract";
 import { actionPermission, matchOperation } from "./action-manifest.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
 import { badRequest, forbidden, notFound, PlatformError, tooManyRequests } from "./errors.js";

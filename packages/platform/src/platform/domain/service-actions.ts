@@ -3,7 +3,7 @@
  * action permissions `service-action.<service>.<action>` granted to teams. The real platform
  * grants them through roles; here a team holds them directly (see docs/tools/platform.md).
  */
-import { ACTION_NAME_PATTERN } from "../../contract.js";
+import { ACTION_NAME_PATTERN } from "provider-kit/contract";
 import { actionPermission, coveredActions, grantCovers, orphanedGrants, validManifest, type GrantConflict } from "./action-manifest.js";
 import { exclusive, type Actor, type Context } from "./context.js";
 import { badRequest, conflict, forbidden, notFound, PlatformError } from "./errors.js";

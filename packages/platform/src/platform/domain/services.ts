@@ -1,6 +1,6 @@
 /** The service catalog: register providers from their manifests, document and share them. */
-import { isPoolRequired } from "../../contract.js";
-import { plansProblem } from "../../provider-client/shapes.js";
+import { isPoolRequired } from "provider-kit/contract";
+import { plansProblem } from "provider-kit/contract";
 import { poolsOf } from "./config.js";
 import { assertPoolFor } from "./pools.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";

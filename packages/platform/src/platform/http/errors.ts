@@ -4,7 +4,7 @@
  * the platform's own fault: 500, with the details on the terminal only.
  */
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { isRedisOutage } from "../../redis/connection.js";
+import { isRedisOutage } from "@provider-kit/redis-store/connection";
 import { PlatformError } from "../domain/errors.js";
 import { sendText } from "./handler.js";
 

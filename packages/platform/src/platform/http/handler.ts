@@ -1,6 +1,6 @@
 /**
  * The pieces every route file uses: the acting user, validated path names and bodies (zod, at
- * the edge), and the answer shapes (shared with the provider side).
+ * the edge), and the answer shapes.
  */
 import type { Request, RequestHandler, Response } from "express";
 import { z } from "zod";
@@ -8,9 +8,9 @@ import type { Actor, Context } from "../domain/context.js";
 import { badRequest } from "../domain/errors.js";
 import { withinOperation } from "../domain/operation.js";
 import { APP_NAME, EMAIL, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
-import { INSTANCE_NAME_PATTERN } from "../../contract.js";
+import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 
-export { sendEmpty, sendJson, sendText } from "../../http/answer.js";
+export { sendEmpty, sendJson, sendText } from "./answer.js";
 
 export interface Call {
   req: Request;

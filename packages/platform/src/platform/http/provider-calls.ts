@@ -8,7 +8,7 @@ import { badRequest, forbidden } from "../domain/errors.js";
 import { APP_NAME, SERVICE_NAME } from "../domain/model.js";
 import { providerCallsFor } from "../domain/services.js";
 import { query, sendJson, type Route } from "./handler.js";
-import { INSTANCE_NAME_PATTERN } from "../../contract.js";
+import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 
 const MAX_PAGE = 1000;
 

@@ -5,7 +5,7 @@
  * body, sandboxed: a provider's page must not run as the platform's own (its console keeps a token).
  */
 import type { Request, Response } from "express";
-import type { ProxiedMethod } from "../../provider-client/client.js";
+import type { ProxiedMethod } from "provider-kit/contract";
 import { badRequest } from "../domain/errors.js";
 import { cleanSegments, proxyAuthenticatedCall, proxyInstanceCall, proxyServiceCall, type ProxiedAnswer, type ProxiedRequest } from "../domain/proxy.js";
 import { nameParam, query, type Route } from "./handler.js";

@@ -13,7 +13,7 @@ import { setEnv } from "../domain/env.js";
 import { badRequest, notFound, PlatformError, preconditionFailed } from "../domain/errors.js";
 import { assertInstanceAccess, createInstance, findInstance, instanceData, instanceStatus, removeInstance, updateInstance } from "../domain/instances.js";
 import type { Instance } from "../domain/model.js";
-import type { ParameterTree } from "../../provider-client/payloads.js";
+import type { ParameterTree } from "provider-kit/contract";
 import { manifestOf } from "../domain/manifest.js";
 import { registerService } from "../domain/services.js";
 import { body, flag, nameParam, parseBool, sendEmpty, sendJson, sendText, type Call, type Route } from "./handler.js";

@@ -3,7 +3,7 @@
  * list per log, one key per counter. With the embedded server's append-only file, a restart of
  * the platform loses nothing.
  */
-import type { RedisClient } from "../../redis/connection.js";
+import type { RedisClient } from "@provider-kit/redis-store/connection";
 import type { ProviderCall } from "../domain/model.js";
 import type { CallEntry, Kind, Lists, Records, PlatformStore, TimelineBounds } from "./store.js";
 
