@@ -15,7 +15,7 @@ import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 import { PROVIDER_PASSWORD, startRedisExample } from "../../../platform/test/platform/redis-example.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../..", import.meta.url));
 const LOGIN = ["--username", CREDENTIALS.username, "--password", CREDENTIALS.password];
 
 interface Cli {
@@ -28,7 +28,7 @@ interface Cli {
 /** The CLI from source, in one process (so a signal reaches it directly), without the caller's PROVIDER_KIT_* settings. */
 function cli(args: string[]): Cli {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|PROVIDER_KIT_|NODE_OPTIONS$)/.test(key)));
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env });
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", ...args], { cwd: ROOT, env });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -157,7 +157,7 @@ describe("provider-kit check", () => {
   it("takes the password from PROVIDER_KIT_PASSWORD too", async () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const env = { ...process.env, PROVIDER_KIT_PASSWORD: CREDENTIALS.password };
-      const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "check", "--url", url, "--username", CREDENTIALS.username, "--groups", "auth"], { cwd: ROOT, env, stdio: "ignore" });
+      const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "check", "--url", url, "--username", CREDENTIALS.username, "--groups", "auth"], { cwd: ROOT, env, stdio: "ignore" });
       const code = await new Promise((resolve) => child.on("close", resolve));
       expect(code).toBe(0);
     });

@@ -129,7 +129,7 @@ describe("the reports", () => {
   });
 
   it("every check cites a line of docs/contract.md that holds its quote", async () => {
-    const lines = (await readFile(new URL("../../docs/contract.md", import.meta.url), "utf8")).split("\n");
+    const lines = (await readFile(new URL("../../../../docs/contract.md", import.meta.url), "utf8")).split("\n");
     for (const check of CHECKS) {
       expect(check.cite.file).toBe("docs/contract.md");
       expect(lines[check.cite.line - 1], `${check.id} cites line ${check.cite.line}`).toContain(check.cite.quote);
@@ -137,7 +137,7 @@ describe("the reports", () => {
   });
 
   it("docs/conformance-checks.md is the generated check table", async () => {
-    const docs = await readFile(new URL("../../docs/conformance-checks.md", import.meta.url), "utf8");
+    const docs = await readFile(new URL("../../../../docs/conformance-checks.md", import.meta.url), "utf8");
     expect(docs).toContain(formatCheckTable());
   });
 });

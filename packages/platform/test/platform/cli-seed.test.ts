@@ -17,8 +17,8 @@ import { eventually } from "../../../../test/support/eventually.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
 import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const CLI = ["--import", "tsx", "src/cli/main.ts", "platform"];
+const ROOT = resolve(import.meta.dirname, "../../../..");
+const CLI = ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform"];
 
 let dir: string;
 let provider: TestProvider;

@@ -15,7 +15,7 @@ import { launchBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider } from "./helpers.js";
 import { removeDir, startPlatformProcess, startRedisExample } from "./redis-example.js";
 
-const OUT = resolve(import.meta.dirname, "../../docs/console");
+const OUT = resolve(import.meta.dirname, "../../../../docs/console");
 
 async function shoot(page: Page, name: string, hash: string, ready: string, dark = false): Promise<void> {
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: dark ? "dark" : "light" }]);

@@ -11,7 +11,7 @@ import { REDIS_SERVER } from "../../../../test/support/redis-server.js";
 import { startLongRunning, type LongRunning } from "../../../provider-kit/test/template/processes.js";
 import { ADMIN, Api, manifest } from "./helpers.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
+const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PROVIDER_PASSWORD = "e2e-provider-secret";
 export const START_MS = 60_000;
 
@@ -30,7 +30,7 @@ export interface ExampleProvider {
 export async function startRedisExample(options: { slowStartSeconds?: number; clusterName?: string } = {}): Promise<ExampleProvider> {
   const dir = await tempDir("e2e-provider");
   const redisServer = options.slowStartSeconds ? await slowRedisServer(dir, options.slowStartSeconds) : REDIS_SERVER;
-  const process = startLongRunning(globalThis.process.execPath, ["--import", "tsx", "examples/redis/main.ts"], {
+  const process = startLongRunning(globalThis.process.execPath, ["--conditions=source", "--import", "tsx", "examples/redis/main.ts"], {
     cwd: ROOT,
     env: { PORT: "0", HOST: "127.0.0.1", PROVIDER_PASSWORD, DATA_DIR: dir, REDIS_SERVER: redisServer, LOG_LEVEL: "info", CLUSTER_NAME: options.clusterName ?? "" },
   });
@@ -64,7 +64,7 @@ export async function startPlatformProcess(dataDir: string, port = 0, flags: str
   const process = startLongRunning(
     globalThis.process.execPath,
     // --allow-run: the suites run commands through the app's environment.
-    ["--import", "tsx", "src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir, "--allow-run", ...flags],
+    ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform", "--port", String(port), "--data-dir", dataDir, "--allow-run", ...flags],
     { cwd: ROOT, env: { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password, REDIS_SERVER } },
   );
   try {

@@ -93,7 +93,7 @@ interface Row {
 }
 
 async function readmeRows(): Promise<Row[]> {
-  const readme = await readFile(resolve(import.meta.dirname, "../../docs/tools/platform.md"), "utf8");
+  const readme = await readFile(resolve(import.meta.dirname, "../../../../docs/tools/platform.md"), "utf8");
   const section = /<!-- spec-routes -->([\s\S]*?)<!-- \/spec-routes -->/.exec(readme)?.[1];
   if (!section) throw new Error("docs/tools/platform.md has no <!-- spec-routes --> section");
   return section

@@ -299,8 +299,8 @@ describe("the admin's credentials", () => {
     const seen = join(dir, "environment-seen");
     const wrapper = join(dir, "redis-server");
     await writeFile(wrapper, `#!/bin/sh\nenv > "${seen}"\nexec redis-server "$@"\n`, { mode: 0o755 });
-    const platform = startLongRunning(process.execPath, ["--import", "tsx", "src/cli/main.ts", "platform", "--port", "0", "--data-dir", join(dir, "data")], {
-      cwd: resolve(import.meta.dirname, "../.."),
+    const platform = startLongRunning(process.execPath, ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform", "--port", "0", "--data-dir", join(dir, "data")], {
+      cwd: resolve(import.meta.dirname, "../../../.."),
       env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-secret-in-env", REDIS_SERVER: wrapper },
     });
     try {
@@ -438,8 +438,8 @@ describe("what reaches the operator's terminal", () => {
 
   it("shows a provider's control characters escaped, never raw", async () => {
     const provider = await startTestProvider({ bindApp: () => ({ "\u001b[2J\u001b[31mFAKE": "x" }) });
-    const platform = startLongRunning(process.execPath, ["--import", "tsx", "src/cli/main.ts", "platform", "--port", "0", "--memory"], {
-      cwd: resolve(import.meta.dirname, "../.."),
+    const platform = startLongRunning(process.execPath, ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform", "--port", "0", "--memory"], {
+      cwd: resolve(import.meta.dirname, "../../../.."),
       env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
     });
     try {

@@ -86,7 +86,7 @@ describe("the data-directory lock", () => {
     const gone = spawn("true");
     await once(gone, "exit");
     const racers = Array.from({ length: 6 }, () =>
-      spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "lock-racer.ts"), dir], { stdio: ["pipe", "pipe", "inherit"] }),
+      spawn(process.execPath, ["--conditions=source", "--import", "tsx", join(import.meta.dirname, "lock-racer.ts"), dir], { stdio: ["pipe", "pipe", "inherit"] }),
     );
     try {
       const said = racers.map((racer) => lines(racer.stdout));

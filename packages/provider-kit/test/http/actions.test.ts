@@ -443,7 +443,7 @@ describe("declarations the provider could not serve are refused", () => {
 
   it("the reserved paths are exactly the contract's routes under an instance, as docs/reference/routes.md lists them", () => {
     // That table is checked against the routes a provider serves (test/docs/reference.test.ts).
-    const doc = readFileSync(path.resolve(import.meta.dirname, "../../docs/reference/routes.md"), "utf8");
+    const doc = readFileSync(path.resolve(import.meta.dirname, "../../../../docs/reference/routes.md"), "utf8");
     const documented = [...doc.matchAll(/^\| [A-Z]+ \| `\/resources\/:name(\/[^`]+)` \| (?:A|B|current)/gm)].map((match) => match[1]!);
     expect(new Set(documented)).toEqual(new Set(INSTANCE_SUBPATHS));
   });

@@ -35,7 +35,7 @@ export function useReplicaProcesses(): { start(name: string, env: Record<string,
   });
   return {
     async start(name, env) {
-      const child = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
+      const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", FIXTURE], {
         env: { ...process.env, REPLICA: name, ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });

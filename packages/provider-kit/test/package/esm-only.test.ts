@@ -34,7 +34,7 @@ afterAll(async () => {
   await rm(consumer, { recursive: true, force: true });
 });
 
-it.each(["provider-kit", "provider-kit/conformance"])("require(%j) fails, saying the package is ESM only and how to import it", async (specifier) => {
+it.each(["provider-kit", "provider-kit/contract", "provider-kit/store", "provider-kit/cli"])("require(%j) fails, saying the package is ESM only and how to import it", async (specifier) => {
   const result = await run("node", ["require.cjs", specifier], { cwd: consumer });
   expect(result.code, result.stderr).toBe(0);
   const { code, message } = JSON.parse(result.stdout) as { code: string; message: string };

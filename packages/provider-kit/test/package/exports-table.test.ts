@@ -8,11 +8,11 @@ import path from "node:path";
 import ts from "typescript";
 import { expect, it } from "vitest";
 
-const root = path.resolve(import.meta.dirname, "../..");
+const root = path.resolve(import.meta.dirname, "../../../..");
 
 /** Every name src/index.ts exports, with whether it is a value (else a type only). */
 function exportsOfIndex(): Map<string, "value" | "type"> {
-  const entry = path.join(root, "src", "index.ts");
+  const entry = path.join(root, "packages", "provider-kit", "src", "index.ts");
   const { options } = ts.parseJsonConfigFileContent(
     ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile).config,
     ts.sys,

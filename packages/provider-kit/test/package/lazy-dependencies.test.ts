@@ -1,7 +1,7 @@
 /**
  * A provider loads only what it uses, so that it starts fast: node-redis (~700 modules, a third of
- * a compiled provider's start-up) when a Redis client is created, not because the index exports
- * `RedisStore`; express-basic-auth when a request's credentials are not the canonical header the
+ * a compiled provider's start-up) when a Redis client is created, not because it imports
+ * `RedisStore` from @provider-kit/redis-store; express-basic-auth when a request's credentials are not the canonical header the
  * platform sends.
  * Checked in a fresh Node process, as a service author's provider runs: import the package's
  * index, serve real calls, then read which packages Node has loaded.
@@ -29,7 +29,8 @@ interface Loaded {
 const SCRIPT = `
 import { createRequire } from "node:module";
 import { once } from "node:events";
-const { createProvider, MemoryStore, RedisStore } = await import(${JSON.stringify(pathToFileURL(path.join(root, "src/index.ts")).href)});
+const { createProvider, MemoryStore } = await import(${JSON.stringify(pathToFileURL(path.join(root, "src/index.ts")).href)});
+const { RedisStore } = await import(${JSON.stringify(pathToFileURL(path.join(root, "../redis-store/src/index.ts")).href)});
 const cache = createRequire(import.meta.url).cache;
 const packages = () =>
   [...new Set(Object.keys(cache).map((file) => /.*node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(file)?.[1]).filter(Boolean))].sort();
@@ -72,7 +73,7 @@ afterAll(async () => {
 });
 
 it("a provider loads node-redis only for a RedisStore, express-basic-auth only for other spellings of credentials", async () => {
-  const result = await run("node", ["--import", "tsx", path.join(dir, "provider.mjs")], { cwd: root });
+  const result = await run("node", ["--conditions=source", "--import", "tsx", path.join(dir, "provider.mjs")], { cwd: root });
   expect(result.code, result.stderr).toBe(0);
   const line = result.stderr.split("\n").find((text) => text.startsWith("LOADED "));
   expect(line, result.stderr).toBeDefined();

@@ -14,10 +14,11 @@ import { readManifestYaml } from "./manifest-yaml.js";
 import { run } from "./processes.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const tsx = path.join(root, "node_modules", ".bin", "tsx");
+const repository = path.resolve(root, "../..");
+const tsx = path.join(repository, "node_modules", ".bin", "tsx");
 const main = path.join(root, "src", "cli", "main.ts");
 const providerKit = (args: string[], cwd: string, env: Record<string, string> = {}) =>
-  run(tsx, [main, ...args], { cwd, env });
+  run(tsx, ["--conditions=source", main, ...args], { cwd, env });
 
 let scratch: string;
 beforeAll(async () => {
@@ -126,9 +127,9 @@ export const actions = declareActions({
     project = path.join(scratch, "with-actions");
     await mkdir(path.join(project, "node_modules"), { recursive: true });
     // The project's own tsx, as a project made by init has it.
-    await symlink(path.join(root, "node_modules", "tsx"), path.join(project, "node_modules", "tsx"));
+    await symlink(path.join(repository, "node_modules", "tsx"), path.join(project, "node_modules", "tsx"));
     await writeFile(path.join(project, "actions.ts"), declarations(path.join(root, "src", "index.ts")));
-    await writeFile(path.join(project, "actions.mjs"), declarations(path.join(root, "dist", "src", "index.js")).replace("export const actions", "export const declared"));
+    await writeFile(path.join(project, "actions.mjs"), declarations(path.join(root, "dist", "index.js")).replace("export const actions", "export const declared"));
   });
 
   it("prints the platform's manifest of the actions a TypeScript module declares, without building it", async () => {

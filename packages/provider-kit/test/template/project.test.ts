@@ -20,7 +20,7 @@ import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const cli = path.join(root, "dist", "src", "cli", "main.js");
+const cli = path.join(root, "dist", "cli", "main.js");
 const SLOW = 300_000;
 const VENDORED = `file:vendor/provider-kit-${ownPackage.version}.tgz`;
 
