@@ -21,8 +21,8 @@ const TYPES: Record<string, string> = {
 const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function staticDir(): string {
-  // src/platform/console/static, or from dist/src/platform/console back to the source tree.
-  const candidates = ["./static/", "../../../../src/platform/console/static/"].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+  // src/platform/console/static, or from dist/platform/console back to the package's source tree.
+  const candidates = ["./static/", "../../../src/platform/console/static/"].map((path) => fileURLToPath(new URL(path, import.meta.url)));
   const found = candidates.find((dir) => existsSync(`${dir}index.html`));
   if (!found) throw new Error(`The console's files are missing: looked in ${candidates.join(" and ")}.`);
   return found;
