@@ -6,9 +6,10 @@
  * `{{placeholders}}` are filled in (and keeps files like package.json from confusing tooling
  * in this repository). Every other file is copied as it is.
  *
- * provider-kit itself: the project depends on a copy of the running provider-kit, packed into
- * its `vendor/` folder, so it installs without provider-kit on the npm registry (from a checkout
- * and from an installed package alike); `--registry-version` depends on the registry instead.
+ * provider-kit itself: the project depends on a copy of the running provider-kit, and for its
+ * tests on the @provider-kit/conformance installed beside it, both packed into its `vendor/`
+ * folder, so it installs without them on the npm registry (from a checkout and from an installed
+ * package alike); `--registry-version` depends on the registry instead.
  */
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -16,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { assertEndpoint, assertServiceId, generatePassword, renderManifest, type ServiceManifest } from "./manifest.js";
-import { ownPackage, packOwnPackage, type OwnPackage } from "./own-package.js";
+import { ownPackage, packageRoot, packPackage, type OwnPackage } from "./own-package.js";
 
 export interface InitOptions {
   /** Directory to create the project in; must be absent or empty. */
@@ -50,17 +51,22 @@ const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
 
 /** Characters of an npm version or range (`0.2.0`, `^0.1.0`, `>=0.1 <1`, `latest`): no paths, URLs or `file:`. */
 const VERSION_RANGE = /^[0-9A-Za-z.^~<>=|*+ -]+$/;
-/** Folder of a generated project that holds its copy of provider-kit. */
+/** Folder of a generated project that holds its copies of provider-kit and the conformance kit. */
 const VENDOR_DIR = "vendor";
 
-/** Where a generated project gets provider-kit from. */
+/** The conformance kit a generated project's tests run: a dev dependency. */
+const CONFORMANCE = "@provider-kit/conformance";
+
+/** Where a generated project gets provider-kit (and the conformance kit) from. */
 interface ProviderKitSource {
   /** The dependency in package.json. */
   spec: string;
+  /** The dev dependency on @provider-kit/conformance in package.json. */
+  conformanceSpec: string;
   /** One paragraph of the project's README saying where provider-kit comes from. */
   readme: string;
-  /** The tarball to copy into `vendor/`, when the project gets its own copy. */
-  tarball?: string;
+  /** The tarballs to copy into `vendor/`, when the project gets its own copies. */
+  tarballs: string[];
 }
 
 function registrySource(range: string): ProviderKitSource {
@@ -71,27 +77,39 @@ function registrySource(range: string): ProviderKitSource {
   }
   return {
     spec: range.trim(),
-    readme: `provider-kit comes from the npm registry (\`${range.trim()}\` in package.json).`,
+    conformanceSpec: range.trim(),
+    readme: `provider-kit and ${CONFORMANCE} come from the npm registry (\`${range.trim()}\` in package.json).`,
+    tarballs: [],
   };
 }
 
 /**
- * A copy of the running provider-kit for the project's `vendor/`, packed into `scratch`: the
- * project installs without the npm registry having provider-kit, from a checkout or from an
- * installed package alike.
+ * A copy of the running provider-kit and of the conformance kit beside it for the project's
+ * `vendor/`, packed into `scratch`: the project installs without the npm registry having them,
+ * from a checkout or from an installed package alike.
  */
 async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
-  const filename = await packOwnPackage(scratch);
-  const relative = `${VENDOR_DIR}/${filename}`;
+  const conformanceRoot = packageRoot(CONFORMANCE);
+  if (conformanceRoot === undefined) {
+    throw new Error(
+      `provider-kit init packs ${CONFORMANCE} for the new project's tests, and it is not installed beside provider-kit: ` +
+        `npm install --save-dev ${CONFORMANCE}, or pass --registry-version <range> to take both from the npm registry.`,
+    );
+  }
+  const kit = await packPackage(ownPackage().root, scratch);
+  const conformance = await packPackage(conformanceRoot, scratch);
+  const relative = `${VENDOR_DIR}/${kit}`;
   return {
     spec: `file:${relative}`,
-    tarball: path.join(scratch, filename),
+    conformanceSpec: `file:${VENDOR_DIR}/${conformance}`,
+    tarballs: [kit, conformance].map((filename) => path.join(scratch, filename)),
     readme: [
-      `provider-kit comes from \`${relative}\`: \`provider-kit init\` packed the provider-kit that made`,
-      `this project there, as the package is not on the npm registry yet, and package.json depends on`,
-      `it (\`file:${relative}\`). Keep it in version control: \`npm install\` and \`npm ci\` install`,
-      `from it. Once provider-kit is published, switch with \`npm install provider-kit@<version>\` and`,
-      `delete \`${VENDOR_DIR}/\`.`,
+      `provider-kit comes from \`${relative}\`, and ${CONFORMANCE} (the tests' conformance kit) from`,
+      `\`${VENDOR_DIR}/${conformance}\`: \`provider-kit init\` packed the ones that made this project there, as`,
+      `the packages are not on the npm registry yet, and package.json depends on them`,
+      `(\`file:${relative}\`). Keep them in version control: \`npm install\` and \`npm ci\` install`,
+      `from them. Once provider-kit is published, switch with \`npm install provider-kit@<version>\``,
+      `and \`npm install --save-dev ${CONFORMANCE}@<version>\`, and delete \`${VENDOR_DIR}/\`.`,
     ].join("\n"),
   };
 }
@@ -100,6 +118,7 @@ async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
 function versionLookup(own: OwnPackage, source: ProviderKitSource): (pkg: string) => string {
   return (pkg) => {
     if (pkg === "provider-kit") return source.spec;
+    if (pkg === CONFORMANCE) return source.conformanceSpec;
     const range = own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
     if (range === undefined) throw new Error(`Template bug: no version known for ${pkg}.`);
     return range;
@@ -215,10 +234,10 @@ async function writeProject(project: {
     const content = await readFile(path.join(templateDir, template), "utf8");
     await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
   }
-  if (source.tarball) {
-    const relative = path.join(VENDOR_DIR, path.basename(source.tarball));
-    await mkdir(path.join(dir, VENDOR_DIR));
-    await copyFile(source.tarball, path.join(dir, relative));
+  if (source.tarballs.length > 0) await mkdir(path.join(dir, VENDOR_DIR));
+  for (const tarball of source.tarballs) {
+    const relative = path.join(VENDOR_DIR, path.basename(tarball));
+    await copyFile(tarball, path.join(dir, relative));
     files.push(relative);
   }
   // The two files holding the password: readable by their owner only, from the moment they exist.
@@ -254,7 +273,7 @@ export function registerInit(program: Command): void {
         [
           `Created provider "${result.manifest.id}" in ${shown} (${result.files.length} files).`,
           vendored
-            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)} (keep it in version control).`
+            ? `provider-kit is not on the npm registry: the project depends on the copies in ${VENDOR_DIR}/ (${result.providerKit.slice("file:".length)} and the conformance kit; keep them in version control).`
             : `provider-kit comes from the npm registry: ${result.providerKit}.`,
           "",
           "Next steps:",

@@ -99,7 +99,7 @@ describe("provider-kit init", () => {
     expect(handlers).toContain("{ pending: true }");
   });
 
-  it("makes package.json depend on a copy of this provider-kit in vendor/, and on the kit's own dev tool versions", async () => {
+  it("makes package.json depend on copies of this provider-kit and the conformance kit in vendor/, and on the kit's own dev tool versions", async () => {
     const dir = await freshDir("queue-provider");
     const result = await initProject({ dir });
     const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
@@ -117,7 +117,10 @@ describe("provider-kit init", () => {
     expect(pkg.dependencies["provider-kit"]).toBe(`file:${tarball}`);
     expect(result.providerKit).toBe(`file:${tarball}`);
     expect(pkg.engines).toEqual(ownPackage.engines);
-    for (const [tool, range] of Object.entries(pkg.devDependencies)) {
+    // The conformance kit the tests run comes from vendor/ too, packed beside provider-kit.
+    const { "@provider-kit/conformance": conformance, ...tools } = pkg.devDependencies;
+    expect(conformance).toBe(`file:vendor/provider-kit-conformance-${ownPackage.version}.tgz`);
+    for (const [tool, range] of Object.entries(tools)) {
       expect(range, tool).toBe((ownPackage.devDependencies as Record<string, string>)[tool]);
     }
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(["start", "dev", "test", "build", "typecheck"]));
@@ -127,8 +130,8 @@ describe("provider-kit init", () => {
     expect(listing.stdout.split("\n")).toEqual(
       expect.arrayContaining([
         "package/package.json",
-        "package/dist/src/index.js",
-        "package/dist/src/cli/main.js",
+        "package/dist/index.js",
+        "package/dist/cli/main.js",
         "package/templates/provider/package.json.tmpl",
       ]),
     );
@@ -144,7 +147,7 @@ describe("provider-kit init", () => {
     expect(pkg.dependencies["provider-kit"]).toBe("^0.2.0");
     expect(result.files.filter((file) => file.startsWith("vendor"))).toEqual([]);
     expect(existsSync(path.join(dir, "vendor"))).toBe(false);
-    expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain("provider-kit comes from the npm registry (`^0.2.0`");
+    expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain("provider-kit and @provider-kit/conformance come from the npm registry (`^0.2.0`");
   });
 
   it.each(["file:../provider-kit", "https://example.com/provider-kit.tgz", "../provider-kit", ""])(

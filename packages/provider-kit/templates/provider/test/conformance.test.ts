@@ -2,7 +2,7 @@
  * provider-kit's conformance kit against this provider: every call the platform makes, in each
  * generation of the platform and each body encoding, must be answered as the platform expects.
  */
-import { runConformance, type Encoding, type Variant } from "provider-kit/conformance";
+import { runConformance, type Encoding, type Variant } from "@provider-kit/conformance";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials, serve, type RunningProvider } from "./serve.js";
 
