@@ -273,7 +273,7 @@ export function registerInit(program: Command): void {
         [
           `Created provider "${result.manifest.id}" in ${shown} (${result.files.length} files).`,
           vendored
-            ? `provider-kit is not on the npm registry: the project depends on the copies in ${VENDOR_DIR}/ (${result.providerKit.slice("file:".length)} and the conformance kit; keep them in version control).`
+            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)}, and on the conformance kit's beside it (keep them in version control).`
             : `provider-kit comes from the npm registry: ${result.providerKit}.`,
           "",
           "Next steps:",

@@ -3,7 +3,10 @@
  * temporary folder, then plain `npm install` (provider-kit comes from the copy init packs into
  * vendor/, so it installs although provider-kit is not on the npm registry), then `npm test`,
  * `npm start` and `npx provider-kit check` against it. Then the same again outside a checkout:
- * `npx provider-kit init` from the provider-kit installed in that project.
+ * `npx provider-kit init` from the provider-kit installed in that project. The project depends on
+ * provider-kit and the conformance kit only: `provider-kit platform` and a Redis registry say
+ * which package to install, and work once @provider-kit/platform and @provider-kit/redis-store
+ * (packed from this checkout) are.
  *
  * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
  * serves every check.
@@ -35,6 +38,21 @@ async function expectTestsPass(dir: string): Promise<void> {
   expectSuccess(result);
   expect(result.stdout).toMatch(/Tests\s+\d+ passed/);
   expect(result.stdout).not.toMatch(/failed|skipped/);
+}
+
+let besides: Promise<void> | undefined;
+/** Installs @provider-kit/platform and @provider-kit/redis-store, packed from this checkout, into the project (once). */
+function installPlatformAndRedisStore(): Promise<void> {
+  besides ??= (async () => {
+    const tarballs: string[] = [];
+    for (const name of ["redis-store", "platform"]) {
+      const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: path.join(root, "..", name) });
+      expectSuccess(packed);
+      tarballs.push(path.join(work, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename));
+    }
+    expectSuccess(await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", ...tarballs], { cwd: project }));
+  })();
+  return besides;
 }
 
 /** Where the project's installed provider-kit came from, according to its package-lock.json. */
@@ -124,7 +142,22 @@ describe("a project made by provider-kit init", () => {
     }
   }, SLOW);
 
+  it("says which package `provider-kit platform` needs while it is not installed, and exits 2", async () => {
+    const result = await run("npx", ["provider-kit", "platform", "--memory"], { cwd: project });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
+    const help = await run("npx", ["provider-kit", "--help"], { cwd: project });
+    expect(help.stdout).toMatch(/platform .*\(needs @provider-kit\/platform\)/s);
+  });
+
+  it("refuses a Redis registry while @provider-kit/redis-store is not installed, saying to install it", async () => {
+    const result = await run("npm", ["start"], { cwd: project, env: { PORT: "0", REGISTRY_STORE: "redis://127.0.0.1:1" } });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain("@provider-kit/redis-store is not installed: npm install @provider-kit/redis-store.");
+  }, SLOW);
+
   it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
+    await installPlatformAndRedisStore();
     const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
     const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0", "--allow-run"], {
       cwd: project,
@@ -214,6 +247,7 @@ describe("a project made by provider-kit init", () => {
 
   // Last: it leaves dist/ in the project, which the test making the project again would see.
   it("builds, and the compiled provider runs with its settings from the environment and its registry on Redis", async () => {
+    await installPlatformAndRedisStore();
     expectSuccess(await run("npm", ["run", "build"], { cwd: project }));
     const username = await dotEnv("PROVIDER_USERNAME");
     const password = await dotEnv("PROVIDER_PASSWORD");
