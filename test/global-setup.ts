@@ -4,36 +4,41 @@
  * run: a build started by one test file would rewrite it under the others.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const PACKAGES = ["provider-kit", "redis-store", "conformance", "platform"].map((name) => path.join(root, "packages", name));
+/** Each package the root's `npm run build` builds, with a file its build writes. */
+const BUILDS = [
+  ["packages/provider-kit", "dist/index.js"],
+  ["packages/redis-store", "dist/index.js"],
+  ["packages/conformance", "dist/conformance/index.js"],
+  ["packages/platform", "dist/platform/platform.js"],
+  ["examples/redis", "dist/main.js"],
+].map(([dir, built]) => ({ dir: path.join(root, dir!), built: path.join(root, dir!, built!) }));
 
 function newestChange(file: string): number {
   const stat = statSync(file);
   if (!stat.isDirectory()) return stat.mtimeMs;
   let newest = stat.mtimeMs;
   for (const entry of readdirSync(file)) {
-    if (entry === "node_modules") continue;
+    if (entry === "node_modules" || entry === "dist" || entry === "test") continue;
     newest = Math.max(newest, newestChange(path.join(file, entry)));
   }
   return newest;
 }
 
-/** When the package was last built: its built main entry (package.json "main"), -1 when absent. */
-function builtAt(dir: string): number {
-  const { main } = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { main: string };
+function builtAt(file: string): number {
   try {
-    return statSync(path.join(dir, main)).mtimeMs;
+    return statSync(file).mtimeMs;
   } catch {
     return -1;
   }
 }
 
 export default function buildOnce(): void {
-  const sources = (dir: string) =>
-    Math.max(...[path.join(root, "tsconfig.json"), ...["src", "package.json", "tsconfig.build.json"].map((file) => path.join(dir, file))].map(newestChange));
-  if (PACKAGES.every((dir) => builtAt(dir) >= sources(dir))) return;
+  // A package's sources: its folder but its node_modules, dist/ and tests; and the root's tsconfig.json.
+  const sources = (dir: string) => Math.max(newestChange(path.join(root, "tsconfig.json")), newestChange(dir));
+  if (BUILDS.every(({ dir, built }) => builtAt(built) >= sources(dir))) return;
   execFileSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The Redis provider as a program: `PROVIDER_PASSWORD=... npm start`, or compiled,
- * `node dist/examples/redis/main.js` (the package's `provider-kit-redis` bin, the Dockerfile).
+ * `node examples/redis/dist/main.js` (after the root's `npm run build`; the Dockerfile).
  * Configuration comes from the environment (see config.ts and the README section "example").
  */
 import { pino, type Logger } from "pino";
