@@ -82,6 +82,12 @@ export const NOT_RUNNABLE_HERE: readonly NotRunnableHere[] = [
     why: "the test suite this check belongs to (CI runs npm test, both sets)",
   },
   {
+    // Every line of the measuring block of "What a provider installs".
+    commands: [/^\(cd (packages\/(provider-kit|redis-store) && npm pack|base && npm init|kit && npm init|redis && npm init) |^cd \/tmp\/fp && mkdir base kit redis$/],
+    where: ["docs/operations/running.md#What a provider installs"],
+    why: "a measurement: installs the packed packages and their dependencies from the npm registry into /tmp; its figures are in the table under it",
+  },
+  {
     commands: ["bash .ci/run"],
     where: ["CONTRIBUTING.md"],
     why: "CI's entry point: installs packages with apt-get, then runs npm ci, the whole suite, typecheck, lint and build",
