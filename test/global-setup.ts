@@ -22,7 +22,7 @@ function newestChange(file: string): number {
   if (!stat.isDirectory()) return stat.mtimeMs;
   let newest = stat.mtimeMs;
   for (const entry of readdirSync(file)) {
-    if (entry === "node_modules" || entry === "dist" || entry === "test") continue;
+    if (["node_modules", "dist", "docs", "test"].includes(entry)) continue;
     newest = Math.max(newest, newestChange(path.join(file, entry)));
   }
   return newest;
@@ -37,7 +37,8 @@ function builtAt(file: string): number {
 }
 
 export default function buildOnce(): void {
-  // A package's sources: its folder but its node_modules, dist/ and tests; and the root's tsconfig.json.
+  // A package's sources: its folder but its node_modules, its build's output (dist/, the docs the
+  // conformance package copies) and its tests; and the root's tsconfig.json.
   const sources = (dir: string) => Math.max(newestChange(path.join(root, "tsconfig.json")), newestChange(dir));
   if (BUILDS.every(({ dir, built }) => builtAt(built) >= sources(dir))) return;
   execFileSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
