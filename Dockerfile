@@ -5,14 +5,17 @@
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+# The workspace's manifests first, so the install layer is reused while only sources change.
+COPY package.json package-lock.json tsconfig.json ./
+COPY packages/provider-kit/package.json packages/provider-kit/
+COPY packages/redis-store/package.json packages/redis-store/
+COPY packages/conformance/package.json packages/conformance/
+COPY packages/platform/package.json packages/platform/
+COPY examples/redis/package.json examples/redis/
 # --ignore-scripts: `prepare` (the build) needs the sources, copied below.
 RUN npm ci --no-audit --no-fund --ignore-scripts
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
+COPY packages ./packages
 COPY examples ./examples
-# The example's tests (compiled with it) import the shared test helpers.
-COPY test/support ./test/support
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
@@ -25,8 +28,11 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/dist/examples/redis ./dist/examples/redis
+# The workspace's packages, which node_modules links to: their package.json and dist/ (and the
+# platform's console files, which its redis-server supervision module sits beside).
+COPY --from=build /app/packages ./packages
+COPY --from=build /app/examples/redis/package.json ./examples/redis/
+COPY --from=build /app/examples/redis/dist ./examples/redis/dist
 USER node
 ENV NODE_ENV=production PORT=8080 DATA_DIR=/data LOG_FORMAT=json
 VOLUME /data
@@ -37,4 +43,4 @@ HEALTHCHECK --interval=30s --timeout=10s \
 # node as PID 1 gets no default signal handlers; main.js installs its own for SIGTERM, SIGINT and
 # SIGHUP. `docker run --init` (or tini) is still advised: it reaps the dedicated instances' processes
 # that outlive a provider restart inside the container.
-ENTRYPOINT ["node", "dist/examples/redis/main.js"]
+ENTRYPOINT ["node", "examples/redis/dist/main.js"]

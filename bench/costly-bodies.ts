@@ -6,9 +6,9 @@
 import { request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
-import { createProvider } from "../src/index.js";
-import { COSTLY_BODIES } from "../test/http/costly-bodies.js";
-import { AUTH, GOOD_AUTH, fakeResource } from "../test/http/helpers.js";
+import { createProvider } from "provider-kit";
+import { COSTLY_BODIES } from "../packages/provider-kit/test/http/costly-bodies.js";
+import { AUTH, GOOD_AUTH, fakeResource } from "../packages/provider-kit/test/http/helpers.js";
 
 const provider = createProvider(fakeResource().handlers, { auth: AUTH, registry: false, logger: pino({ level: "silent" }) });
 const server = provider.listen(0, "127.0.0.1");

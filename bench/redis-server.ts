@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { redisClient, type Address, type RedisClient } from "../src/redis/connection.js";
-import { ensureRedisServer, runningPid, startOnFreePort, stopRedisServer } from "../src/redis/server.js";
+import { redisClient, type Address, type RedisClient } from "@provider-kit/redis-store/connection";
+import { ensureRedisServer, runningPid, startOnFreePort, stopRedisServer } from "@provider-kit/platform/redis-server";
 
 export interface BenchRedis {
   /** `redis://:<password>@127.0.0.1:<port>`, for the server under test (BENCH_REDIS_URL). */

@@ -3,7 +3,7 @@
  * operation (a call, a start-up, a metrics scrape) cost, and by command, how many and how long.
  * A command whose count or time per operation grows with the data is work that walks it.
  */
-import type { RedisClient } from "../src/redis/connection.js";
+import type { RedisClient } from "@provider-kit/redis-store/connection";
 import { redisCounters, type Counters } from "./redis-server.js";
 
 export interface CommandCost {

@@ -10,8 +10,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { RedisStore } from "../src/lifecycle/redis-store.js";
-import type { BindingRecord } from "../src/types.js";
+import { RedisStore } from "@provider-kit/redis-store";
+import type { BindingRecord } from "provider-kit";
 import { startSentinelGroup } from "../test/support/redis-sentinel.js";
 import { median } from "./tables.js";
 

@@ -33,7 +33,8 @@ import { ACL_JOURNAL_KEY, REGISTRY_KEY_PREFIX } from "../examples/redis/redis-pr
 import { credentialChecker } from "../examples/redis/acl.js";
 import { AclJournal } from "../examples/redis/acl-journal.js";
 import { sharedPlan } from "../examples/redis/shared.js";
-import { RedisStore, type InstanceRecord } from "../src/index.js";
+import { type InstanceRecord } from "provider-kit";
+import { RedisStore } from "@provider-kit/redis-store";
 
 const USAGE = `Usage: npm run bench:scale -- [options]
 

@@ -20,7 +20,7 @@ import { processTicks, TICKS_PER_SECOND } from "./cpu-share.js";
 import { machineFacts } from "./facts.js";
 import { rssMiB, runHarness } from "./process.js";
 import { median } from "./tables.js";
-import { freePort } from "../src/redis/server.js";
+import { freePort } from "@provider-kit/platform/redis-server";
 
 interface Target {
   id: string;

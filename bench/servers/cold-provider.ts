@@ -3,7 +3,7 @@
  * in-memory registry and its default logger, `provider.listen(PORT)`. bench/start.ts times it
  * from process start to its first answer.
  */
-import { createProvider, MemoryStore } from "../../src/index.js";
+import { createProvider, MemoryStore } from "provider-kit";
 import { CREDENTIALS } from "../calls.js";
 
 const provider = createProvider(

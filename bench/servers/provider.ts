@@ -10,8 +10,9 @@
  *                            from node:http) | express (the Express app, as when mounted)
  */
 import { createServer } from "node:http";
-import { createProvider, MemoryStore, RedisStore } from "../../src/index.js";
-import type { ProviderHandlers } from "../../src/types.js";
+import { createProvider, MemoryStore } from "provider-kit";
+import { RedisStore } from "@provider-kit/redis-store";
+import type { ProviderHandlers } from "provider-kit";
 import { BIND_ENV, CREDENTIALS } from "../calls.js";
 import { createInstance } from "./instance.js";
 import { announceWhenListening } from "./listen.js";

@@ -16,10 +16,11 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import type { RedisStoreClient, Store } from "../../src/index.js";
-import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "../../src/redis/replicas.js";
-import type { RedisClient } from "../../src/redis/connection.js";
-import { aclPasswordHash } from "../../src/redis/server.js";
+import type { Store } from "provider-kit";
+import type { RedisStoreClient } from "@provider-kit/redis-store";
+import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "@provider-kit/redis-store/replicas";
+import type { RedisClient } from "@provider-kit/redis-store/connection";
+import { aclPasswordHash } from "@provider-kit/platform/redis-server";
 import { hasAclFile, oneRunAtATime } from "./acl.js";
 
 /** What the journal records of one change, enough to make it again. */

@@ -4,10 +4,10 @@
  * maps to the same user, and every user of an instance starts with `<instance>.`.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { BindingKind } from "../../src/index.js";
+import type { BindingKind } from "provider-kit";
 import { ErrorReply } from "@redis/client";
-import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
-import { aclPasswordHash } from "../../src/redis/server.js";
+import { redisClient, type Address, type RedisClient } from "@provider-kit/redis-store/connection";
+import { aclPasswordHash } from "@provider-kit/platform/redis-server";
 
 /** Passwords are URL-safe, so they go into REDIS_URL as they are. */
 export function generatePassword(): string {

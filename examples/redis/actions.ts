@@ -4,7 +4,7 @@
  * from their work (handlers.ts), so `provider-kit manifest --actions examples/redis/actions.ts`
  * writes the platform's service manifest without starting anything.
  */
-import { declareActions, instanceAction, serviceAction } from "../../src/index.js";
+import { declareActions, instanceAction, serviceAction } from "provider-kit";
 
 export const actions = declareActions({
   /** One more password for a bound app's user; the app's own keeps working until retired. */

@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "../../src/index.js";
+import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "provider-kit";
 import {
   addPassword,
   bindingUserName,
@@ -18,7 +18,7 @@ import {
   setUser,
   setUserHashes,
 } from "./acl.js";
-import { redisClient, type Address, type RedisClient } from "../../src/redis/connection.js";
+import { redisClient, type Address, type RedisClient } from "@provider-kit/redis-store/connection";
 import { dataNumber, dataString, type RedisPlan } from "./plan.js";
 import {
   ensureRedisServer,
@@ -27,7 +27,7 @@ import {
   removeRedisServer,
   runningPid,
   type RedisServerSpec,
-} from "../../src/redis/server.js";
+} from "@provider-kit/platform/redis-server";
 
 export interface DedicatedPlanOptions {
   /** Each instance lives in `<dir>/<instance name>`. */

@@ -14,8 +14,8 @@ import {
   type InstanceRecord,
   type ProviderHandlers,
   type Store,
-} from "../../src/index.js";
-import { isRedisOutage } from "../../src/redis/connection.js";
+} from "provider-kit";
+import { isRedisOutage } from "@provider-kit/redis-store/connection";
 import { actions } from "./actions.js";
 import type { RedisPlan } from "./plan.js";
 

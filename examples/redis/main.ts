@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * The Redis provider as a program: `PROVIDER_PASSWORD=... npm start`, or compiled,
- * `node dist/examples/redis/main.js` (the package's `provider-kit-redis` bin, the Dockerfile).
+ * `node examples/redis/dist/main.js` (after the root's `npm run build`; the Dockerfile).
  * Configuration comes from the environment (see config.ts and the README section "example").
  */
 import { pino, type Logger } from "pino";
 import { ConfigError, readConfig, type Config } from "./config.js";
-import { DataDirLockedError, onParentExit } from "../../src/redis/process.js";
-import { RedisServerNotFoundError } from "../../src/redis/server.js";
+import { DataDirLockedError, onParentExit } from "@provider-kit/platform/redis-process";
+import { RedisServerNotFoundError } from "@provider-kit/platform/redis-server";
 import { startRedisProvider } from "./redis-provider.js";
 
 function fail(message: string): never {

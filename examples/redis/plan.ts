@@ -13,7 +13,7 @@ import type {
   StatusResult,
   StepContext,
   UpdateResult,
-} from "../../src/index.js";
+} from "provider-kit";
 import type { Logger } from "pino";
 
 /** Who a binding is for: the user name and the credentials follow from it. */

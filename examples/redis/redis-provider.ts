@@ -9,15 +9,16 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
-import { createProvider, RedisStore, type RedisStoreClient, type RegistryOptions, type Store } from "../../src/index.js";
+import { createProvider, type RegistryOptions, type Store } from "provider-kit";
+import { RedisStore, type RedisStoreClient } from "@provider-kit/redis-store";
 import { credentialChecker, generatePassword, hasAclFile } from "./acl.js";
 import { AclJournal } from "./acl-journal.js";
 import type { Config } from "./config.js";
-import { addressOfUrl, redisClient, sentinelClient, type Address } from "../../src/redis/connection.js";
-import { lockDataDir, type DataDirLock } from "../../src/redis/process.js";
+import { addressOfUrl, redisClient, sentinelClient, type Address } from "@provider-kit/redis-store/connection";
+import { lockDataDir, type DataDirLock } from "@provider-kit/platform/redis-process";
 import { dedicatedPlan } from "./dedicated.js";
 import { redisHandlers } from "./handlers.js";
-import { startOnFreePort, superviseRedisServer, type RedisServerSpec } from "../../src/redis/server.js";
+import { startOnFreePort, superviseRedisServer, type RedisServerSpec } from "@provider-kit/platform/redis-server";
 import { sharedPlan } from "./shared.js";
 
 /**

@@ -18,9 +18,9 @@ import {
 } from "./acl.js";
 import type { AclJournal } from "./acl-journal.js";
 import type { Logger } from "pino";
-import { NAME_PATTERN, type StatusResult, type Store } from "../../src/index.js";
-import { type RedisClient } from "../../src/redis/connection.js";
-import { SharedRuns } from "../../src/shared-runs.js";
+import { NAME_PATTERN, type StatusResult, type Store } from "provider-kit";
+import { type RedisClient } from "@provider-kit/redis-store/connection";
+import { SharedRuns } from "provider-kit/store";
 import { dataString, type RedisPlan } from "./plan.js";
 
 export interface SharedPlanOptions {

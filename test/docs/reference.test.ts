@@ -9,8 +9,8 @@ import { pino } from "pino";
 import request from "supertest";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { createProvider, DEFAULTS, REGISTRY_DEFAULTS, VARIANTS } from "../../src/index.js";
-import { AUTH, basic, fakeResource, PASSWORD, USER } from "../http/helpers.js";
+import { createProvider, DEFAULTS, REGISTRY_DEFAULTS, VARIANTS } from "provider-kit";
+import { AUTH, basic, fakeResource, PASSWORD, USER } from "../../packages/provider-kit/test/http/helpers.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
@@ -44,7 +44,7 @@ describe("docs/reference/options.md", () => {
   it("lists every createProvider option, and the defaults the code uses", () => {
     const rows = tableAfter("docs/reference/options.md", "## `createProvider` options");
     const names = rows.map(([name = ""]) => code(name));
-    expect(names.filter((name) => !name?.includes(".")).sort()).toEqual(propertiesOf("src/options.ts", "ProviderOptions").sort());
+    expect(names.filter((name) => !name?.includes(".")).sort()).toEqual(propertiesOf("packages/provider-kit/src/options.ts", "ProviderOptions").sort());
     const defaultOf = (option: string) => rows.find(([name = ""]) => code(name) === option)?.[1] ?? "";
     expect(number(defaultOf("handlerTimeoutMs"))).toBe(DEFAULTS.handlerTimeoutMs);
     expect(number(defaultOf("bodyLimitBytes"))).toBe(DEFAULTS.bodyLimitBytes);
@@ -56,7 +56,7 @@ describe("docs/reference/options.md", () => {
 
   it("lists every registry option, and the defaults the code uses", () => {
     const rows = tableAfter("docs/reference/options.md", "## Registry options");
-    expect(rows.map(([name = ""]) => code(name)).sort()).toEqual(propertiesOf("src/lifecycle/options.ts", "RegistryOptions").sort());
+    expect(rows.map(([name = ""]) => code(name)).sort()).toEqual(propertiesOf("packages/provider-kit/src/lifecycle/options.ts", "RegistryOptions").sort());
     for (const [option, value] of Object.entries(REGISTRY_DEFAULTS)) {
       const row = rows.find(([name = ""]) => code(name) === option);
       expect(number(row?.[1] ?? ""), option).toBe(value);

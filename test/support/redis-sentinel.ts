@@ -9,7 +9,7 @@
  * Sentinels here declare a primary down after 1 s (production setups use several seconds).
  */
 import { createClient } from "@redis/client";
-import type { SentinelAddress } from "../../src/redis/connection.js";
+import type { SentinelAddress } from "@provider-kit/redis-store/connection";
 import { eventually } from "./eventually.js";
 import { startRedisServer, type RedisServer } from "./redis-server.js";
 

@@ -132,4 +132,4 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
 }
 
-export { isAlive } from "../../src/redis/process.js";
+export { isAlive } from "@provider-kit/platform/redis-process";

@@ -3,7 +3,7 @@
  * real redis-server, instances of both plans, apps connecting with the env their bind returned.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actionsManifest } from "../../../src/index.js";
+import { actionsManifest } from "provider-kit";
 import { actions } from "../actions.js";
 import type { MemoryUse } from "../plan.js";
 import { appClient, bindEnv, eventually, failure, PASSWORD, startSharedSetup, type SharedSetup } from "./support.js";

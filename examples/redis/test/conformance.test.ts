@@ -3,7 +3,7 @@
  * the contract, on both plans and on the oldest platform's routes, with real Redis underneath.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runConformance } from "../../../src/conformance/index.js";
+import { runConformance } from "@provider-kit/conformance";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { RunningProvider } from "../redis-provider.js";
 import { killServersUnder, PASSWORD, startTestProvider, tempDir, testConfig } from "./support.js";

@@ -10,9 +10,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
-import { RedisStore } from "../../../src/index.js";
+import { RedisStore } from "@provider-kit/redis-store";
 import { REGISTRY_KEY_PREFIX, type RunningProvider } from "../redis-provider.js";
-import { runningPid } from "../../../src/redis/server.js";
+import { runningPid } from "@provider-kit/platform/redis-server";
 import {
   appClient,
   appClients,

@@ -20,7 +20,7 @@ interface Program {
   exit: Promise<number | null>;
 }
 
-const MAIN = ["--import", "tsx", "examples/redis/main.ts"];
+const MAIN = ["--conditions=source", "--import", "tsx", "examples/redis/main.ts"];
 
 /** `detached`: in a process group of its own, as a terminal's foreground job is (Ctrl-C signals the whole group). */
 function run(env: Record<string, string>, command: readonly string[] = [process.execPath, ...MAIN], detached = false): Program {

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { createClient } from "@redis/client";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
-import { runningPid } from "../../../src/redis/server.js";
+import { runningPid } from "@provider-kit/platform/redis-server";
 import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
 
 export { isAlive, REDIS_SERVER };

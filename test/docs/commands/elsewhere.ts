@@ -34,12 +34,12 @@ export function benchScript(command: string): string | undefined {
   const npm = /^(?:BENCH_[A-Z_]+=\S+ )*npm run (bench(?::[a-z]+)?)(?: -- .*)?$/.exec(command);
   if (npm) {
     const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-    return /^tsx (bench\/[\w-]+\.ts)$/.exec(scripts[npm[1]!] ?? "")?.[1];
+    return /^tsx (?:--conditions=source )?(bench\/[\w-]+\.ts)$/.exec(scripts[npm[1]!] ?? "")?.[1];
   }
   return /^npx tsx (bench\/[\w-]+\.ts)(?: .*)?$/.exec(command)?.[1];
 }
 
-const TEMPLATE_PROJECT = "test/template/project.test.ts";
+const TEMPLATE_PROJECT = "packages/provider-kit/test/template/project.test.ts";
 const STARTING_GUIDES = ["README.md#A provider of your own", "docs/guide/getting-started.md"];
 
 /** (c) Run by an existing test, or by CI's script on every change. */
@@ -49,7 +49,7 @@ export const RUN_BY_TESTS: readonly RunByTest[] = [
   { commands: ["npm run typecheck", "npm run lint"], where: ["CONTRIBUTING.md"], file: ".ci/run", contains: ["npm run typecheck", "npm run lint"] },
   { commands: ["npm run build"], where: ["CONTRIBUTING.md"], file: "test/global-setup.ts", contains: ['"npm", ["run", "build"]'] },
   // A project made by `init`, as the guides show it.
-  { commands: ["node /path/to/provider-kit/dist/src/cli/main.js init my-service"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['"dist", "src", "cli", "main.js"', '[cli, "init", project]'] },
+  { commands: ["node /path/to/provider-kit/packages/provider-kit/dist/cli/main.js init my-service"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['"dist", "cli", "main.js"', '[cli, "init", project]'] },
   { commands: ["cd my-service && npm install", "cd my-service", "npm install"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['run("npm", ["install"], { cwd: project })'] },
   { commands: ["npm test"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['run("npm", ["test"]'] },
   { commands: ["npm start"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['startLongRunning("npm", ["start"]'] },
@@ -59,9 +59,9 @@ export const RUN_BY_TESTS: readonly RunByTest[] = [
   { commands: ["npx provider-kit manifest --actions src/actions.ts > service-actions.json"], where: ["docs/guide/actions.md"], file: TEMPLATE_PROJECT, contains: ['"provider-kit", "manifest", "--actions", "src/actions.ts"'] },
   { commands: ["npx provider-kit check --url http://127.0.0.1:8080 --username myservice --password 's3cret'"], where: ["docs/tools/conformance.md"], file: TEMPLATE_PROJECT, contains: ['"provider-kit", "check", "--url"', '"--username", username'] },
   { commands: [/^PLATFORM_ADMIN_EMAIL=\S+ PLATFORM_ADMIN_PASSWORD=\.\.\. npx provider-kit platform \[options\]$/], where: ["docs/tools/platform.md#Running it"], file: TEMPLATE_PROJECT, contains: ['startLongRunning("npx", ["provider-kit", "platform"', "PLATFORM_ADMIN_EMAIL"] },
-  { commands: [/^npx provider-kit check --url "\$PROVIDER_URL" --username "\$PROVIDER_USER" --format junit --output conformance\.xml$/], where: ["docs/tools/conformance.md"], file: "test/conformance/cli.test.ts", contains: ['"--format", "junit", "--output"', "PROVIDER_KIT_PASSWORD"] },
+  { commands: [/^npx provider-kit check --url "\$PROVIDER_URL" --username "\$PROVIDER_USER" --format junit --output conformance\.xml$/], where: ["docs/tools/conformance.md"], file: "packages/conformance/test/conformance/cli.test.ts", contains: ['"--format", "junit", "--output"', "PROVIDER_KIT_PASSWORD"] },
   // The same PUT as the walk's for the Redis example, for the guide's service.
-  { commands: [/^curl -X PUT -H "Authorization: bearer \$TSURU_TOKEN" -H "Content-Type: application\/json" --data @service-actions\.json "\$TSURU_TARGET\/1\.31\/services\/my-service\/manifest"$/], where: ["docs/guide/actions.md"], file: "test/platform/proxy-actions.test.ts", contains: ['put("/1.31/services/kv/manifest", { json })'] },
+  { commands: [/^curl -X PUT -H "Authorization: bearer \$TSURU_TOKEN" -H "Content-Type: application\/json" --data @service-actions\.json "\$TSURU_TARGET\/1\.31\/services\/my-service\/manifest"$/], where: ["docs/guide/actions.md"], file: "packages/platform/test/platform/proxy-actions.test.ts", contains: ['put("/1.31/services/kv/manifest", { json })'] },
 ];
 
 /** (d) Cannot run here, by nature. */
@@ -74,12 +74,18 @@ export const NOT_RUNNABLE_HERE: readonly NotRunnableHere[] = [
   {
     commands: [/^tsuru /],
     where: ["docs/tools/platform.md", "docs/guide/getting-started.md"],
-    why: "the tsuru client cannot be installed here; test/platform/tsuru-client.test.ts replays its requests against the platform",
+    why: "the tsuru client cannot be installed here; packages/platform/test/platform/tsuru-client.test.ts replays its requests against the platform",
   },
   {
     commands: ["npm run test:fast", "npm run test:slow"],
     where: ["CONTRIBUTING.md"],
     why: "the test suite this check belongs to (CI runs npm test, both sets)",
+  },
+  {
+    // Every line of the measuring block of "What a provider installs".
+    commands: [/^\(cd (packages\/(provider-kit|redis-store) && npm pack|base && npm init|kit && npm init|redis && npm init) |^cd \/tmp\/fp && mkdir base kit redis$/],
+    where: ["docs/operations/running.md#What a provider installs"],
+    why: "a measurement: installs the packed packages and their dependencies from the npm registry into /tmp; its figures are in the table under it",
   },
   {
     commands: ["bash .ci/run"],
@@ -92,7 +98,7 @@ export const NOT_RUNNABLE_HERE: readonly NotRunnableHere[] = [
     where: ["examples/redis/README.md#Registry on Redis Sentinel"],
     why:
       "daemonized servers on fixed ports outside any test's reach, run by hand for the timings they show (~4 s, ~10 s); " +
-      "the same failover runs on free ports in examples/redis/test/sentinel.test.ts and test/lifecycle/failover.test.ts",
+      "the same failover runs on free ports in examples/redis/test/sentinel.test.ts and packages/provider-kit/test/lifecycle/failover.test.ts",
   },
   {
     commands: [

@@ -39,7 +39,7 @@ export const REDIS_EXAMPLE = {
     flowDestroy: "curl -u $A -X DELETE -d user=me@example.com -d eventid=4 $P/resources/cache",
     dedicatedCreate: "curl -u $A -d name=db -d plan=dedicated -d team=myteam $P/resources",
     dedicatedStatus: "curl -u $A -w '%{http_code}\\n' $P/resources/db/status",
-    compiled: "PROVIDER_PASSWORD=s3cret REGISTRY_REDIS_URL=redis://:pw@registry:6379 node dist/examples/redis/main.js",
+    compiled: "PROVIDER_PASSWORD=s3cret REGISTRY_REDIS_URL=redis://:pw@registry:6379 node examples/redis/dist/main.js",
   },
 } as const satisfies Walk;
 

@@ -1,0 +1,199 @@
+/**
+ * Public types of the conformance kit: what a run is asked to do and what it reports.
+ * Nothing here depends on provider-kit's server code: the kit only speaks HTTP.
+ */
+
+import type { Encoding, Variant } from "provider-kit/contract";
+import type { Exchange } from "provider-kit/contract";
+import type { ActionsManifest } from "provider-kit/contract";
+
+export { ENCODINGS, VARIANTS, type Encoding, type Variant } from "provider-kit/contract";
+export type { Exchange } from "provider-kit/contract";
+export type { ActionsManifest } from "provider-kit/contract";
+
+/** A MUST check that does not hold fails the run; a SHOULD check only warns. */
+export type Level = "MUST" | "SHOULD";
+
+export type Outcome = "pass" | "fail" | "warn" | "skip";
+
+export type CheckGroup =
+  | "auth"
+  | "plans"
+  | "pools"
+  | "create"
+  | "status"
+  | "bind-app"
+  | "bind-unit"
+  | "bind-job"
+  | "update"
+  | "info"
+  | "unbind-app"
+  | "destroy"
+  | "isolation"
+  | "actions"
+  | "not-found"
+  | "errors"
+  | "transport";
+
+export const CHECK_GROUPS: readonly CheckGroup[] = [
+  "auth",
+  "plans",
+  "pools",
+  "create",
+  "status",
+  "bind-app",
+  "bind-unit",
+  "bind-job",
+  "update",
+  "info",
+  "unbind-app",
+  "destroy",
+  "isolation",
+  "actions",
+  "not-found",
+  "errors",
+  "transport",
+];
+
+/** The line of the contract a check enforces: docs/contract.md ships with the package. */
+export interface Citation {
+  file: "docs/contract.md";
+  line: number;
+  /** The words of that line the check relies on. */
+  quote: string;
+}
+
+export interface CheckDefinition {
+  /** Stable id, `<group>.<rule>`: safe to assert on in tests and CI. */
+  id: string;
+  group: CheckGroup;
+  /** One level, or a level per variant where the variants disagree (e.g. unit binds). */
+  level: Level | Partial<Record<Variant, Level>>;
+  variants: readonly Variant[];
+  /** What must hold, in one sentence. */
+  title: string;
+  cite: Citation;
+  /** Checks that must pass first; when one did not, this check is skipped with the reason. */
+  dependsOn?: readonly string[];
+  /**
+   * Checks whose failure this one repeats when both fail on the same answers (same method,
+   * route and status): it is then reported as following from that root cause. `any`: every check.
+   */
+  followsFrom?: readonly string[] | "any";
+  /**
+   * A check over every answer (a crash page explains nothing): its failure follows the earliest
+   * failure that lists one of the same answers, whatever that check is, rather than standing as
+   * a root cause of its own.
+   */
+  followsSharedAnswer?: true;
+  /**
+   * Checks of one family break together when one fault breaks them, whatever they answered
+   * (no lookup of the instance fails every unknown-instance probe): the first failure of the
+   * family is their root cause.
+   */
+  family?: string;
+}
+
+export interface CheckResult {
+  id: string;
+  group: CheckGroup;
+  level: Level;
+  title: string;
+  cite: Citation;
+  outcome: Outcome;
+  /** Why it failed, warned or was skipped; a short note on a pass. */
+  detail?: string;
+  /** On a failure or warning: the id of the failed check it follows from (its root cause). */
+  followsFrom?: string;
+  /** The calls the verdict is based on (shown on failures and warnings). */
+  exchanges: Exchange[];
+}
+
+export interface ConformanceReport {
+  url: string;
+  variant: Variant;
+  encoding: Encoding;
+  /** The instance the run created. */
+  instance: string;
+  /** True when no MUST check failed. */
+  passed: boolean;
+  counts: Record<Outcome, number>;
+  results: CheckResult[];
+  /** Instances created by the run that could not be removed, each with the last destroy's answer: remove them by hand. */
+  leftovers: Leftover[];
+  /** What the run did differently from what was asked (e.g. a plan Variant B cannot send). */
+  notes: string[];
+  /** True when the run was interrupted (its `signal` aborted) before every check ran. */
+  interrupted: boolean;
+  durationMs: number;
+}
+
+/** An instance the run created and could not remove. */
+export interface Leftover {
+  instance: string;
+  /** What the last destroy got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
+  reason: string;
+}
+
+/** Reported while the run waits, so a terminal can show progress. */
+export type ProgressEvent =
+  | { type: "waiting"; instance: string; status: number; elapsedMs: number; timeoutMs: number }
+  | { type: "check"; result: CheckResult }
+  | { type: "cleanup"; instance: string; removed: boolean; reason?: string }
+  /** A destroy is on its way (a provider may take long to answer it); `attempt` at cleanup, which retries. */
+  | { type: "destroying"; instance: string; attempt?: { number: number; of: number } }
+  /** A destroy at cleanup failed (`reason`, its answer); the next attempt follows in `delayMs`. */
+  | { type: "retrying"; instance: string; delayMs: number; reason: string };
+
+export interface ConformanceOptions {
+  /** Base URL of the provider, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
+  url: string;
+  username: string;
+  password: string;
+  /** Default `current`. */
+  variant?: Variant;
+  /** Default `form`. */
+  encoding?: Encoding;
+  /** Plan to create the instance with. Default: the first plan the provider lists, else none. Variant B sends none (a note says so). */
+  plan?: string;
+  /** Team sent on create and update. Default `pkc-team`. */
+  team?: string;
+  /** How long to wait for the instance to become ready. Default 120 000 ms. */
+  provisionTimeoutMs?: number;
+  /** Delay between status polls. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** Per-request timeout. Default 30 000 ms. */
+  requestTimeoutMs?: number;
+  /** Only run (and report) these groups; the steps they need still run. Default: all. */
+  groups?: readonly CheckGroup[];
+  /** Name of the request-id header the operator configured. Default `X-Request-ID`. */
+  requestIdHeader?: string;
+  /**
+   * Instance name to create. Default `pkc-<random>-conformance`, unique per run. The second instance
+   * is this name plus `-2`: a long name tells whether the provider keeps names whole.
+   */
+  instance?: string;
+  /**
+   * Delays before each retry of a destroy that failed at cleanup, in ms. Default
+   * [500, 1000, 2000, 4000] (five attempts); `[]` tries once.
+   */
+  cleanupRetryDelaysMs?: readonly number[];
+  /**
+   * The service's manifest of its custom actions (`provider-kit manifest --actions`, or
+   * `actionsManifest(actions)`): each operation is called on the created instance. Without it the
+   * actions checks are skipped.
+   */
+  manifest?: ActionsManifest;
+  /**
+   * Check the provider as a multi-cluster service even when its plans answer without a pool. Without
+   * it, a provider is multi-cluster when plans asked without a pool answer "pool needed" (400,
+   * `missing_params: ["cluster"]`). Then its plans are asked for each of `pools`, and every call
+   * about the run's instances carries the first pool's headers. Today's platform only (`current`).
+   */
+  multiCluster?: boolean;
+  /** The pools a multi-cluster provider is asked plans for; the run's instances live in the first. Default `pkc-pool-a`, `pkc-pool-b`. */
+  pools?: readonly string[];
+  /** Abort the run: the instance is still removed before the promise resolves. */
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+}

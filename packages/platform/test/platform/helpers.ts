@@ -1,0 +1,170 @@
+/**
+ * Test harness for the local platform: a platform on a real loopback port (memory store or a
+ * real redis-server), an API client that logs in as the admin, and providers built with
+ * createProvider (test/http/helpers.ts) that record every call they receive.
+ */
+import { expect } from "vitest";
+import { stringify } from "yaml";
+import { startPlatform, type PlatformOptions, type RunningPlatform } from "../../src/platform/platform.js";
+import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
+import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
+import type { ProviderHandlers } from "provider-kit";
+
+export const ADMIN = { email: "admin@example.com", password: "admin-password" };
+export type StoreKind = "memory" | "redis";
+export const STORES: StoreKind[] = ["memory", "redis"];
+
+export interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
+  json<T = unknown>(): T;
+}
+
+export interface Send {
+  json?: unknown;
+  text?: string;
+  headers?: Record<string, string>;
+}
+
+/** The management API as one user sees it. */
+export class Api {
+  constructor(
+    readonly url: string,
+    readonly token?: string,
+  ) {}
+
+  async send(method: string, path: string, options: Send = {}): Promise<Answer> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (this.token) headers.Authorization = `bearer ${this.token}`;
+    let body: string | undefined;
+    if (options.json !== undefined) {
+      headers["Content-Type"] = "application/json";
+      body = JSON.stringify(options.json);
+    } else if (options.text !== undefined) {
+      headers["Content-Type"] ??= "text/plain";
+      body = options.text;
+    }
+    const response = await fetch(`${this.url}${path}`, { method, headers, body });
+    const text = await response.text();
+    return { status: response.status, text, headers: response.headers, json: <T>() => JSON.parse(text) as T };
+  }
+
+  get = (path: string) => this.send("GET", path);
+  post = (path: string, options?: Send) => this.send("POST", path, options);
+  put = (path: string, options?: Send) => this.send("PUT", path, options);
+  delete = (path: string, options?: Send) => this.send("DELETE", path, options);
+
+  /** Creates the user with this API's token (the admin's: sign-up is closed) and logs in: the API as that user. */
+  async user(email: string, password = "user-password"): Promise<Api> {
+    await this.post("/users", { json: { email, password } });
+    return this.login(email, password);
+  }
+
+  async login(email: string, password: string): Promise<Api> {
+    const answer = await new Api(this.url).post(`/users/${email}/tokens`, { json: { password } });
+    if (answer.status !== 200) throw new Error(`login of ${email} failed: ${answer.status} ${answer.text}`);
+    return new Api(this.url, answer.json<{ token: string }>().token);
+  }
+
+  /** Fails the test with the answer when the status is not the expected one. */
+  async ok(answer: Promise<Answer> | Answer, status = 200): Promise<Answer> {
+    const got = await answer;
+    if (got.status !== status) throw new Error(`expected ${status}, got ${got.status}: ${got.text}`);
+    return got;
+  }
+}
+
+export interface TestPlatform {
+  platform: RunningPlatform;
+  url: string;
+  /** Logged in as the admin (team `admin`). */
+  admin: Api;
+  anonymous: Api;
+  stop(): Promise<void>;
+}
+
+export async function startTestPlatform(kind: StoreKind, options: Partial<PlatformOptions> = {}): Promise<TestPlatform> {
+  let redis: RedisServer | undefined;
+  if (kind === "redis") redis = await startRedisServer();
+  const platform = await startPlatform({
+    port: 0,
+    host: "127.0.0.1",
+    admin: ADMIN,
+    state: redis ? { kind: "redis", url: redis.url } : { kind: "memory" },
+    version: "0.0.0-test",
+    providerCalls: { timeoutMs: 5_000, connectTimeoutMs: 2_000 },
+    report: (error) => console.error("platform error", error),
+    // The suites run commands; run's default (off) and its rules are tested in security.test.ts.
+    allowRun: true,
+    ...options,
+  });
+  const anonymous = new Api(platform.url);
+  return {
+    platform,
+    url: platform.url,
+    admin: await anonymous.login(ADMIN.email, ADMIN.password),
+    anonymous,
+    async stop() {
+      await platform.close();
+      await redis?.stop();
+    },
+  };
+}
+
+/** A service manifest, as `POST /services` takes it. */
+export function manifest(id: string, url: string, extra: Record<string, unknown> = {}): string {
+  return stringify({ id, username: USER, password: PASSWORD, endpoint: { production: url }, ...extra });
+}
+
+export interface TestProvider {
+  running: Running;
+  received: ReturnType<typeof fakeResource>["received"];
+  /** Names of the handlers called, in order. */
+  handlers(): string[];
+  stop(): Promise<void>;
+}
+
+/** A provider built with createProvider whose handlers record each call; `overrides` replace handlers. */
+export async function startTestProvider(overrides: Partial<ProviderHandlers> = {}): Promise<TestProvider> {
+  const resource = fakeResource(overrides);
+  const running = await start(resource.handlers);
+  return {
+    running,
+    received: resource.received,
+    handlers: () => resource.received.map((call) => call.handler),
+    stop: () => running.stop(),
+  };
+}
+
+/** Today's command-line client (`tsuru` 1.34), as it sends its requests and reads their answers. */
+const CLIENT_FORM = "application/x-www-form-urlencoded";
+
+export interface Reply {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+/** A request as the Go client builds it: url.Values.Encode sorts the keys. */
+export async function tsuru(url: string, token: string | undefined, method: string, path: string, form?: Record<string, string | string[]>): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (token) headers.Authorization = `bearer ${token}`;
+  let body: string | undefined;
+  if (form) {
+    const values = new URLSearchParams();
+    for (const key of Object.keys(form).sort()) for (const value of [form[key]!].flat()) values.append(key, value);
+    body = values.toString();
+    headers["Content-Type"] = CLIENT_FORM;
+  }
+  const response = await fetch(`${url}${path}`, { method, headers, body });
+  return { status: response.status, contentType: response.headers.get("content-type") ?? "", text: await response.text() };
+}
+
+/** The client's stream reader: one JSON object per line; an `Error` fails the command. */
+export function readStream(reply: Reply): { messages: string[]; error?: string } {
+  expect(reply.status).toBe(200);
+  expect(reply.contentType).toBe("application/x-json-stream");
+  const lines = reply.text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { Message: string; Error?: string });
+  return { messages: lines.map((line) => line.Message).filter((message) => message !== ""), error: lines.find((line) => line.Error)?.Error };
+}

@@ -1,0 +1,293 @@
+/**
+ * `provider-kit init <dir>`: writes a new provider project from `templates/provider/`.
+ *
+ * Template file names: a leading `_` stands for a leading `.` (`_gitignore` → `.gitignore`:
+ * npm would drop a real .gitignore from the package), and a `.tmpl` suffix marks a file whose
+ * `{{placeholders}}` are filled in (and keeps files like package.json from confusing tooling
+ * in this repository). Every other file is copied as it is.
+ *
+ * provider-kit itself: the project depends on a copy of the running provider-kit, and for its
+ * tests on the @provider-kit/conformance installed beside it, both packed into its `vendor/`
+ * folder, so it installs without them on the npm registry (from a checkout and from an installed
+ * package alike); `--registry-version` depends on the registry instead.
+ */
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Command } from "commander";
+import { assertEndpoint, assertServiceId, generatePassword, renderManifest, type ServiceManifest } from "./manifest.js";
+import { ownPackage, packageRoot, packPackage, type OwnPackage } from "./own-package.js";
+import { EXIT } from "./exit-codes.js";
+
+export interface InitOptions {
+  /** Directory to create the project in; must be absent or empty. */
+  dir: string;
+  /** Project (npm package) name. Default: the directory's name. */
+  name?: string;
+  /** The platform's service id. Default: the project name. */
+  serviceId?: string;
+  /** Where the platform will reach the provider. Default: `DEFAULT_ENDPOINT`. */
+  endpoint?: string;
+  /**
+   * Depend on provider-kit from the npm registry, at this version or range (once it is
+   * published there). Default: a copy of the running provider-kit, packed into `vendor/`.
+   */
+  registryVersion?: string;
+}
+
+export interface InitResult {
+  dir: string;
+  manifest: ServiceManifest;
+  /** Paths written, relative to `dir`. */
+  files: string[];
+  /** package.json's dependency on provider-kit: `file:vendor/provider-kit-<version>.tgz`, or the registry range. */
+  providerKit: string;
+}
+
+const DEFAULT_PORT = 8080;
+const DEFAULT_ENDPOINT = `http://localhost:${DEFAULT_PORT}`;
+/** npm's rule for package names (unscoped or scoped), which package.json's `name` must follow. */
+const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
+
+/** Characters of an npm version or range (`0.2.0`, `^0.1.0`, `>=0.1 <1`, `latest`): no paths, URLs or `file:`. */
+const VERSION_RANGE = /^[0-9A-Za-z.^~<>=|*+ -]+$/;
+/** Folder of a generated project that holds its copies of provider-kit and the conformance kit. */
+const VENDOR_DIR = "vendor";
+
+/** The conformance kit a generated project's tests run: a dev dependency. */
+const CONFORMANCE = "@provider-kit/conformance";
+
+/** Where a generated project gets provider-kit (and the conformance kit) from. */
+interface ProviderKitSource {
+  /** The dependency in package.json. */
+  spec: string;
+  /** The dev dependency on @provider-kit/conformance in package.json. */
+  conformanceSpec: string;
+  /** One paragraph of the project's README saying where provider-kit comes from. */
+  readme: string;
+  /** The tarballs to copy into `vendor/`, when the project gets its own copies. */
+  tarballs: string[];
+}
+
+function registrySource(range: string): ProviderKitSource {
+  if (!VERSION_RANGE.test(range.trim())) {
+    throw new Error(
+      `Invalid --registry-version "${range}": give a version or range of provider-kit on the npm registry, e.g. "^0.1.0".`,
+    );
+  }
+  return {
+    spec: range.trim(),
+    conformanceSpec: range.trim(),
+    readme: `provider-kit and ${CONFORMANCE} come from the npm registry (\`${range.trim()}\` in package.json).`,
+    tarballs: [],
+  };
+}
+
+/**
+ * A copy of the running provider-kit and of the conformance kit beside it for the project's
+ * `vendor/`, packed into `scratch`: the project installs without the npm registry having them,
+ * from a checkout or from an installed package alike.
+ */
+async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
+  const conformanceRoot = packageRoot(CONFORMANCE);
+  if (conformanceRoot === undefined) {
+    throw new Error(
+      `provider-kit init packs ${CONFORMANCE} for the new project's tests, and it is not installed beside provider-kit: ` +
+        `npm install --save-dev ${CONFORMANCE}, or pass --registry-version <range> to take both from the npm registry.`,
+    );
+  }
+  const kit = await packPackage(ownPackage().root, scratch);
+  const conformance = await packPackage(conformanceRoot, scratch);
+  const relative = `${VENDOR_DIR}/${kit}`;
+  return {
+    spec: `file:${relative}`,
+    conformanceSpec: `file:${VENDOR_DIR}/${conformance}`,
+    tarballs: [kit, conformance].map((filename) => path.join(scratch, filename)),
+    readme: [
+      `provider-kit comes from \`${relative}\`, and ${CONFORMANCE} (the tests' conformance kit) from`,
+      `\`${VENDOR_DIR}/${conformance}\`: \`provider-kit init\` packed the ones that made this project there, as`,
+      `the packages are not on the npm registry yet, and package.json depends on them`,
+      `(\`file:${relative}\`). Keep them in version control: \`npm install\` and \`npm ci\` install`,
+      `from them. Once provider-kit is published, switch with \`npm install provider-kit@<version>\``,
+      `and \`npm install --save-dev ${CONFORMANCE}@<version>\`, and delete \`${VENDOR_DIR}/\`.`,
+    ].join("\n"),
+  };
+}
+
+/** The dependency range a generated project uses: provider-kit from `source`, and our own dev tools. */
+function versionLookup(own: OwnPackage, source: ProviderKitSource): (pkg: string) => string {
+  return (pkg) => {
+    if (pkg === "provider-kit") return source.spec;
+    if (pkg === CONFORMANCE) return source.conformanceSpec;
+    const range = own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
+    if (range === undefined) throw new Error(`Template bug: no version known for ${pkg}.`);
+    return range;
+  };
+}
+
+/** Fills `{{key}}` and `{{version:package}}` placeholders; an unknown key is a template bug. */
+function render(text: string, values: Record<string, string>, versionOf: (pkg: string) => string): string {
+  return text.replace(/\{\{([^{}]+)\}\}/g, (_, key: string) => {
+    if (key.startsWith("version:")) return versionOf(key.slice("version:".length));
+    const value = values[key];
+    if (value === undefined) throw new Error(`Template bug: unknown placeholder {{${key}}}.`);
+    return value;
+  });
+}
+
+/** Template path (relative) → output path (relative). */
+function outputPath(templatePath: string): string {
+  return templatePath
+    .split(path.sep)
+    .map((part) => part.replace(/^_/, ".").replace(/\.tmpl$/, ""))
+    .join(path.sep);
+}
+
+async function assertEmptyDirectory(dir: string): Promise<void> {
+  if (!existsSync(dir)) return;
+  if (!(await stat(dir)).isDirectory()) {
+    throw new Error(`${dir} exists and is not a directory: choose another path for the new project.`);
+  }
+  if ((await readdir(dir)).length > 0) {
+    throw new Error(`${dir} is not empty: refusing to overwrite it. Choose a new directory, or empty this one first.`);
+  }
+}
+
+function envFile(manifest: ServiceManifest): string {
+  return [
+    "# Settings of this provider (read by `npm start` and `provider-kit manifest`). Secret: never commit.",
+    `PORT=${DEFAULT_PORT}`,
+    `PROVIDER_USERNAME=${manifest.username}`,
+    `PROVIDER_PASSWORD=${manifest.password}`,
+    `PROVIDER_ENDPOINT=${manifest.endpoint}`,
+    "# Where the registry keeps instances: a redis:// URL in production, memory for local trials (see .env.example).",
+    "REGISTRY_STORE=memory",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Writes a new provider project. Throws (writing nothing) when the options are invalid or
+ * provider-kit cannot be packed into it.
+ */
+export async function initProject(options: InitOptions): Promise<InitResult> {
+  const dir = path.resolve(options.dir);
+  const name = options.name ?? path.basename(dir);
+  if (!NPM_NAME.test(name)) {
+    throw new Error(
+      `Invalid project name "${name}": npm package names use lower-case letters, digits, ".", "_" and "-".` +
+        (options.name === undefined ? " Pass --name <name> (the directory name is the default)." : ""),
+    );
+  }
+  const serviceId = options.serviceId ?? name;
+  assertServiceId(
+    serviceId,
+    options.serviceId === undefined ? "It defaults to the project name; pass --service-id <id>." : "",
+  );
+  const endpoint = options.endpoint ?? DEFAULT_ENDPOINT;
+  assertEndpoint(endpoint);
+  await assertEmptyDirectory(dir);
+
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "provider-kit-init-"));
+  try {
+    const source =
+      options.registryVersion === undefined ? await vendoredSource(scratch) : registrySource(options.registryVersion);
+    return await writeProject({ dir, name, serviceId, endpoint, source });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+async function writeProject(project: {
+  dir: string;
+  name: string;
+  serviceId: string;
+  endpoint: string;
+  source: ProviderKitSource;
+}): Promise<InitResult> {
+  const { dir, name, serviceId, endpoint, source } = project;
+  const { root, pkg } = ownPackage();
+  const versionOf = versionLookup(pkg, source);
+  const manifest: ServiceManifest = { id: serviceId, username: serviceId, password: generatePassword(), endpoint };
+  const values = {
+    name,
+    serviceId,
+    port: String(DEFAULT_PORT),
+    providerKitSource: source.readme,
+    // One Node.js requirement for provider-kit and the projects it makes (whose CLI they run).
+    nodeEngines: pkg.engines.node,
+  };
+
+  const templateDir = path.join(root, "templates", "provider");
+  const templates = (await readdir(templateDir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(templateDir, path.join(entry.parentPath, entry.name)))
+    .sort();
+
+  const files: string[] = [];
+  const write = async (relative: string, content: string, mode?: number) => {
+    await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
+    await writeFile(path.join(dir, relative), content, { mode });
+    files.push(relative);
+  };
+  for (const template of templates) {
+    const content = await readFile(path.join(templateDir, template), "utf8");
+    await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
+  }
+  if (source.tarballs.length > 0) await mkdir(path.join(dir, VENDOR_DIR));
+  for (const tarball of source.tarballs) {
+    const relative = path.join(VENDOR_DIR, path.basename(tarball));
+    await copyFile(tarball, path.join(dir, relative));
+    files.push(relative);
+  }
+  // The two files holding the password: readable by their owner only, from the moment they exist.
+  await write(".env", envFile(manifest), 0o600);
+  await write("service.yaml", renderManifest(manifest), 0o600);
+  return { dir, manifest, files, providerKit: source.spec };
+}
+
+/** Adds `provider-kit init <dir>` to the CLI. */
+export function registerInit(program: Command): void {
+  program
+    .command("init")
+    .description("create a new provider project in <dir> (which must be absent or empty)")
+    .argument("<dir>", "directory of the new project")
+    .option("--name <name>", "project name (default: the directory's name)")
+    .option("--service-id <id>", "the platform's service id (default: the project name)")
+    .option("--endpoint <url>", `address at which the platform reaches the provider (default: ${DEFAULT_ENDPOINT})`)
+    .option(
+      "--registry-version <range>",
+      "depend on this version of provider-kit from the npm registry, once it is published there " +
+        `(default: a copy of this provider-kit, packed into ${VENDOR_DIR}/)`,
+    )
+    .action(async (dir: string, options: Omit<InitOptions, "dir">, command: Command) => {
+      let result: InitResult;
+      try {
+        result = await initProject({ ...options, dir });
+      } catch (error) {
+        command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
+      }
+      const shown = path.relative(process.cwd(), result.dir) || ".";
+      const vendored = result.providerKit.startsWith("file:");
+      process.stdout.write(
+        [
+          `Created provider "${result.manifest.id}" in ${shown} (${result.files.length} files).`,
+          vendored
+            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)}, and on the conformance kit's beside it (keep them in version control).`
+            : `provider-kit comes from the npm registry: ${result.providerKit}.`,
+          "",
+          "Next steps:",
+          `  cd ${shown}`,
+          "  npm install",
+          "  npm test",
+          `  npm start       # listens on PORT from .env (${DEFAULT_PORT})`,
+          "  npm run dev     # the same, restarting on every change to src/",
+          "",
+          "Register it on the platform (edit endpoint.production first):",
+          "  tsuru service-create service.yaml",
+          "",
+        ].join("\n"),
+      );
+    });
+}

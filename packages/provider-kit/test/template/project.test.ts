@@ -1,0 +1,280 @@
+/**
+ * End to end, exactly as a service author lives it: `provider-kit init` from the built CLI in a
+ * temporary folder, then plain `npm install` (provider-kit comes from the copy init packs into
+ * vendor/, so it installs although provider-kit is not on the npm registry), then `npm test`,
+ * `npm start` and `npx provider-kit check` against it. Then the same again outside a checkout:
+ * `npx provider-kit init` from the provider-kit installed in that project. The project depends on
+ * provider-kit and the conformance kit only: `provider-kit platform` and a Redis registry say
+ * which package to install, and work once @provider-kit/platform and @provider-kit/redis-store
+ * (packed from this checkout) are.
+ *
+ * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
+ * serves every check.
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import ownPackage from "../../package.json" with { type: "json" };
+import { Api } from "../../../platform/test/platform/helpers.js";
+import { run, startLongRunning, type Finished } from "./processes.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { startRedisServer } from "../../../../test/support/redis-server.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const cli = path.join(root, "dist", "cli", "main.js");
+const SLOW = 300_000;
+const VENDORED = `file:vendor/provider-kit-${ownPackage.version}.tgz`;
+
+/** Fails with the command's output, so a broken step says why. */
+function expectSuccess(result: Finished): void {
+  expect(result.code, `${result.command} failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** `npm test` in `dir`: passes, every test run. */
+async function expectTestsPass(dir: string): Promise<void> {
+  const result = await run("npm", ["test"], { cwd: dir });
+  expectSuccess(result);
+  expect(result.stdout).toMatch(/Tests\s+\d+ passed/);
+  expect(result.stdout).not.toMatch(/failed|skipped/);
+}
+
+let besides: Promise<void> | undefined;
+/** Installs @provider-kit/platform and @provider-kit/redis-store, packed from this checkout, into the project (once). */
+function installPlatformAndRedisStore(): Promise<void> {
+  besides ??= (async () => {
+    const tarballs: string[] = [];
+    for (const name of ["redis-store", "platform"]) {
+      const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: path.join(root, "..", name) });
+      expectSuccess(packed);
+      tarballs.push(path.join(work, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename));
+    }
+    expectSuccess(await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", ...tarballs], { cwd: project }));
+  })();
+  return besides;
+}
+
+/** Where the project's installed provider-kit came from, according to its package-lock.json. */
+async function installedFrom(dir: string): Promise<string | undefined> {
+  const lock = JSON.parse(await readFile(path.join(dir, "package-lock.json"), "utf8")) as { packages: Record<string, { resolved?: string }> };
+  return lock.packages["node_modules/provider-kit"]?.resolved;
+}
+
+let work: string;
+let project: string;
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), "provider-kit-project-"));
+  // The built CLI, from the current sources: test/global-setup.ts built it before any file ran.
+  project = path.join(work, "orders-db");
+  expectSuccess(await run("node", [cli, "init", project], { cwd: work }));
+  expectSuccess(await run("npm", ["install"], { cwd: project }));
+}, SLOW);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** Reads a KEY=value setting of the generated project's .env. */
+async function dotEnv(key: string): Promise<string> {
+  const match = new RegExp(`^${key}=(.*)$`, "m").exec(await readFile(path.join(project, ".env"), "utf8"));
+  if (!match?.[1]) throw new Error(`${key} missing from the generated .env`);
+  return match[1];
+}
+
+describe("a project made by provider-kit init", () => {
+  it("installs provider-kit from its own vendor/ copy, not from the npm registry", async () => {
+    expect(await installedFrom(project)).toBe(VENDORED);
+    const installed = JSON.parse(await readFile(path.join(project, "node_modules", "provider-kit", "package.json"), "utf8")) as { version: string };
+    expect(installed.version).toBe(ownPackage.version);
+  });
+
+  it("gets the ESM-only error from require(\"provider-kit\") in CommonJS, and provider-kit itself from import()", async () => {
+    const script = [
+      'try { require("provider-kit"); } catch (error) { console.log(error.code); }',
+      'import("provider-kit").then((kit) => console.log(typeof kit.createProvider));',
+    ].join("\n");
+    const result = await run("node", ["--input-type=commonjs", "-e", script], { cwd: project });
+    expectSuccess(result);
+    expect(result.stdout).toBe("ERR_REQUIRE_ESM\nfunction\n");
+  });
+
+  it("type-checks", async () => {
+    expectSuccess(await run("npx", ["tsc", "--noEmit"], { cwd: project }));
+  }, SLOW);
+
+  it("passes its own tests (HTTP calls and the conformance kit)", async () => {
+    await expectTestsPass(project);
+  }, SLOW);
+
+  it("starts with npm start and passes `npx provider-kit check` run against it", async () => {
+    const username = await dotEnv("PROVIDER_USERNAME");
+    const password = await dotEnv("PROVIDER_PASSWORD");
+    // PORT from the environment wins over .env: a free port, so tests never collide.
+    const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
+    try {
+      const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
+      const port = (JSON.parse(listening) as { port: number }).port;
+
+      const check = await run("npx", ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username], {
+        cwd: project,
+        env: { PROVIDER_KIT_PASSWORD: password },
+      });
+      expectSuccess(check);
+    } finally {
+      await server.stop();
+    }
+    // SIGTERM stops it cleanly, and the password never reaches its log.
+    expect(server.output()).toMatch(/"msg":"stopping"/);
+    expect(server.output()).not.toContain(password);
+  }, SLOW);
+
+  it("leaves no process behind when npm alone gets SIGTERM (what a supervisor that signals npm does)", async () => {
+    const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
+    try {
+      await server.waitForLine(/"msg":"provider listening"/, 60_000);
+      server.signal("SIGTERM");
+      await eventually(() => !server.groupAlive(), 20_000, "npm start and everything it started gone");
+      expect(server.output()).toMatch(/"msg":"stopping"/);
+    } finally {
+      await server.stop();
+    }
+  }, SLOW);
+
+  it("says which package `provider-kit platform` needs while it is not installed, and exits 2", async () => {
+    const result = await run("npx", ["provider-kit", "platform", "--memory"], { cwd: project });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
+    const help = await run("npx", ["provider-kit", "--help"], { cwd: project });
+    expect(help.stdout).toMatch(/platform .*\(needs @provider-kit\/platform\)/s);
+  });
+
+  it("refuses a Redis registry while @provider-kit/redis-store is not installed, saying to install it", async () => {
+    const result = await run("npm", ["start"], { cwd: project, env: { PORT: "0", REGISTRY_STORE: "redis://127.0.0.1:1" } });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain("@provider-kit/redis-store is not installed: npm install @provider-kit/redis-store.");
+  }, SLOW);
+
+  it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
+    await installPlatformAndRedisStore();
+    const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
+    const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0", "--allow-run"], {
+      cwd: project,
+      env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
+    });
+    try {
+      const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
+      const endpoint = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
+      const manifest = await run("npx", ["provider-kit", "manifest", "--endpoint", endpoint], { cwd: project });
+      expectSuccess(manifest);
+      const api = await new Api(await platform.waitForUrl(/listening on/, 60_000)).login("admin@example.com", "admin-password");
+      const serviceId = /^id: (.+)$/m.exec(manifest.stdout)![1]!.replace(/"/g, "");
+
+      await api.ok(api.post("/services", { text: manifest.stdout })); // Variant A: bind-app, then one bind per unit
+      await api.ok(api.post("/apps", { json: { name: "orders-web", platform: "node" } }));
+      await api.ok(api.put("/apps/orders-web/units", { text: "1" }));
+      await api.ok(api.post("/services/instances", { json: { name: "orders", service_name: serviceId } }), 201);
+      const bound = (await api.ok(api.put("/services/instances/orders/orders-web"))).json<Record<string, string>>();
+      expect(Object.keys(bound).length).toBeGreaterThan(0);
+      const seen = await api.ok(api.post("/apps/orders-web/run?once=true", { text: 'printf %s "$TSURU_SERVICES"' }));
+      const services = JSON.parse(seen.text) as Record<string, Array<{ instance_name: string; envs: Record<string, string> }>>;
+      expect(services[serviceId]!.map(({ instance_name, envs }) => [instance_name, Object.keys(envs)])).toEqual([["orders", Object.keys(bound)]]);
+      const calls = (await api.get("/provider-calls?app=orders-web")).json<Array<{ path: string; status: number }>>();
+      expect(calls.map((call) => `${call.path} ${call.status}`)).toEqual([
+        "/resources/orders/bind-app 201",
+        "/resources/orders/bind 201",
+        "/resources/orders/bind 201",
+      ]);
+      await api.ok(api.delete("/services/instances/orders/orders-web"));
+      await api.ok(api.delete("/services/instances/orders"));
+    } finally {
+      await platform.stop();
+      await server.stop();
+    }
+  }, SLOW);
+
+
+  it("makes the same project again with the installed provider-kit, which installs and passes its tests too", async () => {
+    // Outside a checkout: the provider-kit in node_modules packs itself into the new project.
+    const again = path.join(work, "orders-db-again");
+    expectSuccess(await run("npx", ["provider-kit", "init", again], { cwd: project }));
+    const generated = async (dir: string) =>
+      (await readdir(dir, { recursive: true })).filter((file) => !/^(node_modules|package-lock\.json)/.test(file)).sort();
+    expect(await generated(again)).toEqual(await generated(project));
+
+    // The installed package packs into the very tarball the checkout packed.
+    const tarball = VENDORED.slice("file:".length);
+    expect(await readFile(path.join(again, tarball))).toEqual(await readFile(path.join(project, tarball)));
+
+    expectSuccess(await run("npm", ["install"], { cwd: again }));
+    expect(await installedFrom(again)).toBe(VENDORED);
+    await expectTestsPass(again);
+  }, SLOW);
+
+  it("prints its service manifest with the installed provider-kit", async () => {
+    const result = await run("npx", ["provider-kit", "manifest"], { cwd: project });
+    expectSuccess(result);
+    expect(result.stdout).toBe(await readFile(path.join(project, "service.yaml"), "utf8"));
+  }, SLOW);
+
+  it("prints the platform's manifest of its actions from src/actions.ts, through its own tsx", async () => {
+    const result = await run("npx", ["provider-kit", "manifest", "--actions", "src/actions.ts"], { cwd: project });
+    expectSuccess(result);
+    expect(JSON.parse(result.stdout)).toEqual({
+      enabled: true,
+      strict_actions: true,
+      legacy_compat: false,
+      operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
+    });
+  }, SLOW);
+
+  it("restarts on a change to src/ under npm run dev", async () => {
+    const listening = /"msg":"provider listening"/;
+    const main = path.join(project, "src", "main.ts");
+    const source = await readFile(main, "utf8");
+    const server = startLongRunning("npm", ["run", "dev"], { cwd: project, env: { PORT: "0" } });
+    try {
+      await server.waitForLine(listening, 60_000);
+      await writeFile(main, `${source}\n`);
+      const starts = () => server.output().split("\n").filter((line) => listening.test(line)).length;
+      await eventually(() => starts() === 2, 60_000, "listening again after the change");
+    } finally {
+      await server.stop();
+      await writeFile(main, source);
+    }
+  }, SLOW);
+
+  // Last: it leaves dist/ in the project, which the test making the project again would see.
+  it("builds, and the compiled provider runs with its settings from the environment and its registry on Redis", async () => {
+    await installPlatformAndRedisStore();
+    expectSuccess(await run("npm", ["run", "build"], { cwd: project }));
+    const username = await dotEnv("PROVIDER_USERNAME");
+    const password = await dotEnv("PROVIDER_PASSWORD");
+    const redis = await startRedisServer();
+    const redisUrl = redis.url;
+    // As docs/operations/running.md shows it: node, not npm (which reads .env).
+    const server = startLongRunning("node", ["dist/main.js"], {
+      cwd: project,
+      env: { PORT: "0", PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password, REGISTRY_STORE: redisUrl },
+    });
+    try {
+      const port = (JSON.parse(await server.waitForLine(/"msg":"provider listening"/, 60_000)) as { port: number }).port;
+      const created = await fetch(`http://127.0.0.1:${port}/resources`, {
+        method: "POST",
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` },
+        body: new URLSearchParams({ name: "orders-compiled", team: "t" }),
+      });
+      expect(created.status).toBe(201);
+      const registry = await createClient({ url: redisUrl }).connect();
+      try {
+        expect(await registry.keys("*orders-compiled*")).not.toEqual([]);
+      } finally {
+        registry.destroy();
+      }
+    } finally {
+      await server.stop();
+      await redis.stop();
+    }
+  }, SLOW);
+});
