@@ -70,7 +70,7 @@ const SEED = z.strictObject({
   bindings: z.array(z.strictObject({ instance: z.string(), app: z.string() })).default([]),
 });
 
-export class SeedError extends Error {
+class SeedError extends Error {
   override name = "SeedError";
 }
 
