@@ -35,7 +35,6 @@ export default defineConfig({
     // most of its time. They mostly wait on Redis and HTTP, so one worker per core.
     poolOptions: { threads: { isolate: false, maxThreads: "100%" } },
     projects: [
-      // test/http serves the provider with `provider.listen()`: its routes straight from node:http.
       {
         extends: true,
         test: {
@@ -55,18 +54,6 @@ export default defineConfig({
           // tests pack the package and run the built CLI.
           globalSetup: ["test/global-setup.ts"],
           sequence: { groupOrder: 1 },
-        },
-      },
-      // ... and test/http again through the Express app (`http.createServer(provider)`, what
-      // mounting it does): both ways must give the same answers (test/http/helpers.ts reads this).
-      {
-        extends: true,
-        test: {
-          name: "http via express",
-          include: ["test/http/**/*.test.ts"],
-          exclude: ["test/http/same-bytes.test.ts"], // serves both ways itself
-          env: { PROVIDER_KIT_TEST_SERVING: "express" },
-          sequence: { groupOrder: 0 },
         },
       },
     ],
