@@ -4,7 +4,7 @@
  * (auth, bodies, request ids and logging, timeouts, error answers) in `src/http/`.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import express, { type ErrorRequestHandler, type Express, type Request, type Response } from "express";
+import express, { type Express, type Request, type RequestHandler, type Response } from "express";
 import { create } from "./endpoints/create.js";
 import { bindApp } from "./endpoints/bind-app.js";
 import { bindHostname } from "./endpoints/bind-hostname.js";
@@ -27,7 +27,7 @@ import { createDrain } from "./http/drain.js";
 import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
 import { errorAnswer, notFound } from "./http/errors.js";
 import { HEALTHCHECK_PATH, healthcheck, type HealthCheck } from "./http/healthcheck.js";
-import { guardedRouter, type Method, type Next, type RouteHandler } from "./http/router.js";
+import { guardRoutes, leavingOptions, type Method, type Next, type RouteHandler } from "./http/router.js";
 import { requestScopes, type RequestScopes } from "./http/scope.js";
 import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
@@ -97,36 +97,38 @@ function metricsRoute(metrics: ProviderMetrics): RouteHandler {
   return (req, res) => metrics.serve(req, res);
 }
 
-/** The provider answers every error of its routes itself, mounted or not: the parent app never sees them. */
-function answeringErrors(scopes: RequestScopes): ErrorRequestHandler {
-  return (error, req, res, next) => {
-    // An undecodable path fails before any route's guard opened the scope.
-    if (scopes.open(req, res)) errorAnswer(error, req, res, next);
-  };
-}
+/** Express's `app.handle`, which an app mounted in another runs: it has no type of its own. */
+type Handle = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
 
-/** What ends a request nothing in the provider served, when the provider is the server itself. */
-function lastAnswer(scopes: RequestScopes, req: Request, res: Response): Next {
+/**
+ * What ends a request once the provider's router is done with it. An error of its routes (or of
+ * anything added on it) is answered here, mounted or not: the parent app never sees it. What no
+ * route served goes on to `next` (mounted: the parent app's later routes) or, as the server
+ * itself, to the provider's 404.
+ */
+function finishing(scopes: RequestScopes, req: Request, res: Response, next: Next | undefined): Next {
   return (error?: unknown) => {
-    if (res.headersSent) return req.socket.destroy();
-    if (!scopes.open(req, res)) return;
-    if (error !== undefined && error !== null) errorAnswer(error, req, res, () => req.socket.destroy());
-    else notFound(req, res);
+    if (error === undefined || error === null) {
+      if (next !== undefined) next();
+      else if (scopes.open(req, res)) notFound(req, res);
+      return;
+    }
+    // An undecodable path fails before any route's guard opened the scope.
+    if (scopes.open(req, res)) errorAnswer(error, req, res, () => req.socket.destroy());
   };
 }
 
 /**
- * The app as its callers see it. Called with a `next` (mounted in another app), what the
- * provider and the routes added to it do not serve goes back to that app; called without one
- * (`http.createServer(provider)`, `.listen()`), the provider's own 404 ends the request.
- * Everything else is the Express app itself: its methods, settings and router are reached
- * through the prototype.
+ * The app as its callers see it: however it is called (`http.createServer(provider)`, `.listen()`,
+ * `app.use(provider)`, which calls `provider.handle`), its router runs and `finishing` ends the
+ * request. Everything else is the Express app itself: its methods, settings and router are
+ * reached through the prototype.
  */
-function answeringWhatIsLeft(app: Express, scopes: RequestScopes): Express {
-  const handler = (req: IncomingMessage, res: ServerResponse, next?: Next): void => {
-    app(req as Request, res as Response, next ?? lastAnswer(scopes, req as Request, res as Response));
-  };
-  return Object.setPrototypeOf(handler, app) as Express;
+function answeringItsOwn(app: Express, scopes: RequestScopes): Express {
+  const expressHandle = (app as unknown as { handle: Handle }).handle.bind(app);
+  const handle: Handle = (req, res, next) => expressHandle(req, res, finishing(scopes, req as Request, res as Response, next));
+  const provider = Object.setPrototypeOf((req: IncomingMessage, res: ServerResponse) => handle(req, res), app) as Express;
+  return Object.assign(provider, { handle });
 }
 
 const REQUIRED_HANDLERS = ["create", "destroy", "bindApp", "unbindApp"] as const;
@@ -165,23 +167,21 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   app.set("query parser", false);
 
   const scopes = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
-  // Load balancers probe exactly /healthcheck, without credentials.
-  const open = guardedRouter([scopes.enter], { strict: true });
-  open.get(HEALTHCHECK_PATH, healthcheck(healthChecks, config.healthCheckTimeoutMs));
+  app.enable("case sensitive routing"); // before the router is made, on first use
+  const { router } = app;
+  router.use(leavingOptions);
+  // Load balancers probe exactly /healthcheck (no trailing slash), without credentials.
+  const exactly = (path: string): RequestHandler => (req, _res, next) => next(req.path === path ? undefined : "route");
+  router.get(HEALTHCHECK_PATH, exactly(HEALTHCHECK_PATH), scopes.enter, healthcheck(healthChecks, config.healthCheckTimeoutMs));
+  // Every route from here on, the provider's and those added on it (`provider.get(...)`), runs behind this guard.
   const auth = config.auth === false ? [] : [authentication(config.auth)];
-  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
-  // Every route below, and every route added on the provider, runs behind this guard.
-  const guarded = guardedRouter([scopes.enter, ...auth, body]);
-  app.use(open, guarded, answeringErrors(scopes));
-
-  const provider = answeringWhatIsLeft(app, scopes);
-  // Routes added on the provider (`provider.get(...)`) join its own, behind the guard and before its error answer.
-  provider.route = (path: string) => guarded.route(path);
+  guardRoutes(router, [scopes.enter, ...auth, bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit })]);
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
-  for (const { method, path, handler } of routes) guarded[method](path, handler);
+  for (const { method, path, handler } of routes) router[method](path, handler);
+  const provider = answeringItsOwn(app, scopes);
 
   return Object.assign(provider, {
     requestListener: provider,

@@ -9,7 +9,7 @@
  * GET route, parameters are percent-decoded (an undecodable one is answered 400).
  */
 import { METHODS, type IncomingMessage, type ServerResponse } from "node:http";
-import { Router, type IRoute, type RequestHandler } from "express";
+import type { IRoute, RequestHandler, Router } from "express";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -35,14 +35,13 @@ type AddHandlers = (...handlers: RequestHandler[]) => IRoute;
 const ROUTE_METHODS = [...METHODS.map((method) => method.toLowerCase()), "all"];
 
 /**
- * A router whose routes run `guard` before their own handlers, whoever adds them. `strict`: the
- * paths must be exactly the patterns (no trailing slash).
+ * OPTIONS is no method of the provider's: out of the router before Express answers it with the
+ * routes' methods, on to the 404 (or the parent app, mounted).
  */
-export function guardedRouter(guard: readonly RequestHandler[], { strict = false } = {}): Router {
-  const router = Router({ caseSensitive: true, strict });
-  // OPTIONS is no method of the provider's: out of the router before Express answers it with the
-  // routes' methods, on to a 404 (or the parent app, mounted).
-  router.use((req, _res, next) => next(req.method === "OPTIONS" ? "router" : undefined));
+export const leavingOptions: RequestHandler = (req, _res, next) => next(req.method === "OPTIONS" ? "router" : undefined);
+
+/** From now on, every route added to `router` (by whoever adds it) runs `guard` before its own handlers. */
+export function guardRoutes(router: Router, guard: readonly RequestHandler[]): void {
   const route = router.route.bind(router);
   router.route = (path: string) => {
     const added = route(path);
@@ -53,5 +52,4 @@ export function guardedRouter(guard: readonly RequestHandler[], { strict = false
     }
     return added;
   };
-  return router;
 }
