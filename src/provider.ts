@@ -100,17 +100,24 @@ function metricsRoute(metrics: ProviderMetrics): RouteHandler {
 /** Express's `app.handle`, which an app mounted in another runs: it has no type of its own. */
 type Handle = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
 
+/** What a provider that is the server itself answers a request none of its routes took: behind auth, its 404. */
+function unrouted(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response): void {
+  if (!scopes.open(req, res)) return;
+  if (auth === undefined) notFound(req, res);
+  else auth(req, res, () => notFound(req, res));
+}
+
 /**
  * What ends a request once the provider's router is done with it. An error of its routes (or of
  * anything added on it) is answered here, mounted or not: the parent app never sees it. What no
- * route served goes on to `next` (mounted: the parent app's later routes) or, as the server
- * itself, to the provider's 404.
+ * route served goes on to `next` (mounted: the parent app's later routes, untouched) or, as the
+ * server itself, to `unrouted`.
  */
-function finishing(scopes: RequestScopes, req: Request, res: Response, next: Next | undefined): Next {
+function finishing(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response, next: Next | undefined): Next {
   return (error?: unknown) => {
     if (error === undefined || error === null) {
       if (next !== undefined) next();
-      else if (scopes.open(req, res)) notFound(req, res);
+      else unrouted(scopes, auth, req, res);
       return;
     }
     // An undecodable path fails before any route's guard opened the scope.
@@ -124,9 +131,9 @@ function finishing(scopes: RequestScopes, req: Request, res: Response, next: Nex
  * request. Everything else is the Express app itself: its methods, settings and router are
  * reached through the prototype.
  */
-function answeringItsOwn(app: Express, scopes: RequestScopes): Express {
+function answeringItsOwn(app: Express, scopes: RequestScopes, auth: RequestHandler | undefined): Express {
   const expressHandle = (app as unknown as { handle: Handle }).handle.bind(app);
-  const handle: Handle = (req, res, next) => expressHandle(req, res, finishing(scopes, req as Request, res as Response, next));
+  const handle: Handle = (req, res, next) => expressHandle(req, res, finishing(scopes, auth, req as Request, res as Response, next));
   const provider = Object.setPrototypeOf((req: IncomingMessage, res: ServerResponse) => handle(req, res), app) as Express;
   return Object.assign(provider, { handle });
 }
@@ -174,14 +181,15 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   const exactly = (path: string): RequestHandler => (req, _res, next) => next(req.path === path ? undefined : "route");
   router.get(HEALTHCHECK_PATH, exactly(HEALTHCHECK_PATH), scopes.enter, healthcheck(healthChecks, config.healthCheckTimeoutMs));
   // Every route from here on, the provider's and those added on it (`provider.get(...)`), runs behind this guard.
-  const auth = config.auth === false ? [] : [authentication(config.auth)];
-  guardRoutes(router, [scopes.enter, ...auth, bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit })]);
+  const auth = config.auth === false ? undefined : authentication(config.auth);
+  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
+  guardRoutes(router, auth === undefined ? [scopes.enter, body] : [scopes.enter, auth, body]);
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
   for (const { method, path, handler } of routes) router[method](path, handler);
-  const provider = answeringItsOwn(app, scopes);
+  const provider = answeringItsOwn(app, scopes, auth);
 
   return Object.assign(provider, {
     requestListener: provider,

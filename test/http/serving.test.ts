@@ -210,6 +210,20 @@ describe.each(WAYS)("served by $name", (way) => {
   });
 });
 
+describe.each(WAYS.filter((way) => !way.mounted))("as the server itself, served by $name", (way) => {
+  let running: Served;
+  beforeAll(async () => {
+    running = await served(way);
+  });
+  afterAll(() => stop(running));
+
+  it("answers a path of no route behind its auth: 401 without credentials, its 404 with them", async () => {
+    expectProviderAnswer(await running.http.get("/nothing-here"), 401, /^Authentication required/);
+    expectProviderAnswer(await running.http.get("/nothing-here").set("Authorization", GOOD_AUTH), 404, /^This provider has no route for GET \/nothing-here\.$/);
+    expectProviderAnswer(await running.http.options("/resources/taken").set("Authorization", GOOD_AUTH), 404, /^This provider has no route for OPTIONS/);
+  });
+});
+
 describe.each(WAYS.filter((way) => way.mounted))("the parent's routes, the provider $name", (way) => {
   let running: Served;
   beforeAll(async () => {
