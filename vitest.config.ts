@@ -78,18 +78,6 @@ export default defineConfig({
     poolOptions: { threads: { isolate: false, maxThreads: "100%" } },
     projects: [
       ...Object.entries(PACKAGES).flatMap(([name, set]) => projects(name, set)),
-      // provider-kit's test/http again through the Express app (`http.createServer(provider)`,
-      // what mounting it does): both ways must give the same answers (test/http/helpers.ts reads this).
-      {
-        extends: true,
-        test: {
-          name: "http via express",
-          include: ["packages/provider-kit/test/http/**/*.test.ts"],
-          exclude: ["packages/provider-kit/test/http/same-bytes.test.ts"], // serves both ways itself
-          env: { PROVIDER_KIT_TEST_SERVING: "express" },
-          sequence: { groupOrder: 0 },
-        },
-      },
     ],
   },
 });

@@ -68,20 +68,20 @@ interface Ratio {
 
 /** Targets are checked on the `provider` row (the framework with everything on, registry off). */
 const TARGET_SERVER = "provider";
+/** The hand-written Express provider with the same features: the provider must keep up with it. */
+const PEER_SERVER = "express-handwritten";
 const RATIOS: Ratio[] = [
-  { server: TARGET_SERVER, reference: "node-http", label: "status ≥ 40%, bind-app ≥ 30%", atLeast: { status: 0.4, "bind-app": 0.3 } },
-  { server: TARGET_SERVER, reference: "express-handwritten", label: "≥ 300%", atLeast: { status: 3, "bind-app": 3 } },
+  { server: TARGET_SERVER, reference: PEER_SERVER, label: "≥ 100%", atLeast: { status: 1, "bind-app": 1 } },
   { server: TARGET_SERVER, reference: "express-bare", label: "context" },
-  // What serving the provider's routes straight from node:http saves over its Express app.
-  { server: TARGET_SERVER, reference: "provider-express", label: "context" },
+  { server: TARGET_SERVER, reference: "node-http", label: "context" },
   // The registry's cost (issue 15, section 2).
   { server: "provider-registry", reference: TARGET_SERVER, label: "status ≥ 90%, bind-app ≥ 80%", atLeast: { status: 0.9, "bind-app": 0.8 } },
   // No bind-app target: every write is fenced by the lock and the lock is no longer handed over (issue 22).
   { server: "provider-redis-store", reference: "provider-registry", label: "status ≥ 60%", atLeast: { status: 0.6 } },
 ];
 
-/** p99 latency the provider must stay under, at the default 20 connections. */
-const P99_TARGET_MS = 2;
+/** The provider's p99 latency may be at most this multiple of the peer's, same run. */
+const P99_OVER_PEER = 1.5;
 
 /** Below this share of its CPU, a server was not the bottleneck of its own measurement. */
 const SATURATED_CPU = 85;
@@ -171,8 +171,10 @@ export function formatReport(servers: readonly ServerSpec[], results: Results, p
     if (mine && reference) ratioRow(mine, reference, ratio.label, ratio.atLeast);
   }
   for (const call of calls) {
-    const p99 = summary(TARGET_SERVER, call)?.p99Ms;
-    if (p99 !== undefined && p99 >= P99_TARGET_MS) missed.push(`${TARGET_SERVER} ${call} p99: ${p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms at 20 connections)`);
+    const [p99, peerP99] = [TARGET_SERVER, PEER_SERVER].map((id) => summary(id, call)?.p99Ms);
+    if (p99 !== undefined && peerP99 !== undefined && p99 > P99_OVER_PEER * peerP99) {
+      missed.push(`${TARGET_SERVER} ${call} p99: ${p99.toFixed(1)} ms, ${PEER_SERVER}'s ${peerP99.toFixed(1)} ms (target ≤ ${P99_OVER_PEER}×)`);
+    }
   }
   if (ratioRows.length > 0) {
     lines.push(

@@ -1,6 +1,6 @@
 /**
  * The servers the harness can run. Each runs in its own child process from `entry`;
- * `env` selects a variant of the same entry (the provider's registry, and how it is served).
+ * `env` selects a variant of the same entry (the provider's registry).
  */
 import { fileURLToPath } from "node:url";
 
@@ -21,7 +21,6 @@ const entry = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** Environment the provider entry reads (see servers/provider.ts). */
 export interface ProviderVariantEnv {
   BENCH_PROVIDER_REGISTRY?: "off" | "memory" | "redis";
-  BENCH_PROVIDER_SERVING?: "direct" | "express";
 }
 
 function provider(id: string, description: string, env: ProviderVariantEnv): ServerSpec {
@@ -37,7 +36,7 @@ const providerRedisStore = provider(
 export const SERVERS: readonly ServerSpec[] = [
   provider(
     "provider",
-    "createProvider served as provider.listen() serves it (its routes straight from node:http), registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
+    "createProvider served as provider.listen() serves it (http.createServer(provider)), registry: false, trivial handlers; auth, parsing, validation, default logging (stdout to a file)",
     { BENCH_PROVIDER_REGISTRY: "off" },
   ),
   provider(
@@ -64,12 +63,6 @@ export const SERVERS: readonly ServerSpec[] = [
     entry: entry("./node-http.ts"),
     env: {},
   },
-  // What the direct path (provider.listen()) saves over Express: the reason it exists.
-  provider(
-    "provider-express",
-    "provider, registry: false, served through its Express app (http.createServer(provider), as when mounted)",
-    { BENCH_PROVIDER_REGISTRY: "off", BENCH_PROVIDER_SERVING: "express" },
-  ),
 ];
 
 /**

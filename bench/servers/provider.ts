@@ -6,8 +6,7 @@
  *   BENCH_PROVIDER_REGISTRY  off (registry: false, the fair framework-overhead comparison) | memory |
  *                            redis (a RedisStore on the redis-server at BENCH_REDIS_URL, which
  *                            the harness starts: bench/redis-server.ts)
- *   BENCH_PROVIDER_SERVING   direct (what `provider.listen()` serves: the provider's routes straight
- *                            from node:http) | express (the Express app, as when mounted)
+ * It is served as `provider.listen()` serves it: `http.createServer(provider)`.
  */
 import { createServer } from "node:http";
 import { createProvider, MemoryStore } from "provider-kit";
@@ -44,7 +43,7 @@ const provider = createProvider(handlers, {
 });
 
 /** With the registry on, the instance must exist (and be ready) before status and bind-app. */
-announceWhenListening(createServer(variant.BENCH_PROVIDER_SERVING === "express" ? provider : provider.requestListener), {
+announceWhenListening(createServer(provider), {
   prepare: registryOn ? (baseUrl) => createInstance(baseUrl) : undefined,
   close: () => provider.close(),
 });

@@ -3,8 +3,8 @@
  * Each route's parsing and answer live in its file under `src/endpoints/`; the shared mechanics
  * (auth, bodies, request ids and logging, timeouts, error answers) in `src/http/`.
  */
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
-import express, { type Express, type RequestHandler } from "express";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import express, { type Express, type Request, type RequestHandler, type Response } from "express";
 import { create } from "./endpoints/create.js";
 import { bindApp } from "./endpoints/bind-app.js";
 import { bindHostname } from "./endpoints/bind-hostname.js";
@@ -24,13 +24,11 @@ import { checkActions } from "./actions.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
-import { directListener, failed } from "./http/direct.js";
 import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
-import { notFound } from "./http/errors.js";
+import { errorAnswer, notFound } from "./http/errors.js";
 import { HEALTHCHECK_PATH, healthcheck, type HealthCheck } from "./http/healthcheck.js";
-import { pipeline } from "./http/pipeline.js";
-import { routeTable, type Method, type Next, type RouteHandler } from "./http/router.js";
-import { requestScopes } from "./http/scope.js";
+import { guardRoutes, leavingOptions, type Method, type Next, type RouteHandler } from "./http/router.js";
+import { requestScopes, type RequestScopes } from "./http/scope.js";
 import { deadlinesOf } from "./http/timeout.js";
 import { statelessLifecycle } from "./lifecycle/lifecycle.js";
 import { registryLifecycle } from "./lifecycle/registry.js";
@@ -74,12 +72,11 @@ const ROUTES: readonly Route[] = [
 ];
 
 /**
- * An Express application that can shut down cleanly. `.listen()` serves the provider's routes
- * straight from `node:http` and hands anything else (routes you added to the app) to Express;
- * `app.use(prefix, provider)` mounts it all inside another Express app.
+ * An Express application that can shut down cleanly, served the same way however it is served:
+ * `.listen()`, `http.createServer(provider)`, or mounted in another app (`app.use("/redis", provider)`).
  */
 export type Provider = Express & {
-  /** What `.listen()` serves, for a server of your own: `http.createServer(provider.requestListener)`. */
+  /** The provider as a plain request listener, for a server of your own: the same as passing the provider. */
   requestListener: RequestListener;
   /**
    * Answer 503 to new requests, wait for those in flight (with the registry, also for handlers
@@ -100,47 +97,45 @@ function metricsRoute(metrics: ProviderMetrics): RouteHandler {
   return (req, res) => metrics.serve(req, res);
 }
 
-/** What ends a request no route served, when the provider is the server's top-level handler. */
-function lastAnswer(req: IncomingMessage, res: ServerResponse): Next {
+/** Express's `app.handle`, which an app mounted in another runs: it has no type of its own. */
+type Handle = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
+
+/** What a provider that is the server itself answers a request none of its routes took: behind auth, its 404. */
+function unrouted(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response): void {
+  if (!scopes.open(req, res)) return;
+  if (auth === undefined) notFound(req, res);
+  else auth(req, res, () => notFound(req, res));
+}
+
+/**
+ * What ends a request once the provider's router is done with it. An error of its routes (or of
+ * anything added on it) is answered here, mounted or not: the parent app never sees it. What no
+ * route served goes on to `next` (mounted: the parent app's later routes, untouched) or, as the
+ * server itself, to `unrouted`.
+ */
+function finishing(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response, next: Next | undefined): Next {
   return (error?: unknown) => {
-    if (error !== undefined && error !== null) return failed(error, req, res);
-    if (res.headersSent) return req.socket.destroy();
-    notFound(req, res);
+    if (error === undefined || error === null) {
+      if (next !== undefined) next();
+      else unrouted(scopes, auth, req, res);
+      return;
+    }
+    // An undecodable path fails before any route's guard opened the scope.
+    if (scopes.open(req, res)) errorAnswer(error, req, res, () => req.socket.destroy());
   };
 }
 
 /**
- * The app as its callers see it. Called with a `next` (mounted in another app), what the
- * provider and the routes added to it do not serve goes back to that app, errors to its error
- * handlers; called without one (`http.createServer(provider)`, `.listen()`), the provider's own
- * 404 and error answers end the request. Everything else is the Express app itself: its
- * methods, settings and router are reached through the prototype.
+ * The app as its callers see it: however it is called (`http.createServer(provider)`, `.listen()`,
+ * `app.use(provider)`, which calls `provider.handle`), its router runs and `finishing` ends the
+ * request. Everything else is the Express app itself: its methods, settings and router are
+ * reached through the prototype.
  */
-function answeringWhatIsLeft(app: Express): Express {
-  const handler = (req: IncomingMessage, res: ServerResponse, next?: Next): void => {
-    app(req as never, res as never, next ?? lastAnswer(req, res));
-  };
-  return Object.setPrototypeOf(handler, app) as Express;
-}
-
-/** Express's own `listen`, with the direct listener in place of the app. */
-function listenWith(listener: RequestListener): Express["listen"] {
-  return ((...args: unknown[]) => {
-    const server = createServer(listener);
-    const last = args.at(-1);
-    if (typeof last === "function") {
-      const callback = last as (...results: unknown[]) => void;
-      let called = false;
-      const once = (...results: unknown[]) => {
-        if (called) return;
-        called = true;
-        callback(...results);
-      };
-      args[args.length - 1] = once;
-      server.once("error", once);
-    }
-    return server.listen(...(args as Parameters<typeof server.listen>));
-  }) as Express["listen"];
+function answeringItsOwn(app: Express, scopes: RequestScopes, auth: RequestHandler | undefined): Express {
+  const expressHandle = (app as unknown as { handle: Handle }).handle.bind(app);
+  const handle: Handle = (req, res, next) => expressHandle(req, res, finishing(scopes, auth, req as Request, res as Response, next));
+  const provider = Object.setPrototypeOf((req: IncomingMessage, res: ServerResponse) => handle(req, res), app) as Express;
+  return Object.assign(provider, { handle });
 }
 
 const REQUIRED_HANDLERS = ["create", "destroy", "bindApp", "unbindApp"] as const;
@@ -178,31 +173,26 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   app.disable("x-powered-by");
   app.set("query parser", false);
 
+  const scopes = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
+  app.enable("case sensitive routing"); // before the router is made, on first use
+  const { router } = app;
+  router.use(leavingOptions);
+  // Load balancers probe exactly /healthcheck (no trailing slash), without credentials.
+  const exactly = (path: string): RequestHandler => (req, _res, next) => next(req.path === path ? undefined : "route");
+  router.get(HEALTHCHECK_PATH, exactly(HEALTHCHECK_PATH), scopes.enter, healthcheck(healthChecks, config.healthCheckTimeoutMs));
+  // Every route from here on, the provider's and those added on it (`provider.get(...)`), runs behind this guard.
+  const auth = config.auth === false ? undefined : authentication(config.auth);
+  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
+  guardRoutes(router, auth === undefined ? [scopes.enter, body] : [scopes.enter, auth, body]);
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
-  const openScope = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
-  const open = routeTable([{ method: "get", path: HEALTHCHECK_PATH, handler: healthcheck(healthChecks, config.healthCheckTimeoutMs) }], {
-    trailingSlash: false, // load balancers probe exactly /healthcheck
-  });
-  const auth = config.auth === false ? undefined : authentication(config.auth);
-  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
-  const guarded = routeTable(routes);
-
-  // The same middleware in the same order both ways in: through Express here, straight from node:http
-  // in `directListener`. One Express layer for the whole surface: Express's router matches and
-  // dispatches per layer. No provider route: on to the routes the user added, then `notFound`.
-  const scoped: RequestHandler = (req, res, next) => {
-    if (openScope(req, res, req.path)) next();
-  };
-  app.use(pipeline(scoped, open.middleware, ...(auth === undefined ? [] : [auth.check]), body, guarded.middleware));
-  const provider = answeringWhatIsLeft(app);
-  const requestListener = directListener({ openScope, open, guarded, admits: auth?.admits, body, express: provider });
+  for (const { method, path, handler } of routes) router[method](path, handler);
+  const provider = answeringItsOwn(app, scopes, auth);
 
   return Object.assign(provider, {
-    requestListener,
-    listen: listenWith(requestListener),
+    requestListener: provider,
     metricsRegistry: metrics.registry,
     serveMetrics: metrics.serve,
     close() {

@@ -1,13 +1,12 @@
 /**
- * HTTP Basic auth on every route but the healthcheck. The platform sends the manifest's
- * username or the service id, so several names are accepted with one password. Every name is
- * compared (no early exit) in constant time, so timing tells nothing about which part was wrong.
- * express-basic-auth splits the header on the first ':' only, so passwords may contain ':'.
+ * HTTP Basic auth on every route but the healthcheck, by express-basic-auth. The platform sends
+ * the manifest's username or the service id, so several names are accepted with one password.
+ * Every name is compared (no early exit) in constant time, so timing tells nothing about which
+ * part was wrong. express-basic-auth splits the header on the first ':' only, so passwords may
+ * contain ':'.
  */
 import { timingSafeEqual } from "node:crypto";
-import type basicAuth from "express-basic-auth";
-import type { IncomingMessage } from "node:http";
-import { createRequire } from "node:module";
+import basicAuth from "express-basic-auth";
 import type { RequestHandler } from "express";
 import type { AuthOptions } from "../options.js";
 import { scopeOf } from "./scope.js";
@@ -27,22 +26,10 @@ function matchesAny(given: string, accepted: readonly Buffer[]): boolean {
   return matched;
 }
 
-const loadBasicAuth = () => createRequire(import.meta.url)("express-basic-auth") as typeof basicAuth;
-
-export interface Authentication {
-  /** True for the canonical header of accepted credentials: admitted without further work. */
-  admits(req: IncomingMessage): boolean;
-  /** The whole check as Express middleware: anything `admits` refuses goes through express-basic-auth. */
-  check: RequestHandler;
-}
-
-export function authentication({ usernames, password, realm }: Required<AuthOptions>): Authentication {
+export function authentication({ usernames, password, realm }: Required<AuthOptions>): RequestHandler {
   const acceptedUsers = usernames.map((name) => Buffer.from(name));
   const acceptedPassword = [Buffer.from(password)];
-  // express-basic-auth is loaded on the first request `admits` refuses: the platform's calls
-  // never need it, so a provider does not load it at start-up.
-  let checked: RequestHandler | undefined;
-  const fullCheck = (): RequestHandler => (checked ??= loadBasicAuth()({
+  return basicAuth({
     challenge: true,
     realm,
     authorizer(givenUser: string, givenPassword: string): boolean {
@@ -50,28 +37,16 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
       const passwordMatches = matchesAny(givenPassword, acceptedPassword);
       return userMatches && passwordMatches;
     },
-    unauthorizedResponse(req) {
+    unauthorizedResponse(req: basicAuth.IBasicAuthedRequest) {
       // express-basic-auth sends strings with res.send, which would default to text/html.
       req.res?.type("text/plain; charset=utf-8");
-      const reason =
-        req.auth === undefined
-          ? "Authentication required: send the service's user name and password with HTTP Basic auth."
-          : "Wrong user name or password for this provider: check the service manifest's username and password.";
+      // Its types say `auth` is always there; it is set only when the header could be read.
+      const sentCredentials = (req as Partial<basicAuth.IBasicAuthedRequest>).auth !== undefined;
+      const reason = sentCredentials
+        ? "Wrong user name or password for this provider: check the service manifest's username and password."
+        : "Authentication required: send the service's user name and password with HTTP Basic auth.";
       scopeOf(req).reason = reason;
       return reason;
     },
-  }));
-
-  // The platform (Go's SetBasicAuth) always sends the canonical header, so comparing the whole
-  // header against the few accepted ones, in constant time, admits it without decoding it on
-  // every call. Anything else (other spelling, wrong credentials) goes through the full check.
-  const acceptedHeaders = usernames.map((name) => Buffer.from(`Basic ${Buffer.from(`${name}:${password}`).toString("base64")}`));
-  const admits = (req: IncomingMessage): boolean => {
-    const header = req.headers.authorization;
-    return header !== undefined && matchesAny(header, acceptedHeaders);
-  };
-  return {
-    admits,
-    check: (req, res, next) => (admits(req) ? next() : fullCheck()(req, res, next)),
-  };
+  });
 }

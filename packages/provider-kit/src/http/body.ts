@@ -1,6 +1,7 @@
 /**
- * Reads the body once, by Content-Type, onto the request scope: form (the platform's default;
- * src/http/form.ts) or JSON (services registered with `encoding: json`, read by body-parser).
+ * Reads the body once, by Content-Type, onto the request scope, with body-parser's readers: form
+ * (the platform's default, flat keys: `urlencoded({ extended: false })`) or JSON (services
+ * registered with `encoding: json`).
  * The contract's routes read it as canonical fields (fields.ts), custom actions as it came.
  * DELETE bodies are read too. A call without a body is
  * fine whatever its Content-Type. Refused before any parsing: another media type, a charset other than UTF-8 or
@@ -12,12 +13,19 @@ import bodyParser from "body-parser";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, ProviderError } from "../errors.js";
 import type { Encoding } from "../contract.js";
-import { formReader, type BodyLimits } from "./form.js";
 import type { Middleware } from "./router.js";
 import { scopeOf } from "./scope.js";
 
 const FORM = "application/x-www-form-urlencoded";
 const JSON_TYPE = "application/json";
+
+/** The limits every body is read within, form or JSON. */
+export interface BodyLimits {
+  /** Largest body, in bytes. */
+  bytes: number;
+  /** Most `&`-separated fields in a form body. */
+  formFields: number;
+}
 
 function hasBody(req: IncomingMessage): boolean {
   if (req.headers["transfer-encoding"] !== undefined) return true;
@@ -95,7 +103,7 @@ export function bodyParsing(limits: BodyLimits): Middleware {
         encoding: "form",
         // Flat keys (`parameters.tls.enabled`, repeated `tags`): fields.ts applies the platform's
         // conventions. More fields than the limit are refused (413), never dropped silently.
-        parse: formReader(limits),
+        parse: bodyParser.urlencoded({ extended: false, limit: limits.bytes, type: FORM, parameterLimit: limits.formFields }),
       },
     ],
     [

@@ -26,7 +26,7 @@ function answerFor(error: unknown, requestId: string): Answer {
   };
 }
 
-/** Answers `error`; once the answer has begun, `next` gets it (Express's final handler, or `direct.ts`). */
+/** Answers `error`; once the answer has begun, `next` gets it (to drop the connection). */
 export function errorAnswer(error: unknown, req: IncomingMessage, res: ServerResponse, next: Next): void {
   if (res.headersSent) return next(error);
   const scope = scopeOf(req);

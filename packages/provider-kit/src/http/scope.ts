@@ -7,10 +7,12 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import type { ProviderMetrics } from "../metrics.js";
 import type { Drain } from "./drain.js";
 import type { Encoding } from "../contract.js";
+import type { Next } from "./router.js";
 
 export interface RequestScope {
   readonly requestId: string;
@@ -42,7 +44,7 @@ type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The scope `openScope` attached; every later middleware runs after it. */
+/** The scope `requestScopes` opened; every later middleware runs after it. */
 export function scopeOf(req: IncomingMessage): RequestScope {
   const scope = (req as ScopedRequest)[SCOPE];
   if (scope === undefined) throw new Error("provider-kit: the request scope is not opened first.");
@@ -76,13 +78,18 @@ function logLine(logger: Logger, req: IncomingMessage, res: ServerResponse, scop
   logger.error(line, "request failed");
 }
 
-/**
- * Opens a request's scope: true when the request may go on, false when it was answered already
- * (503: the provider is closing).
- */
-export type OpenScope = (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
+/** What `requestScopes` gives the provider's router. */
+export interface RequestScopes {
+  /**
+   * First on every route, once one matched: opens the request's scope (once, however many routes
+   * it passes) and records the route and its parameters. A provider that is closing answers 503.
+   */
+  enter(req: Request, res: Response, next: Next): void;
+  /** Opens the scope of a request no route took (the provider's 404, an undecodable path): false when answered 503. */
+  open(req: Request, res: Response): boolean;
+}
 
-export function requestScopes(logger: Logger, requestIdHeader: string, drain: Drain, metrics: ProviderMetrics): OpenScope {
+export function requestScopes(logger: Logger, requestIdHeader: string, drain: Drain, metrics: ProviderMetrics): RequestScopes {
   // One listener for every answer (`this` is the response): no closure per request.
   function answered(this: ServerResponse): void {
     const scope = scopeOf(this.req);
@@ -92,12 +99,14 @@ export function requestScopes(logger: Logger, requestIdHeader: string, drain: Dr
     logLine(logger, this.req, this, scope, durationMs);
   }
 
-  return (req, res, path) => {
+  const open = (req: Request, res: Response): boolean => {
+    const opened = (req as ScopedRequest)[SCOPE];
+    if (opened !== undefined) return opened.admitted;
     // Every property set up front: one object shape for all requests keeps property access fast.
     const scope: RequestScope = {
       requestId: requestIdOf(req, requestIdHeader),
       startedAt: performance.now(),
-      path,
+      path: req.path,
       route: undefined,
       params: NO_PARAMS,
       instance: undefined,
@@ -116,5 +125,16 @@ export function requestScopes(logger: Logger, requestIdHeader: string, drain: Dr
     if (scope.admitted) return true;
     drain.refuse(res);
     return false;
+  };
+
+  return {
+    open,
+    enter(req, res, next) {
+      if (!open(req, res)) return;
+      const scope = scopeOf(req);
+      scope.route = (req.route as { path: string }).path;
+      scope.params = req.params as Record<string, string>;
+      next();
+    },
   };
 }

@@ -3,7 +3,7 @@
  * parsed JSON lines, and a small stateful fake resource so the handlers behave like a real one.
  */
 import type { AddressInfo } from "node:net";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import request from "supertest";
@@ -125,22 +125,10 @@ export interface Running {
 
 const running = new Set<Running>();
 
-/**
- * How `start` serves the provider: `direct`, with `provider.listen()` (its routes straight from
- * node:http); `express`, through the Express app (`http.createServer(provider)`, as when mounted).
- * vitest.config.ts runs this suite both ways.
- */
-export type Serving = "direct" | "express";
-const SERVING: Serving = process.env.PROVIDER_KIT_TEST_SERVING === "express" ? "express" : "direct";
-
-/** Listens on a free loopback port, served `serving`'s way. */
-export function serve(provider: Provider, serving: Serving = SERVING): Promise<Server> {
+/** Listens on a free loopback port with `provider.listen()` (test/http/serving.test.ts serves it every other way too). */
+export function serve(provider: Provider): Promise<Server> {
   return new Promise<Server>((resolve) => {
-    if (serving === "direct") {
-      const listening = provider.listen(0, "127.0.0.1", () => resolve(listening));
-    } else {
-      const listening = createServer(provider).listen(0, "127.0.0.1", () => resolve(listening));
-    }
+    const listening = provider.listen(0, "127.0.0.1", () => resolve(listening));
   });
 }
 

@@ -98,7 +98,7 @@ describe("GET /metrics", () => {
     expect(metrics.value("provider_http_requests_total", { route: "/resources/:instance/bind-app", method: "POST", status: "201" })).toBe(1);
     expect(metrics.value("provider_http_requests_total", { route: "/resources/:instance/status", method: "GET", status: "500" })).toBe(1);
     expect(metrics.value("provider_http_requests_total", { route: "none", method: "GET", status: "404" })).toBe(1);
-    expect(metrics.value("provider_http_requests_total", { route: "none", method: "GET", status: "401" })).toBe(1);
+    expect(metrics.value("provider_http_requests_total", { route: "/resources/plans", method: "GET", status: "401" })).toBe(1);
     expect(metrics.value("provider_http_request_duration_seconds_count", { route: "/resources", method: "POST" })).toBe(2);
     expect(metrics.value("provider_http_request_duration_seconds_bucket", { route: "/resources", method: "POST", le: "+Inf" })).toBe(2);
     expect(metrics.value("provider_handler_errors_total", { route: "/resources/:instance/status" })).toBe(1);
