@@ -109,7 +109,7 @@ async function act(label, work, slot, { failedLink, forget } = {}) {
   hideError(slot);
   // What the provider said of the instance acted on is read again.
   if (forget) known.delete(forget);
-  const button = slot.closest("form, article, section")?.querySelector("button[type=submit]");
+  const button = slot.closest("form")?.querySelector("button[type=submit]");
   if (button) button.setAttribute("aria-busy", "true");
   say(`${label}…`);
   try {
@@ -137,7 +137,8 @@ function parseRoute(hash) {
     } catch {
       return part;
     }
-  });
+  // "." and ".." would climb out of the API path a part is put in (no name the platform takes is either).
+  }).filter((part) => part !== "." && part !== "..");
   const page = parts.length > 0 && Object.hasOwn(pages, parts[0]) ? parts[0] : "services";
   return { page, parts: page === parts[0] ? parts.slice(1) : [], query: new URLSearchParams(at === -1 ? "" : raw.slice(at + 1)) };
 }
