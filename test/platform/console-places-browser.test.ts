@@ -29,10 +29,13 @@ describe("the console's addresses, provider calls, forms and story in a real bro
   let browser: TestBrowser | undefined;
   let dev: Api;
   const pageErrors: string[] = [];
+  /** Every request the provider got, health probes included (the platform's timeline does not record those). */
+  let providerRequests = 0;
 
   beforeAll(async () => {
     t = await startTestPlatform("memory");
     provider = await startTestProvider();
+    provider.running.server.on("request", () => providerRequests++);
     await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.running.url) }));
     await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv", plan: "small" } }), 201);
     await t.admin.ok(t.admin.post("/apps", { json: { name: "shop", platform: "node" } }));
@@ -144,11 +147,12 @@ describe("the console's addresses, provider calls, forms and story in a real bro
     // Loaded: each page's own first reads (provider calls among them) are done.
     for (const { page } of pages) await settled(page);
     await hasText(pages.find((entry) => entry.place === "#/instances/kv/kv1")!.page, "#instance-story", "Bound to the app shop");
-    const before = await recordedCalls();
+    const [before, requestsBefore] = [await recordedCalls(), providerRequests];
     const idleUntil = Date.now() + IDLE_MS;
     // The timers keep running in every tab: the pages that follow the platform's records read them again.
     await Promise.all(pages.map(({ page }) => page.waitForFunction((until) => Date.now() >= until, { timeout: IDLE_MS + 30_000, polling: 1000 }, idleUntil)));
     expect(await recordedCalls()).toBe(before);
+    expect(providerRequests).toBe(requestsBefore);
     expect(await Promise.all(pages.map(({ page }) => page.evaluate(() => document.hidden)))).toEqual(pages.map(() => false));
     for (const { place, requests } of pages.filter((entry) => /instances|apps|calls|log/.test(entry.place))) {
       expect(requests.length, `${place} read the platform's records while idle`).toBeGreaterThan(0);
