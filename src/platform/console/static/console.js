@@ -549,19 +549,25 @@ async function fillServiceChoice(wanted) {
   await fillPlaceChoices();
 }
 
+/** Bumped by each fill of the pool and plan choices: a slower earlier one (the page's load) leaves them to the newest. */
+let placeFills = 0;
+
 /** The pool (multi-cluster services) and plan choices for the chosen service: the plans are the provider's, for that pool. */
 async function fillPlaceChoices() {
+  const mine = ++placeFills;
   const service = $("instance-service").value;
   const plan = $("instance-plan");
   hideError($("instance-plan-error"));
   if (!service) return plan.replaceChildren(h("option", { value: "" }, "—"));
   const provider = await providerOf(service);
+  if (mine !== placeFills) return;
   $("instance-pool-field").hidden = !provider.multiCluster;
   let pool;
   if (provider.multiCluster) {
     const select = $("instance-pool");
-    const chosen = select.value;
     const pools = [...new Set((await ok("GET", "/pools")).json().flatMap((entry) => entry.Pools))].sort();
+    if (mine !== placeFills) return;
+    const chosen = select.value;
     select.replaceChildren(h("option", { value: "" }, "Choose a pool"), ...pools.map((name) => h("option", { value: name, selected: name === chosen }, name)));
     pool = select.value || undefined;
     if (!pool) return plan.replaceChildren(h("option", { value: "" }, "Choose a pool first"));
@@ -570,16 +576,17 @@ async function fillPlaceChoices() {
   plan.setAttribute("aria-busy", "true");
   try {
     const plans = await plansOf(service, pool);
-    if (service !== $("instance-service").value) return;
+    if (mine !== placeFills) return;
     plan.replaceChildren(
       h("option", { value: "" }, plans.length === 0 ? "The provider's default (it lists no plans)" : "The provider's default"),
       ...plans.map((item) => h("option", { value: item.name }, item.description ? `${item.name} — ${item.description}` : item.name)),
     );
   } catch (error) {
+    if (mine !== placeFills) return;
     plan.replaceChildren(h("option", { value: "" }, "The provider's default"));
     fieldError(plan, `The plans could not be read: ${advice(error)}`);
   } finally {
-    plan.removeAttribute("aria-busy");
+    if (mine === placeFills) plan.removeAttribute("aria-busy");
   }
 }
 
