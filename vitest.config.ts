@@ -69,9 +69,10 @@ export default defineConfig({
   resolve: { conditions: ["source", "module", "browser", "development|production"] },
   ssr: { resolve: { conditions: ["source", "module", "node", "development|production"] } },
   test: {
-    // Tests start real redis-server processes and HTTP servers; give slow CI machines room.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Tests start real redis-server processes, HTTP servers and CLIs through tsx; in a full run
+    // beside other CPU-bound work, single tests that spawn processes took over 30 s.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // The fast sets run in worker threads sharing their loaded modules: their files leave no
     // global state behind, and loading express, pino, zod and the sources again for each file
     // would be most of their time. They mostly wait on Redis and HTTP, so one worker per core.
