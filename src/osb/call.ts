@@ -21,7 +21,7 @@ import type { OriginatingIdentity, OsbCall } from "./types.js";
  * of a binding. Native instance and app names start with a letter and hold only letters, digits,
  * `-` and `_`, so a native name is never one of these.
  */
-export const OSB_PREFIX = "osb:";
+const OSB_PREFIX = "osb:";
 export const registryName = (id: string) => `${OSB_PREFIX}${id}`;
 
 /** An OSB answer: always JSON, `{}` at least. */
@@ -49,7 +49,7 @@ export type OsbCallDefinition<Req> = Call<Req, OsbAnswer>;
 const VERSION_HEADER = "x-broker-api-version";
 const IDENTITY_HEADER = "x-broker-api-originating-identity";
 /** The oldest version whose calls this broker answers as they expect (originating identity, context, GET of instances). */
-export const OLDEST_VERSION = { major: 2, minor: 13 } as const;
+const OLDEST_VERSION = { major: 2, minor: 13 } as const;
 
 /** 412 for a platform older than 2.13, or one that does not say its version. */
 export function checkVersion(req: IncomingMessage): void {
@@ -70,7 +70,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** `<platform> <base64 of a JSON object>`; a malformed header is the platform's bug, answered 400. */
-export function originatingIdentity(req: IncomingMessage): OriginatingIdentity | undefined {
+function originatingIdentity(req: IncomingMessage): OriginatingIdentity | undefined {
   const sent = req.headers[IDENTITY_HEADER];
   if (sent === undefined) return undefined;
   const match = typeof sent === "string" ? /^(\S+) +([A-Za-z0-9+/=_-]+)$/.exec(sent.trim()) : null;
@@ -125,14 +125,14 @@ export function textField(value: unknown): string | undefined {
 /** `service_id` must be this broker's service. */
 export function checkServiceId(options: ResolvedOsbOptions, serviceId: unknown): void {
   if (serviceId === undefined || serviceId === null || serviceId === "") throw badRequest("service_id is missing.");
-  if (serviceId !== options.serviceId) throw badRequest(`service_id "${String(serviceId)}" is not this broker's service ("${options.serviceId}").`);
+  if (serviceId !== options.serviceId) throw badRequest(`service_id ${JSON.stringify(serviceId)} is not this broker's service ("${options.serviceId}").`);
 }
 
 /** The plan name of a catalog plan id. */
 export function planNamed(options: ResolvedOsbOptions, planId: unknown): string {
   if (planId === undefined || planId === null || planId === "") throw badRequest("plan_id is missing.");
   const name = typeof planId === "string" ? options.planNames.get(planId) : undefined;
-  if (name === undefined) throw badRequest(`plan_id "${String(planId)}" is not a plan of this broker's catalog.`);
+  if (name === undefined) throw badRequest(`plan_id ${JSON.stringify(planId)} is not a plan of this broker's catalog.`);
   return name;
 }
 
@@ -152,8 +152,8 @@ export function nativeParameters(json: Record<string, unknown>): Parameters {
   for (const [key, value] of Object.entries(json)) {
     if (value === null || value === undefined) continue;
     if (isObject(value)) parameters[key] = nativeParameters(value);
-    else if (Array.isArray(value)) parameters[key] = value.map((item) => (typeof item === "object" && item !== null ? JSON.stringify(item) : String(item)));
-    else parameters[key] = String(value);
+    else if (Array.isArray(value)) parameters[key] = value.map((item: unknown) => (typeof item === "string" ? item : JSON.stringify(item)));
+    else parameters[key] = typeof value === "string" ? value : JSON.stringify(value);
   }
   return parameters;
 }

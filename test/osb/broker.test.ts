@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, ProviderError } from "../../src/index.js";
 import { eventually } from "../support/eventually.js";
 import { gate } from "../support/gate.js";
-import { fakeService, OSB, PLAN_IDS, provisionBody, query, SERVICE_ID, useBrokers } from "./helpers.js";
+import { AUTH_HEADER, fakeService, OSB, PLAN_IDS, provisionBody, query, SERVICE_ID, useBrokers } from "./helpers.js";
 
 const start = useBrokers();
 const INSTANCE = "/v2/service_instances/5f0c8a3e-8d1b-4c55-9a0e-1b2c3d4e5f60";
@@ -266,7 +266,7 @@ describe("native and OSB instances side by side", () => {
     const native = (method: string, path: string, body?: string) =>
       fetch(broker.url + path, {
         method,
-        headers: { Authorization: `Basic ${Buffer.from("broker:broker-secret").toString("base64")}`, "Content-Type": "application/x-www-form-urlencoded" },
+        headers: { Authorization: AUTH_HEADER, "Content-Type": "application/x-www-form-urlencoded" },
         body,
       });
     const name = "cache1";

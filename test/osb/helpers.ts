@@ -9,13 +9,13 @@ import { afterEach } from "vitest";
 import { createProvider, type HandlerContext, type OsbOptions, type ProviderHandlers, type ProviderOptions, type Store } from "../../src/index.js";
 import { gate } from "../support/gate.js";
 
-export const PASSWORD = "broker-secret";
+const PASSWORD = "broker-secret";
 export const AUTH_HEADER = `Basic ${Buffer.from(`broker:${PASSWORD}`).toString("base64")}`;
 export const SERVICE_ID = "6c2b4c8e-0c51-4d39-9d0c-9a8e3f6b7a01";
 export const PLAN_IDS = { shared: "2d7c0a51-1b7e-4a3c-8f0e-5a8c9b1d2e01", dedicated: "2d7c0a51-1b7e-4a3c-8f0e-5a8c9b1d2e02" };
 export const OSB: OsbOptions = { serviceId: SERVICE_ID, serviceName: "fake-redis", description: "A fake Redis.", planIds: PLAN_IDS };
 
-export interface Seen {
+interface Seen {
   handler: string;
   request: unknown;
   context: Pick<HandlerContext, "user" | "osb">;
