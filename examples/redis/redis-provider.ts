@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
+import { REDIS_BROKER } from "./broker.js";
 import { createProvider, RedisStore, type RedisStoreClient, type RegistryOptions, type Store } from "../../src/index.js";
 import { credentialChecker, generatePassword, hasAclFile } from "./acl.js";
 import { AclJournal } from "./acl-journal.js";
@@ -198,6 +199,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     logger: log,
     healthChecks: { "administered redis": () => admin.ping() },
     metricsRoute: config.metricsPort === undefined,
+    osb: REDIS_BROKER,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
   // ACL changes an earlier run left unsaved are saved (made again if the server lost them; on

@@ -110,7 +110,10 @@ export function bodyOf(scope: RequestScope): Record<string, unknown> {
 }
 
 /** Ids in paths: non-empty, of the characters OSB recommends (RFC 3986 unreserved), bounded. */
-const ID_PATTERN = /^[A-Za-z0-9._~-]{1,200}$/;
+const ID = "[A-Za-z0-9._~-]{1,200}";
+const ID_PATTERN = new RegExp(`^${ID}$`);
+/** The registry names of OSB instances (and the app keys of OSB bindings): `osb:<id>`. */
+export const OSB_NAME_PATTERN = new RegExp(`^${OSB_PREFIX}${ID}$`);
 
 export function idOf(scope: RequestScope, param: "instance_id" | "binding_id"): string {
   const id = scope.params[param] ?? "";
