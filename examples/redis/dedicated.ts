@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "provider-kit";
+import { NAME_PATTERN, OSB_NAME_PATTERN, type InstanceData, type InstanceRecord, type Store } from "provider-kit";
 import {
   addPassword,
   bindingUserName,
@@ -58,8 +58,8 @@ export interface DedicatedPlan extends RedisPlan {
 
 export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
   const instanceDir = (name: string) => {
-    // The framework validates names; checked again because this one becomes a path.
-    if (!NAME_PATTERN.test(name)) throw new Error(`Refusing instance name "${name}" as a directory.`);
+    // The framework validates names (native ones, and `osb:<id>` for the broker's); checked again because this one becomes a path.
+    if (!NAME_PATTERN.test(name) && !OSB_NAME_PATTERN.test(name)) throw new Error(`Refusing instance name "${name}" as a directory.`);
     return join(options.dir, name);
   };
   const serverSpec = (name: string, data: InstanceData): RedisServerSpec => ({

@@ -11,6 +11,7 @@ import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { createProvider, type RegistryOptions, type Store } from "provider-kit";
 import { RedisStore, type RedisStoreClient } from "@provider-kit/redis-store";
+import { REDIS_BROKER } from "./broker.js";
 import { credentialChecker, generatePassword, hasAclFile } from "./acl.js";
 import { AclJournal } from "./acl-journal.js";
 import type { Config } from "./config.js";
@@ -199,6 +200,7 @@ async function serve(config: Config, options: StartOptions, servers: Servers, lo
     logger: log,
     healthChecks: { "administered redis": () => admin.ping() },
     metricsRoute: config.metricsPort === undefined,
+    osb: REDIS_BROKER,
   });
   // Dedicated processes usually survived our restart; those that did not are started again.
   // ACL changes an earlier run left unsaved are saved (made again if the server lost them; on

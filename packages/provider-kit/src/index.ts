@@ -1,6 +1,9 @@
 /** provider-kit: build Tsuru provider services. */
 export { createProvider, type Provider } from "./provider.js";
 export { DEFAULTS, type AuthOptions, type ProviderOptions } from "./options.js";
+export type { OsbOptions } from "./osb/options.js";
+export { OSB_NAME_PATTERN } from "./osb/call.js";
+export type { OriginatingIdentity, OsbCall } from "./osb/types.js";
 export {
   ENCODINGS,
   INSTANCE_NAME_PATTERN,

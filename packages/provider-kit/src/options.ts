@@ -8,6 +8,7 @@ import type { HealthCheck } from "./http/healthcheck.js";
 import type { RegistryOptions } from "./lifecycle/options.js";
 import { ConfigurationError } from "./errors.js";
 import { VARIANTS, type Variant } from "./contract.js";
+import { resolveOsbOptions, type OsbOptions, type ResolvedOsbOptions } from "./osb/options.js";
 
 /**
  * HTTP Basic credentials the platform must present.
@@ -55,6 +56,8 @@ export interface ProviderOptions {
   metricsRoute?: boolean;
   /** Most fields a form body may have (repeated keys count each time); more answers 413. Default 1000. */
   formFieldLimit?: number;
+  /** Serve the Open Service Broker API v2.17 too, under `/v2`, from the same handlers (docs/guide/osb.md). Default: off. */
+  osb?: OsbOptions;
 }
 
 export interface ResolvedOptions {
@@ -70,6 +73,7 @@ export interface ResolvedOptions {
   healthCheckTimeoutMs: number;
   metricsRoute: boolean;
   formFieldLimit: number;
+  osb: ResolvedOsbOptions | undefined;
 }
 
 export const DEFAULTS = {
@@ -157,9 +161,10 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
   if (!/^[A-Za-z0-9-]+$/.test(requestIdHeader)) {
     throw new ConfigurationError(`createProvider: requestIdHeader "${requestIdHeader}" is not a valid header name.`);
   }
+  const registry = resolveRegistry(given.registry);
   return {
     auth: resolveAuth(given.auth),
-    registry: resolveRegistry(given.registry),
+    registry,
     variants: resolveVariants(given.variants),
     logger: given.logger ?? pino(),
     requestIdHeader: requestIdHeader.toLowerCase(),
@@ -169,5 +174,6 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
     healthCheckTimeoutMs: positiveInteger(given.healthCheckTimeoutMs, DEFAULTS.healthCheckTimeoutMs, "healthCheckTimeoutMs"),
     metricsRoute: given.metricsRoute ?? true,
     formFieldLimit: positiveInteger(given.formFieldLimit, DEFAULTS.formFieldLimit, "formFieldLimit"),
+    osb: resolveOsbOptions(given.osb, registry !== false),
   };
 }

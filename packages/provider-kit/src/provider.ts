@@ -20,6 +20,7 @@ import { unbindJob } from "./endpoints/unbind-job.js";
 import { unbindUnit } from "./endpoints/unbind-unit.js";
 import { update } from "./endpoints/update.js";
 import { actionRoutes } from "./endpoints/action.js";
+import { osbRoutes } from "./osb/routes.js";
 import { checkActions } from "./actions.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
@@ -187,6 +188,7 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
+  if (config.osb) routes.push(...osbRoutes(config.osb, handlers, deps)); // under /v2, which no native route uses
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
   for (const { method, path, handler } of routes) router[method](path, handler);
   const provider = answeringItsOwn(app, scopes, auth);

@@ -4,6 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { ProviderActions } from "./action-declarations.js";
+import type { OsbCall } from "./osb/types.js";
 
 /** Free-form parameters: `parameters.tls.enabled=true` arrives as `{ tls: { enabled: "true" } }`. */
 export type Parameters = { [key: string]: string | string[] | Parameters };
@@ -214,6 +215,8 @@ export interface HandlerContext extends Caller {
   record?: InstanceRecord;
   /** On bind and unbind: the binding the registry already holds for this app, unit or job. */
   binding?: BindingRecord;
+  /** On calls that came through the Open Service Broker API (option `osb`): what OSB said. */
+  osb?: OsbCall;
 }
 
 export interface StepContext {

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "pino";
 import type { StepMetrics } from "../metrics.js";
+import type { OsbCall } from "../osb/types.js";
 import { AlreadyExistsError, BadRequestError, NotFoundError, NotReadyError, ProviderError } from "../errors.js";
 import type {
   BindAppRequest,
@@ -107,6 +108,7 @@ class RegistryContext implements HandlerContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
+  readonly osb: OsbCall | undefined;
   readonly #call: RequestContext;
   readonly #lock: LockedInstance | undefined;
   #signal: AbortSignal | undefined;
@@ -120,6 +122,7 @@ class RegistryContext implements HandlerContext {
     this.requestId = call.requestId;
     this.user = call.user;
     this.eventId = call.eventId;
+    this.osb = call.osb;
     this.#call = call;
     this.#lock = lock;
   }
