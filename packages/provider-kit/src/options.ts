@@ -161,9 +161,11 @@ export function resolveOptions(options: ProviderOptions | undefined): ResolvedOp
   if (!/^[A-Za-z0-9-]+$/.test(requestIdHeader)) {
     throw new ConfigurationError(`createProvider: requestIdHeader "${requestIdHeader}" is not a valid header name.`);
   }
+  // Auth first: a provider without credentials is told about them before anything else.
+  const auth = resolveAuth(given.auth);
   const registry = resolveRegistry(given.registry);
   return {
-    auth: resolveAuth(given.auth),
+    auth,
     registry,
     variants: resolveVariants(given.variants),
     logger: given.logger ?? pino(),
