@@ -13,7 +13,7 @@ const config = fileURLToPath(new URL("./tsconfig.servers.json", import.meta.url)
 /** Inside the project, so the compiled servers resolve the project's node_modules. */
 const buildDir = join(projectRoot, ".tmp", "bench-build");
 
-/** Compiles src/ and the bench servers into `.tmp/bench-build`; throws with tsc's output on failure. */
+/** Compiles the bench servers (and the example) into `.tmp/bench-build`; throws with tsc's output on failure. */
 export function compileServers(): void {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   try {

@@ -110,7 +110,7 @@ describe("provider-kit platform (the command)", () => {
       const url = await first.waitForUrl(/listening on/, 60_000);
       const holder = Number((await readFile(join(dataDir, "provider.lock"), "utf8")).trim());
       const second = await run(process.execPath, [...CLI, "--port", "0", "--data-dir", dataDir], { cwd: ROOT, env, timeoutMs: 60_000 });
-      expect(second.code).toBe(1);
+      expect(second.code).toBe(2); // a start-up error, as in every provider-kit command
       expect(second.stderr).toContain(
         `error: the platform could not start: Another platform (pid ${holder}) is using the data directory ${dataDir}. Stop it first, or set --data-dir to another folder.`,
       );
