@@ -57,18 +57,28 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Resolves true once `PING` gets `+PONG` from the port. */
-function pong(port: number): Promise<boolean> {
+/**
+ * The `process_id` of the Redis server answering PING on the port, or undefined when none does.
+ * Compared with our child's pid: another test's server may hold the port we picked (it got the
+ * same free port at the same moment), and answering PING would make it pass for ours.
+ */
+function answeringPid(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const socket = new Socket();
-    const done = (ok: boolean) => {
+    let reply = "";
+    const done = (pid: number | undefined) => {
       socket.destroy();
-      resolve(ok);
+      resolve(pid);
     };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once("error", () => done(false));
-    socket.once("data", (data) => done(data.toString().startsWith("+PONG")));
-    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+    socket.setTimeout(1_000, () => done(undefined));
+    socket.once("error", () => done(undefined));
+    socket.on("data", (data) => {
+      reply += data.toString();
+      if (reply.startsWith("-")) return done(undefined); // PING answered LOADING: not ready yet
+      const pid = /process_id:(\d+)\r\n/.exec(reply)?.[1];
+      if (pid !== undefined) done(Number(pid));
+    });
+    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\nINFO server\r\n"));
   });
 }
 
@@ -105,7 +115,7 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
       if (/address already in use/i.test(output) && options.port === undefined) return undefined;
       throw new Error(`${binary} exited with code ${child.exitCode}:\n${output}`);
     }
-    if (await pong(port)) return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid!, dir, stop };
+    if ((await answeringPid(port)) === child.pid) return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid!, dir, stop };
     await sleep(50);
   }
   await stop();
