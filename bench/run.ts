@@ -34,7 +34,7 @@ interface Member {
   redis?: BenchRedis;
   /** The processes whose CPU time is the server's: itself and its redis-server. */
   pids: number[];
-  /** Where the provider's stdout, hence its default pino log, goes: a real file (the provider alone logs). */
+  /** Where a logging server's stdout, hence its pino log, goes: a real file (the provider rows and the peer). */
   logFile?: string;
   requests: number;
 }

@@ -53,9 +53,11 @@ export const SERVERS: readonly ServerSpec[] = [
   },
   {
     id: "express-handwritten",
-    description: "Express 5 + express-basic-auth + body-parser urlencoded, checks by hand, no logging",
+    description:
+      "Express 5 + express-basic-auth + body-parser urlencoded, checks by hand; the provider's features: a request id, one pino line per call (stdout to a file), a prom-client counter and histogram",
     entry: entry("./express-handwritten.ts"),
     env: {},
+    logs: true,
   },
   {
     id: "node-http",
