@@ -85,11 +85,12 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect(await texts("#services-rows td")).toContain("A");
 
     // Create the instance through the console's form.
-    await page.click('a[href="#instances"]');
+    await page.click('a[href="#/instances"]');
     await page.waitForSelector('#instance-service option[value="redis"]');
     await page.type("#instance-name", "big");
     await page.select("#instance-service", "redis");
-    await page.type("#instance-plan", "dedicated");
+    await page.waitForSelector('#instance-plan option[value="dedicated"]');
+    await page.select("#instance-plan", "dedicated");
     await page.click("#instance-form button[type=submit]");
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "pending"),
@@ -105,9 +106,9 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     );
 
     // Bind the app from its page.
-    await page.click('a[href="#apps"]');
-    await waitForText("#apps-rows button", "web");
-    await page.click("#apps-rows button");
+    await page.click('a[href="#/apps"]');
+    await waitForText("#apps-rows a", "web");
+    await page.click("#apps-rows a");
     await page.waitForSelector('#bind-instance option[value="big"]');
     await page.click("#bind-form button[type=submit]");
     await waitForText("#app-bound li", "big (redis)");
@@ -132,7 +133,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect((await page.$eval("#run-output", (pre) => pre.textContent ?? "")).trim()).toBe("PONG");
 
     // The bind's calls in the timeline, under the operation that sent them, with their curl lines.
-    await page.click('a[href="#calls"]');
+    await page.click('a[href="#/calls"]');
     await waitForText("#calls-rows .label", "PUT /services/instances/big/web");
     const operation = await page.$$eval("#calls-rows > li.operation", (items) => {
       const bind = items.find((item) => item.querySelector(".label")?.textContent === "PUT /services/instances/big/web")!;
@@ -153,11 +154,14 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   });
 
   it("creates an instance of a multi-cluster service in a pool, and shows the pool and its cluster", async () => {
-    await page.click('a[href="#instances"]');
+    await page.click('a[href="#/instances"]');
     await page.waitForSelector('#instance-service option[value="mc"]');
     await page.type("#instance-name", "pooled");
     await page.select("#instance-service", "mc");
-    await page.type("#instance-pool", "gpu");
+    await page.waitForSelector('#instance-pool option[value="gpu"]');
+    await page.select("#instance-pool", "gpu");
+    // The provider's plans for that pool.
+    await page.waitForSelector('#instance-plan option[value="small"]');
     await page.click("#instance-form button[type=submit]");
     await waitForText("#instances-rows th", "pooled");
     expect((await rowOf("pooled"))!.slice(0, 5)).toEqual(["pooled", "mc", "—", "gpu (cluster east)", "admin"]);
