@@ -65,13 +65,23 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       const row = rows.find((candidate) => candidate.querySelector("th")?.textContent === wanted);
       return row ? [...row.querySelectorAll("th, td")].map((cell) => cell.textContent) : undefined;
     }, name);
+  /** Waits for `text` in an element; on a timeout, says what the page showed instead. */
   const waitForText = (selector: string, text: string, timeout = 30_000) =>
-    page.waitForFunction(
-      (s, t) => [...document.querySelectorAll(s)].some((element) => element.textContent?.includes(t)),
-      { timeout, polling: 100 },
-      selector,
-      text,
-    );
+    page
+      .waitForFunction(
+        (s, t) => [...document.querySelectorAll(s)].some((element) => element.textContent?.includes(t)),
+        { timeout, polling: 100 },
+        selector,
+        text,
+      )
+      .catch(async (error: unknown) => {
+        const shown = await page.evaluate((s) => ({
+          matching: [...document.querySelectorAll(s)].map((element) => element.textContent),
+          message: document.getElementById("message")?.textContent,
+          errors: [...document.querySelectorAll("[id$=-error]:not([hidden])")].map((element) => `${element.id}: ${element.textContent}`),
+        }), selector);
+        throw new Error(`"${text}" never showed in ${selector}: ${String(error)}\nThe page showed: ${JSON.stringify(shown)}\nPage errors: ${pageErrors.join("; ")}`);
+      });
 
   it("logs in, sees a dedicated instance go from pending to up (and another down, with the reason), binds an app, reveals its variables, runs redis-cli ping and reads the bind calls", async () => {
     await page.goto(`${platform!.url}/`);

@@ -13,6 +13,8 @@ import { h } from "./dom.js";
 import { INSTANCE_NAME } from "./rules.js";
 
 const POLL_MS = 3000;
+/** Least time between two reads of a pending instance's status on the timer. */
+const PENDING_MS = 5000;
 const PAGE = 25;
 const CALLS_PAGE = 50;
 /** Provider-backed reads seen this recently are shown again as they are when a page is opened. */
@@ -24,6 +26,8 @@ let route = { page: "services", parts: [], query: new URLSearchParams() };
 /** Bumped on each navigation: a page's load that finds it changed leaves the page to the newer one. */
 let generation = 0;
 let polling = false;
+/** A refresh was asked for while one ran. */
+let pollAgain = false;
 
 function say(text, failed = false) {
   const message = $("message");
@@ -188,7 +192,10 @@ async function show(focus) {
 /** What the timer does: the page's own records again, never a provider's unless an instance is pending. */
 async function poll() {
   const page = pages[route.page];
-  if (!token || polling || document.hidden || !page.poll) return;
+  if (!token || document.hidden || !page.poll) return;
+  // One refresh at a time; one asked for meanwhile (an action just done) runs after it, since
+  // the one under way may have read the records before the action changed them.
+  if (polling) return void (pollAgain = true);
   polling = true;
   const mine = generation;
   try {
@@ -197,6 +204,10 @@ async function poll() {
     if (error.status !== 401) say(`Could not refresh: ${advice(error)}`, true);
   } finally {
     polling = false;
+  }
+  if (pollAgain) {
+    pollAgain = false;
+    await poll();
   }
 }
 
@@ -386,11 +397,14 @@ async function instanceOf(name, fresh) {
   return read;
 }
 
-/** Only a pending instance's status is read on the timer: the person is waiting for it. */
+/**
+ * Only a pending instance's status is read on the timer, the person is waiting for it; at most
+ * every PENDING_MS, so a refresh every POLL_MS does not become a provider call every POLL_MS.
+ */
 async function statusWhilePending(name) {
   const entry = known.get(name);
-  if (!entry || entry.status.state !== "pending") return;
-  known.set(name, { ...entry, status: await readStatus(name) });
+  if (!entry || entry.status.state !== "pending" || Date.now() - (entry.statusAt ?? entry.at) < PENDING_MS) return;
+  known.set(name, { ...entry, status: await readStatus(name), statusAt: Date.now() });
 }
 
 /** The provider's info (`GET /resources/<i>`), one line per label; none: a dash. */
