@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "provider-kit";
+import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { PASSWORD } from "../../../provider-kit/test/http/helpers.js";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
@@ -48,7 +49,7 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
     expect([script.status, script.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
     expect(script.text).toContain('api("POST", `/users/${encodeURIComponent(email)}/tokens`');
     // The modules it imports.
-    for (const module of ["dom.js", "actions.js"]) {
+    for (const module of ["dom.js", "actions.js", "calls.js", "rules.js"]) {
       const served = await t.anonymous.get(`/console/${module}`);
       expect([served.status, served.headers.get("content-type"), served.headers.get("content-security-policy")]).toEqual([200, "text/javascript; charset=utf-8", expect.stringMatching(/script-src 'self';/)]);
     }
@@ -63,13 +64,24 @@ describe.each(STORES)("the console's API (%s store)", (kind) => {
     expect((await t.admin.get("/services/instances/kv1")).json()).toEqual({ name: "kv1", servicename: "kv", teams: ["admin"], apps: [], planname: "small", teamowner: "admin", info: { Plan: "small" } });
   });
 
-  it("GET /services/<s>/provider: the variant and endpoint, never the credentials", async () => {
+  it("GET /services/<s>/provider: the variant and endpoint, never the credentials; whether multi-cluster and whether the caller owns it", async () => {
     const answer = await t.admin.ok(t.admin.get("/services/kv/provider"));
-    expect(answer.json()).toEqual({ service: "kv", endpoint: provider.running.url, variant: "A", encoding: "form", teams: ["admin"] });
+    expect(answer.json()).toEqual({ service: "kv", endpoint: provider.running.url, variant: "A", encoding: "form", teams: ["admin"], multiCluster: false, owner: true });
     expect(answer.text).not.toContain(PASSWORD);
     expect((await t.admin.get("/services/nope/provider")).status).toBe(404);
     const outsider = await t.admin.user("olga@example.com");
     expect((await outsider.get("/services/kv/provider")).status).toBe(403);
+    // A user of the service who owns it not: the console asks it no action grants (which would answer 403).
+    await outsider.ok(outsider.post("/teams", { json: { name: `users-${kind}` } }));
+    await t.admin.ok(t.admin.put(`/services/kv/users-${kind}`));
+    expect((await outsider.ok(outsider.get("/services/kv/provider"))).json()).toMatchObject({ owner: false, multiCluster: false });
+    await t.admin.ok(t.admin.delete(`/services/kv/users-${kind}`));
+  });
+
+  it("serves the platform's instance name rule as a module, for the console's forms to check before sending", async () => {
+    const rules = await t.anonymous.get("/console/rules.js");
+    expect([rules.status, rules.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+    expect(rules.text).toContain(`export const INSTANCE_NAME = new RegExp(${JSON.stringify(INSTANCE_NAME_PATTERN.source)}, "");`);
   });
 
   it("GET /apps/<a>/env/<name>: a private value, to the app's users only", async () => {

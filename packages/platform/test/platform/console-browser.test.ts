@@ -65,13 +65,23 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       const row = rows.find((candidate) => candidate.querySelector("th")?.textContent === wanted);
       return row ? [...row.querySelectorAll("th, td")].map((cell) => cell.textContent) : undefined;
     }, name);
+  /** Waits for `text` in an element; on a timeout, says what the page showed instead. */
   const waitForText = (selector: string, text: string, timeout = 30_000) =>
-    page.waitForFunction(
-      (s, t) => [...document.querySelectorAll(s)].some((element) => element.textContent?.includes(t)),
-      { timeout, polling: 100 },
-      selector,
-      text,
-    );
+    page
+      .waitForFunction(
+        (s, t) => [...document.querySelectorAll(s)].some((element) => element.textContent?.includes(t)),
+        { timeout, polling: 100 },
+        selector,
+        text,
+      )
+      .catch(async (error: unknown) => {
+        const shown = await page.evaluate((s) => ({
+          matching: [...document.querySelectorAll(s)].map((element) => element.textContent),
+          message: document.getElementById("message")?.textContent,
+          errors: [...document.querySelectorAll("[id$=-error]:not([hidden])")].map((element) => `${element.id}: ${element.textContent}`),
+        }), selector);
+        throw new Error(`"${text}" never showed in ${selector}: ${String(error)}\nThe page showed: ${JSON.stringify(shown)}\nPage errors: ${pageErrors.join("; ")}`);
+      });
 
   it("logs in, sees a dedicated instance go from pending to up (and another down, with the reason), binds an app, reveals its variables, runs redis-cli ping and reads the bind calls", async () => {
     await page.goto(`${platform!.url}/`);
@@ -85,11 +95,12 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect(await texts("#services-rows td")).toContain("A");
 
     // Create the instance through the console's form.
-    await page.click('a[href="#instances"]');
+    await page.click('a[href="#/instances"]');
     await page.waitForSelector('#instance-service option[value="redis"]');
     await page.type("#instance-name", "big");
     await page.select("#instance-service", "redis");
-    await page.type("#instance-plan", "dedicated");
+    await page.waitForSelector('#instance-plan option[value="dedicated"]');
+    await page.select("#instance-plan", "dedicated");
     await page.click("#instance-form button[type=submit]");
     await page.waitForFunction(
       () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "big" && row.querySelector(".status")?.textContent === "pending"),
@@ -105,9 +116,9 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     );
 
     // Bind the app from its page.
-    await page.click('a[href="#apps"]');
-    await waitForText("#apps-rows button", "web");
-    await page.click("#apps-rows button");
+    await page.click('a[href="#/apps"]');
+    await waitForText("#apps-rows a", "web");
+    await page.click("#apps-rows a");
     await page.waitForSelector('#bind-instance option[value="big"]');
     await page.click("#bind-form button[type=submit]");
     await waitForText("#app-bound li", "big (redis)");
@@ -132,7 +143,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect((await page.$eval("#run-output", (pre) => pre.textContent ?? "")).trim()).toBe("PONG");
 
     // The bind's calls in the timeline, under the operation that sent them, with their curl lines.
-    await page.click('a[href="#calls"]');
+    await page.click('a[href="#/calls"]');
     await waitForText("#calls-rows .label", "PUT /services/instances/big/web");
     const operation = await page.$$eval("#calls-rows > li.operation", (items) => {
       const bind = items.find((item) => item.querySelector(".label")?.textContent === "PUT /services/instances/big/web")!;
@@ -153,11 +164,14 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   });
 
   it("creates an instance of a multi-cluster service in a pool, and shows the pool and its cluster", async () => {
-    await page.click('a[href="#instances"]');
+    await page.click('a[href="#/instances"]');
     await page.waitForSelector('#instance-service option[value="mc"]');
     await page.type("#instance-name", "pooled");
     await page.select("#instance-service", "mc");
-    await page.type("#instance-pool", "gpu");
+    await page.waitForSelector('#instance-pool option[value="gpu"]');
+    await page.select("#instance-pool", "gpu");
+    // The provider's plans for that pool.
+    await page.waitForSelector('#instance-plan option[value="small"]');
     await page.click("#instance-form button[type=submit]");
     await waitForText("#instances-rows th", "pooled");
     expect((await rowOf("pooled"))!.slice(0, 5)).toEqual(["pooled", "mc", "—", "gpu (cluster east)", "admin"]);

@@ -76,9 +76,9 @@ async function main(): Promise<void> {
       await page.waitForFunction(ready, { polling: 10, timeout: 60_000 });
       return performance.now() - started;
     };
-    const instancesMs = await shown("#instances", () => document.querySelectorAll("#instances-rows .status").length === 25);
+    const instancesMs = await shown("#/instances", () => document.querySelectorAll("#instances-rows .status").length === 25);
     const pages = await page.$eval("#instances-pager span", (span) => span.textContent?.trim());
-    const callsMs = await shown("#calls", () => document.querySelectorAll("#calls-rows li.call").length === 50);
+    const callsMs = await shown("#/calls", () => document.querySelectorAll("#calls-rows li.call").length === 50);
     const olderStarted = performance.now();
     const firstId = await page.$eval("#calls-rows time", (time) => time.getAttribute("datetime"));
     await page.click("#calls-pager button:last-child");

@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 /**
  * `npm run screenshots`: writes a screenshot of each console page to docs/console/ (light, and
- * dark for two of them), against a platform process driving the Redis example with real
+ * dark for some; one at 375 px wide), against a platform process driving the Redis example with real
  * processes, plus a provider whose unit binds fail (to show a failed bind and its undo calls).
  */
 import { mkdir } from "node:fs/promises";
@@ -67,36 +67,54 @@ async function main(): Promise<void> {
     await page.click("#login-form button[type=submit]");
     await page.waitForSelector("#nav:not([hidden])");
 
-    await shoot(page, "services", "#services", "#services-rows tr th");
-    await shoot(page, "instances", "#instances", "#instances-rows .status.up");
-    await shoot(page, "instances-dark", "#instances", "#instances-rows .status.up", true);
+    await shoot(page, "services", "#/services", "#services-rows tr th");
+    await shoot(page, "service", "#/services/redis", "#service-plans li strong");
+    await shoot(page, "instances", "#/instances", "#instances-rows .status.up");
+    await shoot(page, "instances-dark", "#/instances", "#instances-rows .status.up", true);
+    // The plan chooser, and a name the platform would refuse said beside its field.
+    await page.evaluate(() => (location.hash = "#/instances?service=redis"));
+    await page.waitForSelector('#instance-plan option[value="dedicated"]');
+    await page.type("#instance-name", "9lives");
+    await page.select("#instance-plan", "dedicated");
+    await page.click("#instance-form button[type=submit]");
+    await page.waitForSelector("#instance-name-error:not([hidden])");
+    await (await page.$("#instance-form"))!.screenshot({ path: `${OUT}/instance-form.png` });
+    console.log("wrote docs/console/instance-form.png");
+    // The dedicated instance's page: its story, the bind's calls opened.
+    await page.evaluate(() => (location.hash = "#/instances/redis/big"));
+    await page.waitForSelector("#instance-story .exchange");
+    await page.$$eval("#instance-story .exchange details", (all) => all.find((details) => details.querySelector("summary")?.textContent?.includes("bind-app"))?.setAttribute("open", ""));
+    await shoot(page, "instance", "#/instances/redis/big", "#instance-story details[open]");
+    await shoot(page, "instance-dark", "#/instances/redis/big", "#instance-story details[open]", true);
     // The shared instance's actions, memory called.
-    await page.$$eval("#instances-rows th button", (buttons) => buttons.find((button) => button.textContent === "cache")?.click());
+    await page.evaluate(() => (location.hash = "#/instances/redis/cache"));
     await page.waitForSelector('form.action[data-action="memory"]');
     await page.click('form.action[data-action="memory"] button[type=submit]');
     await page.waitForFunction(() => document.querySelector('form.action[data-action="memory"] pre.answer')?.textContent?.startsWith("HTTP "));
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
-    await (await page.$("#instance-detail"))!.screenshot({ path: `${OUT}/actions.png` });
+    await (await page.$("#instance-actions"))!.screenshot({ path: `${OUT}/actions.png` });
     console.log("wrote docs/console/actions.png");
-    await page.evaluate(() => (location.hash = "#apps"));
-    await page.waitForSelector("#apps-rows button");
-    await page.click("#apps-rows button");
+    // A phone's width: the rows become cards.
+    await page.setViewport({ width: 375, height: 800 });
+    await shoot(page, "instances-narrow", "#/instances", "#instances-rows .status.up");
+    await page.setViewport({ width: 1200, height: 800 });
+    await page.evaluate(() => (location.hash = "#/apps/web"));
     await page.waitForSelector('button[aria-label="Show REDIS_URL"]');
     await page.click('button[aria-label="Show REDIS_URL"]');
     await page.click("#services-reveal");
     await page.click("#run-form button[type=submit]");
     await page.waitForFunction(() => document.getElementById("run-output")?.textContent?.includes("PONG"));
-    await shoot(page, "apps", "#apps", "#tsuru-services:not([hidden])");
-    await page.evaluate(() => (location.hash = "#calls"));
+    await shoot(page, "apps", "#/apps/web", "#tsuru-services:not([hidden])");
+    await page.evaluate(() => (location.hash = "#/calls"));
     await page.waitForSelector("#calls-rows .undo-group");
     // Open the newest bind-app call to show its request, answer and curl line.
     await page.$$eval("#calls-rows details", (all) => {
       const bind = all.find((details) => details.querySelector("summary")?.textContent?.includes("/resources/big/bind-app"));
       if (bind) (bind).open = true;
     });
-    await shoot(page, "calls", "#calls", "#calls-rows details[open]");
-    await shoot(page, "calls-dark", "#calls", "#calls-rows details[open]", true);
-    await shoot(page, "log", "#log", "#log-rows tr td");
+    await shoot(page, "calls", "#/calls", "#calls-rows details[open]");
+    await shoot(page, "calls-dark", "#/calls", "#calls-rows details[open]", true);
+    await shoot(page, "log", "#/log/web", "#log-rows tr td");
   } finally {
     await browser.close();
     await platform.stop();

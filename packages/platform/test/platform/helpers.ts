@@ -3,7 +3,6 @@
  * real redis-server), an API client that logs in as the admin, and providers built with
  * createProvider (test/http/helpers.ts) that record every call they receive.
  */
-import { expect } from "vitest";
 import { stringify } from "yaml";
 import { startPlatform, type PlatformOptions, type RunningPlatform } from "../../src/platform/platform.js";
 import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
@@ -163,8 +162,10 @@ export async function tsuru(url: string, token: string | undefined, method: stri
 
 /** The client's stream reader: one JSON object per line; an `Error` fails the command. */
 export function readStream(reply: Reply): { messages: string[]; error?: string } {
-  expect(reply.status).toBe(200);
-  expect(reply.contentType).toBe("application/x-json-stream");
+  // No vitest `expect` here: `npm run screenshots` imports this module outside vitest.
+  if (reply.status !== 200 || reply.contentType !== "application/x-json-stream") {
+    throw new Error(`expected a 200 application/x-json-stream answer, got ${reply.status} ${reply.contentType}: ${reply.text.slice(0, 200)}`);
+  }
   const lines = reply.text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { Message: string; Error?: string });
   return { messages: lines.map((line) => line.Message).filter((message) => message !== ""), error: lines.find((line) => line.Error)?.Error };
 }

@@ -110,7 +110,7 @@ describe("a web page against the platform, in real Chromium", () => {
       await page.type("#login-password", ADMIN.password);
       await page.click("#login-form button[type=submit]");
       await page.waitForSelector("#nav-users:not([hidden])");
-      await page.click('a[href="#users"]');
+      await page.click('a[href="#/users"]');
       await page.waitForFunction(() => document.querySelector("#users-rows")?.textContent?.includes("admin"), { timeout: 30_000, polling: 100 });
       await page.type("#user-email", "newcomer@example.com");
       await page.type("#user-password", "secret-1");

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 import { notFound } from "../domain/errors.js";
 import type { Route } from "../http/handler.js";
 
@@ -14,6 +15,8 @@ const TYPES: Record<string, string> = {
   "console.js": "text/javascript; charset=utf-8",
   "dom.js": "text/javascript; charset=utf-8",
   "actions.js": "text/javascript; charset=utf-8",
+  "rules.js": "text/javascript; charset=utf-8",
+  "calls.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
 };
 
@@ -28,12 +31,19 @@ function staticDir(): string {
   return found;
 }
 
+const regExp = (pattern: RegExp) => `new RegExp(${JSON.stringify(pattern.source)}, ${JSON.stringify(pattern.flags)})`;
+
+/** The platform's own name rules, written out for the console's forms: they check what the platform would refuse before sending. */
+const RULES = `// Written by the platform from its own rules (src/platform/console/assets.ts).
+export const INSTANCE_NAME = ${regExp(INSTANCE_NAME_PATTERN)};
+`;
+
 let files: Map<string, Buffer> | undefined;
 
 function load(): Map<string, Buffer> {
   if (!files) {
     const dir = staticDir();
-    files = new Map(Object.keys(TYPES).map((name) => [name, readFileSync(`${dir}${name}`)]));
+    files = new Map(Object.keys(TYPES).map((name) => [name, name === "rules.js" ? Buffer.from(RULES) : readFileSync(`${dir}${name}`)]));
   }
   return files;
 }

@@ -1,5 +1,6 @@
 /** `/services`: the catalog, registered from raw YAML manifests. */
-import { createService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, servicePlans, setDoc, updateService } from "../domain/services.js";
+import { sharesTeam } from "../domain/context.js";
+import { createService, findService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, servicePlans, setDoc, updateService } from "../domain/services.js";
 import { nameParam, query, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
 export const serviceList: Route = async ({ res, context, actor }) => {
@@ -30,8 +31,12 @@ export const planList: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, await servicePlans(context, actor, nameParam(req, "service", "service"), query(req, "pool")));
 };
 
+/** Beyond providerOf, for the console: whether to offer a pool, and whether the caller may read the action grants. */
 export const providerShow: Route = async ({ req, res, context, actor }) => {
-  sendJson(res, 200, await providerOf(context, actor, nameParam(req, "service", "service")));
+  const name = nameParam(req, "service", "service");
+  const provider = await providerOf(context, actor, name);
+  const service = await findService(context, name);
+  sendJson(res, 200, { ...provider, multiCluster: service.multiCluster === true, owner: sharesTeam(actor, service.ownerTeams) });
 };
 
 export const docShow: Route = async ({ req, res, context, actor }) => {

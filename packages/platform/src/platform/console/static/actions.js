@@ -124,10 +124,14 @@ function noManifest(service) {
   ];
 }
 
-/** The panel's content for one instance: its service's actions, each callable, or why there are none. */
-export async function actionsPanel(target, { api, say }) {
+/**
+ * The panel's content for one instance: its service's actions, each callable, or why there are none.
+ * `owner`: the user is in a team owning the service, the only ones who may read its grants.
+ */
+export async function actionsPanel(target, { api, say, owner }) {
   const service = encodeURIComponent(target.service);
-  const [manifest, grants] = await Promise.all([api("GET", `/1.31/services/${service}/manifest`), api("GET", `/1.31/services/${service}/actions`)]);
+  const noGrants = { status: 403 };
+  const [manifest, grants] = await Promise.all([api("GET", `/1.31/services/${service}/manifest`), owner ? api("GET", `/1.31/services/${service}/actions`) : noGrants]);
   if (manifest.status !== 200) return [h("p", { class: "failed" }, `The actions could not be read: HTTP ${manifest.status} ${manifest.text.trim()}`)];
   const stored = manifest.json();
   if (stored === null) return noManifest(target.service);

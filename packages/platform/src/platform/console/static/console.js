@@ -1,21 +1,33 @@
 // The platform console: a client of the platform's API and nothing else. It logs in with
 // POST /users/<email>/tokens, then calls the same routes as any client, with the bearer token.
 // Data from the API (and so from providers) only ever reaches the page as text nodes.
+//
+// Every place has an address (`#/instances/<service>/<instance>`, `#/calls/<id>`, ...), so reload,
+// back and forward and a shared link all land there. Reads that make the platform call a provider
+// (status, info, health, plans) happen when a person opens a page or acts, never on a timer; the
+// timer reads only the platform's own records, and the status of instances still pending.
 
 import { actionsPanel } from "./actions.js";
+import { callBody, storyItems, timelineItems } from "./calls.js";
 import { h } from "./dom.js";
+import { INSTANCE_NAME } from "./rules.js";
 
 const POLL_MS = 3000;
+/** Least time between two reads of a pending instance's status on the timer. */
+const PENDING_MS = 5000;
 const PAGE = 25;
 const CALLS_PAGE = 50;
-/** Ticks between status calls for instances already up or down (pending ones: every tick). */
-const SETTLED_EVERY = 10;
+/** Provider-backed reads seen this recently are shown again as they are when a page is opened. */
+const FRESH_MS = 10_000;
 
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("token");
-let current = "services";
-let tick = 0;
-let busy = false;
+let route = { page: "services", parts: [], query: new URLSearchParams() };
+/** Bumped on each navigation: a page's load that finds it changed leaves the page to the newer one. */
+let generation = 0;
+let polling = false;
+/** A refresh was asked for while one ran. */
+let pollAgain = false;
 
 function say(text, failed = false) {
   const message = $("message");
@@ -58,110 +70,300 @@ async function ok(method, path, options) {
   return answer;
 }
 
-/** Runs an action from a button or form, saying what happened. */
-async function act(label, work) {
+/** The platform's message, and what to do about it. */
+function advice(error) {
+  const message = error.message.replace(/\s+$/, "");
+  const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
+  if (error.status === 403) return `${sentence} Ask an admin, or a member of the team that owns it, for access.`;
+  if (error.status === 404) return `${sentence} It may have been removed: open the list again.`;
+  if (error.status >= 500) return `${sentence} The provider's answer is under Provider calls.`;
+  if (error.status === undefined) return `${sentence} Check that the platform is still running, then try again.`;
+  return sentence;
+}
+
+/** An error shown in its slot, next to the form or buttons that caused it. */
+function showError(slot, text, link) {
+  slot.replaceChildren(text, ...(link ? [" ", h("a", { href: link.href }, link.text)] : []));
+  slot.hidden = false;
+}
+
+function hideError(slot) {
+  slot.hidden = true;
+  slot.replaceChildren();
+}
+
+/** Marks a field wrong, with the reason beside it; the first wrong field gets the focus. */
+function fieldError(field, text) {
+  const slot = $(`${field.id}-error`);
+  field.setAttribute("aria-invalid", "true");
+  slot.textContent = text;
+  slot.hidden = false;
+}
+
+function clearFieldErrors(form) {
+  for (const field of form.querySelectorAll("[aria-invalid]")) field.removeAttribute("aria-invalid");
+  for (const slot of form.querySelectorAll(".field-error, .form-error")) hideError(slot);
+}
+
+/**
+ * Runs what a person asked for from a button or form: its progress in the status line, its
+ * failure in `slot` next to what caused it. Then the page shows the change, reading only what changed.
+ */
+async function act(label, work, slot, { failedLink, forget } = {}) {
+  hideError(slot);
+  // What the provider said of the instance acted on is read again.
+  if (forget) known.delete(forget);
+  const button = slot.closest("form")?.querySelector("button[type=submit]");
+  if (button) button.setAttribute("aria-busy", "true");
   say(`${label}…`);
   try {
     await work();
     say(`${label}: done.`);
   } catch (error) {
-    say(`${label} failed: ${error.message}`, true);
+    say("");
+    showError(slot, `${label} failed: ${advice(error)}`, error.status >= 500 ? failedLink : undefined);
+  } finally {
+    button?.removeAttribute("aria-busy");
   }
-  details.clear();
-  await refresh(true);
+  await poll();
 }
+
+// Addresses ----------------------------------------------------------------------------------
+
+/** `#/instances/redis/cache` as a page and its parts; an address naming no page is the services page. */
+function parseRoute(hash) {
+  const raw = hash.replace(/^#\/?/, "");
+  const at = raw.indexOf("?");
+  const path = at === -1 ? raw : raw.slice(0, at);
+  const parts = path.split("/").filter((part) => part !== "").map((part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  // "." and ".." would climb out of the API path a part is put in (no name the platform takes is either).
+  }).filter((part) => part !== "." && part !== "..");
+  const page = parts.length > 0 && Object.hasOwn(pages, parts[0]) ? parts[0] : "services";
+  return { page, parts: page === parts[0] ? parts.slice(1) : [], query: new URLSearchParams(at === -1 ? "" : raw.slice(at + 1)) };
+}
+
+const link = (...parts) => `#/${parts.map(encodeURIComponent).join("/")}`;
+const go = (hash) => {
+  if (location.hash === hash) show(true);
+  else location.hash = hash;
+};
 
 // Pages -------------------------------------------------------------------------------------
 
 const pages = {
-  services: { refresh: refreshServices },
-  instances: { refresh: refreshInstances, page: 1 },
-  apps: { refresh: refreshApps, page: 1 },
-  calls: { refresh: refreshCalls, cursors: [], filter: {} },
-  log: { refresh: refreshLog },
-  users: { refresh: refreshUsers },
+  services: { load: loadServices },
+  instances: { load: loadInstances, poll: pollInstances, page: 1 },
+  apps: { load: pollApps, poll: pollApps, page: 1 },
+  calls: { load: loadCalls, poll: pollCalls, cursors: [] },
+  log: { load: pollLog, poll: pollLog },
+  users: { load: loadUsers },
 };
 
-function show(name, focus) {
-  details.clear();
-  current = Object.hasOwn(pages, name) ? name : "services";
-  for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${current}`;
-  for (const link of document.querySelectorAll("#nav a")) {
-    if (link.getAttribute("href") === `#${current}`) link.setAttribute("aria-current", "page");
-    else link.removeAttribute("aria-current");
-  }
-  if (focus) {
-    say("");
-    $(`${current}-title`).focus();
-  }
-  refresh(true);
-}
+const TITLES = { services: "Services", instances: "Instances", apps: "Apps", calls: "Provider calls", log: "App log", users: "Users" };
 
-async function refresh(force = false) {
-  if (!token || (busy && !force) || document.hidden) return;
-  busy = true;
+/** Shows the page the address names; `focus`: after a person's navigation, the focus goes to its title. */
+async function show(focus) {
+  if (!token) return;
+  route = parseRoute(location.hash);
+  const mine = ++generation;
+  for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${route.page}`;
+  for (const item of document.querySelectorAll("#nav a")) {
+    if (item.dataset.page === route.page) item.setAttribute("aria-current", "page");
+    else item.removeAttribute("aria-current");
+  }
+  document.title = `${[...route.parts].reverse().concat(TITLES[route.page]).join(" · ")} — provider-kit platform`;
+  if (focus) say("");
   try {
-    await pages[current].refresh();
+    await pages[route.page].load(route, () => mine !== generation);
   } catch (error) {
-    if (error.status !== 401) say(`Could not refresh: ${error.message}`, true);
-  } finally {
-    busy = false;
+    if (error.status !== 401 && mine === generation) say(`Could not show this page: ${advice(error)}`, true);
+  }
+  if (focus && mine === generation) {
+    const title = [...document.querySelectorAll(`#page-${route.page} h2`)].find((heading) => heading.offsetParent !== null);
+    title?.focus();
   }
 }
 
-function pager(element, page, pageCount, go) {
+/** What the timer does: the page's own records again, never a provider's unless an instance is pending. */
+async function poll() {
+  const page = pages[route.page];
+  if (!token || document.hidden || !page.poll) return;
+  // One refresh at a time; one asked for meanwhile (an action just done) runs after it, since
+  // the one under way may have read the records before the action changed them.
+  if (polling) return void (pollAgain = true);
+  polling = true;
+  const mine = generation;
+  try {
+    await page.poll(route, () => mine !== generation);
+  } catch (error) {
+    if (error.status !== 401) say(`Could not refresh: ${advice(error)}`, true);
+  } finally {
+    polling = false;
+  }
+  if (pollAgain) {
+    pollAgain = false;
+    await poll();
+  }
+}
+
+function pager(element, page, pageCount, goTo) {
   element.replaceChildren(
-    h("button", { type: "button", disabled: page <= 1, onclick: () => go(page - 1) }, "Previous"),
+    h("button", { type: "button", disabled: page <= 1, onclick: () => goTo(page - 1) }, "Previous"),
     h("span", {}, ` Page ${page} of ${Math.max(pageCount, 1)} `),
-    h("button", { type: "button", disabled: page >= pageCount, onclick: () => go(page + 1) }, "Next"),
+    h("button", { type: "button", disabled: page >= pageCount, onclick: () => goTo(page + 1) }, "Next"),
   );
+}
+
+/** A table row, each cell labelled with its column for the narrow layout. */
+function row(table, attributes, cells) {
+  const headings = [...$(table).closest("table").querySelectorAll("thead th")].map((th) => th.textContent);
+  return h("tr", attributes, cells.map((cell, index) => {
+    cell.setAttribute("data-label", headings[index] ?? "");
+    return cell;
+  }));
+}
+
+/** A table's single row saying there is nothing, and what to do. */
+function emptyRow(table, ...content) {
+  const columns = $(table).closest("table").querySelectorAll("thead th").length;
+  return h("tr", { class: "empty" }, h("td", { colspan: String(columns) }, ...content));
+}
+
+/** A term and its value in a facts list. */
+const fact = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
+
+function loading(table) {
+  $(table).replaceChildren(emptyRow(table, h("span", { class: "spinner", "aria-hidden": "true" }), " Loading…"));
+  $(table).closest("table").setAttribute("aria-busy", "true");
+}
+
+function loaded(table) {
+  $(table).closest("table").removeAttribute("aria-busy");
 }
 
 // Services ----------------------------------------------------------------------------------
 
+/** The last health read: `{at, lines}`; the provider lines cost each provider a call. */
+let health;
+
 /** `/healthcheck/?check=all` lines by component name; undefined when the platform does not serve it. */
-async function healthLines() {
+async function healthLines(force) {
+  if (!force && health && Date.now() - health.at < FRESH_MS) return health.lines;
   const answer = await api("GET", "/healthcheck/?check=all");
   const lines = answer.text.split("\n").map((line) => /^(.+?): (WORKING.*|fail - .*)$/.exec(line.trim())).filter(Boolean);
-  if (lines.length === 0) return undefined;
-  return new Map(lines.map((match) => [match[1], match[2]]));
+  health = { at: Date.now(), lines: lines.length === 0 ? undefined : new Map(lines.map((match) => [match[1], match[2]])) };
+  return health.lines;
 }
 
-function healthCell(health, service) {
-  if (!health) return h("td", {}, "not available");
-  const name = [...health.keys()].find((key) => key === service || key.split(/[\s:/]+/).includes(service));
-  if (name === undefined) return h("td", {}, "not reported");
-  const state = health.get(name);
-  return h("td", { class: state.startsWith("WORKING") ? "good" : "bad" }, state);
+function healthOf(lines, service) {
+  if (!lines) return undefined;
+  const name = [...lines.keys()].find((key) => key === service || key.split(/[\s:/]+/).includes(service));
+  return name === undefined ? undefined : lines.get(name);
 }
 
-async function refreshServices() {
-  const [services, health] = await Promise.all([ok("GET", "/services").then((a) => a.json()), healthLines()]);
-  const providers = await Promise.all(services.map((entry) => ok("GET", `/services/${entry.service}/provider`).then((a) => a.json())));
+function healthCell(lines, service) {
+  if (!lines) return h("td", {}, "not available");
+  const state = healthOf(lines, service);
+  if (state === undefined) return h("td", {}, "not reported");
+  return h("td", {}, h("span", { class: `badge ${state.startsWith("WORKING") ? "good" : "bad"}` }, state));
+}
+
+const providers = new Map();
+
+/** How the platform reaches the service's provider, whether it is multi-cluster, whether you own it (platform records, no provider call). */
+async function providerOf(service) {
+  if (!providers.has(service)) providers.set(service, ok("GET", `/services/${encodeURIComponent(service)}/provider`).then((a) => a.json()));
+  return providers.get(service).catch((error) => {
+    providers.delete(service);
+    throw error;
+  });
+}
+
+async function loadServices(where, stale, force = false) {
+  const [name] = where.parts;
+  $("service-detail").hidden = name === undefined;
+  document.querySelector("#page-services .list").hidden = name !== undefined;
+  if (name !== undefined) return loadService(name, stale);
+  if (!$("services-rows").hasChildNodes()) loading("services-rows");
+  const [services, lines] = await Promise.all([ok("GET", "/services").then((a) => a.json()), healthLines(force)]);
+  const described = await Promise.all(services.map((entry) => providerOf(entry.service)));
+  if (stale()) return;
   $("services-rows").replaceChildren(
     ...services.map((entry, index) =>
-      h("tr", {},
-        h("th", { scope: "row" }, entry.service),
-        h("td", {}, providers[index].variant),
-        h("td", {}, h("code", {}, providers[index].endpoint)),
-        healthCell(health, entry.service),
-        h("td", {}, String(entry.instances.length)),
-      ),
+      row("services-rows", {}, [
+        h("th", { scope: "row" }, h("a", { href: link("services", entry.service) }, entry.service)),
+        h("td", {}, described[index].variant),
+        h("td", {}, h("code", {}, described[index].endpoint)),
+        healthCell(lines, entry.service),
+        h("td", {}, h("a", { href: `${link("instances")}?service=${encodeURIComponent(entry.service)}` }, String(entry.instances.length))),
+      ]),
     ),
   );
-  if (services.length === 0) $("services-rows").append(h("tr", {}, h("td", { colspan: 5 }, "No services yet: register one with POST /services (its YAML manifest).")));
-  $("health").textContent = health ? [...health].map(([name, state]) => `${name}: ${state}`).join("\n") : "Platform health: not available (this platform does not serve GET /healthcheck/?check=all).";
+  if (services.length === 0) {
+    $("services-rows").append(emptyRow("services-rows", "No services yet. Register your provider's service with ",
+      h("code", {}, "npx provider-kit manifest"), " and ", h("code", {}, "POST /services"), ", or start the platform with ", h("code", {}, "--seed"), "."));
+  }
+  loaded("services-rows");
+  $("health").textContent = lines ? [...lines].map(([component, state]) => `${component}: ${state}`).join("\n") : "Platform health: not available (this platform does not serve GET /healthcheck/?check=all).";
+}
+
+$("health-check").addEventListener("click", () => loadServices(route, () => false, true));
+
+const plansRead = new Map();
+
+/** The service's plans (a provider call, once per service and pool in a session). */
+function plansOf(service, pool) {
+  const key = `${service}?${pool ?? ""}`;
+  if (!plansRead.has(key)) {
+    const query = pool ? `?pool=${encodeURIComponent(pool)}` : "";
+    plansRead.set(key, ok("GET", `/services/${encodeURIComponent(service)}/plans${query}`).then((a) => a.json()));
+  }
+  return plansRead.get(key).catch((error) => {
+    plansRead.delete(key);
+    throw error;
+  });
+}
+
+async function loadService(name, stale) {
+  $("service-title").textContent = name;
+  const [provider, services, lines] = await Promise.all([providerOf(name), ok("GET", "/services").then((a) => a.json()), healthLines(false)]);
+  const plans = provider.multiCluster ? undefined : await plansOf(name).catch((error) => error);
+  if (stale()) return;
+  const state = healthOf(lines, name);
+  $("service-facts").replaceChildren(
+    ...fact("Variant", provider.variant),
+    ...fact("Provider", h("code", {}, provider.endpoint)),
+    ...fact("Health", state === undefined ? "not reported" : h("span", { class: `badge ${state.startsWith("WORKING") ? "good" : "bad"}` }, state)),
+    ...fact("Teams", provider.teams.join(", ") || "none"),
+    ...fact("Clusters", provider.multiCluster ? "multi-cluster: each instance lives in a pool" : "one"),
+  );
+  $("service-plans").replaceChildren(
+    ...(plans === undefined ? [h("li", {}, "Its plans depend on the pool: choose a pool when you create an instance.")]
+      : plans instanceof Error ? [h("li", { class: "failed" }, `The plans could not be read: ${advice(plans)}`)]
+      : plans.length === 0 ? [h("li", {}, "The provider lists no plans: instances get its default.")]
+      : plans.map((plan) => h("li", {}, h("strong", {}, plan.name), plan.description ? ` — ${plan.description}` : ""))),
+  );
+  const instances = services.find((entry) => entry.service === name)?.instances ?? [];
+  $("service-instances").replaceChildren(
+    ...instances.map((instance) => h("li", {}, h("a", { href: link("instances", name, instance) }, instance))),
+  );
+  if (instances.length === 0) $("service-instances").append(h("li", { class: "empty" }, "No instances of this service yet."));
+  $("service-create").setAttribute("href", `${link("instances")}?service=${encodeURIComponent(name)}`);
+  $("service-create").textContent = `Create an instance of ${name}`;
 }
 
 // Instances ---------------------------------------------------------------------------------
 
-/** Last status seen per instance: `{state, text, tick}`. */
-const statuses = new Map();
 /**
- * Last details seen per instance (`{data, tick}`): each read calls the provider's info, so they
- * are read again as seldom as settled statuses, and at once after an action or on arrival.
+ * What the provider last said of each instance: `{data, status, at}`. Read when a page shows the
+ * instance and the entry is older than FRESH_MS, after an action on it, or while it is pending.
  */
-const details = new Map();
+const known = new Map();
 
 function stateOf(text) {
   // `Service instance "<i>" is <state>`, with no final dot, as the platform's serviceInstanceStatus.
@@ -170,13 +372,10 @@ function stateOf(text) {
   return { state: said === "pending" ? "pending" : said === "up" ? "up" : "down", text: said };
 }
 
-async function instanceStatus(name) {
-  const known = statuses.get(name);
-  if (known && known.state !== "pending" && tick - known.tick < SETTLED_EVERY) return known;
-  const answer = await api("GET", `/services/instances/${name}/status`);
-  const status = answer.status === 200 ? { ...stateOf(answer.text), tick } : { state: "down", text: answer.text.trim(), tick };
+async function readStatus(name) {
+  const answer = await api("GET", `/services/instances/${encodeURIComponent(name)}/status`);
+  const status = answer.status === 200 ? stateOf(answer.text) : { state: "down", text: answer.text.trim() };
   if (status.text === "down") status.text = `down: ${await downReason(name)}`;
-  statuses.set(name, status);
   return status;
 }
 
@@ -188,32 +387,63 @@ async function downReason(name) {
   return call.status === undefined ? call.error : `${call.status} ${(call.answer ?? "").trim().slice(0, 200) || "(empty answer)"}`;
 }
 
-async function instanceDetails(name) {
-  const known = details.get(name);
-  if (known && tick - known.tick < SETTLED_EVERY) return known.data;
-  const data = (await ok("GET", `/services/instances/${name}`)).json();
-  details.set(name, { data, tick });
-  return data;
+/** The instance's record and provider info, and its status; `fresh`: read again unless just read. */
+async function instanceOf(name, fresh) {
+  const entry = known.get(name);
+  if (entry && (!fresh || Date.now() - entry.at < FRESH_MS)) return entry;
+  const [data, status] = await Promise.all([ok("GET", `/services/instances/${encodeURIComponent(name)}`).then((a) => a.json()), readStatus(name)]);
+  const read = { data, status, at: Date.now() };
+  known.set(name, read);
+  return read;
+}
+
+/**
+ * Only a pending instance's status is read on the timer, the person is waiting for it; at most
+ * every PENDING_MS, so a refresh every POLL_MS does not become a provider call every POLL_MS.
+ */
+async function statusWhilePending(name) {
+  const entry = known.get(name);
+  if (!entry || entry.status.state !== "pending" || Date.now() - (entry.statusAt ?? entry.at) < PENDING_MS) return;
+  known.set(name, { ...entry, status: await readStatus(name), statusAt: Date.now() });
 }
 
 /** The provider's info (`GET /resources/<i>`), one line per label; none: a dash. */
-function infoCell(info) {
+function infoList(info) {
   const entries = Object.entries(info ?? {});
-  if (entries.length === 0) return h("td", {}, "—");
-  return h("td", {}, h("ul", { class: "info" }, entries.map(([label, value]) => h("li", {}, `${label}: ${value}`))));
+  if (entries.length === 0) return "—";
+  return h("ul", { class: "info" }, entries.map(([label, value]) => h("li", {}, `${label}: ${value}`)));
 }
+
+const poolText = (data) => (data.pool ? `${data.pool} (cluster ${data.cluster || "none"})` : "—");
+const statusBadge = (status) => h("span", { class: `status ${status.state}` }, status.text);
 
 async function allInstances() {
   const services = (await ok("GET", "/services/instances")).json();
   return services.flatMap((entry) => entry.instances.map((name) => ({ name, service: entry.service })));
 }
 
-async function refreshInstances() {
-  const services = (await ok("GET", "/services")).json();
-  const select = $("instance-service");
-  const chosen = select.value;
-  select.replaceChildren(...services.map((entry) => h("option", { value: entry.service, selected: entry.service === chosen }, entry.service)));
+async function loadInstances(where, stale) {
+  const [service, name] = where.parts;
+  const detail = service !== undefined && name !== undefined;
+  $("instance-detail").hidden = !detail;
+  document.querySelector("#page-instances .list").hidden = detail;
+  if (detail) return loadInstance(service, name, stale, true);
+  await fillServiceChoice(where.query.get("service"));
+  if (!$("instances-rows").hasChildNodes()) loading("instances-rows");
+  await instanceRows(stale, true);
+}
 
+async function pollInstances(where, stale) {
+  const [service, name] = where.parts;
+  if (service !== undefined && name !== undefined) return loadInstance(service, name, stale, false);
+  await instanceRows(stale, false);
+}
+
+/**
+ * The list's rows. `fresh` (a person opened the page): the shown instances' info and status are
+ * read unless just read; else (the timer) only new instances' and pending ones' statuses.
+ */
+async function instanceRows(stale, fresh) {
   const filter = $("instance-filter").value.trim();
   const everyInstance = await allInstances();
   const all = everyInstance.filter((item) => item.name.includes(filter)).sort((a, b) => a.name.localeCompare(b.name));
@@ -221,131 +451,279 @@ async function refreshInstances() {
   const pageCount = Math.ceil(all.length / PAGE);
   state.page = Math.min(Math.max(state.page, 1), Math.max(pageCount, 1));
   const shown = all.slice((state.page - 1) * PAGE, state.page * PAGE);
-  const rows = await Promise.all(
-    shown.map(async (item) => {
-      const [data, status] = await Promise.all([instanceDetails(item.name), instanceStatus(item.name)]);
-      const selected = item.name === selectedInstance;
-      return h("tr", { class: selected ? "selected" : undefined },
-        h("th", { scope: "row" }, h("button", { type: "button", class: "link", "aria-pressed": String(selected), onclick: () => selectInstance(item.name) }, item.name)),
-        h("td", {}, item.service),
-        h("td", {}, data.planname || "—"),
-        h("td", {}, data.pool ? `${data.pool} (cluster ${data.cluster || "none"})` : "—"),
-        h("td", {}, data.teamowner ?? "—"),
-        h("td", { class: `status ${status.state}` }, status.text),
-        h("td", {}, data.apps.length ? data.apps.join(", ") : "none"),
-        infoCell(data.info),
-      );
-    }),
-  );
+  const read = await Promise.all(shown.map(async (item) => {
+    if (!fresh) await statusWhilePending(item.name);
+    return instanceOf(item.name, fresh).catch((error) => ({ failed: error }));
+  }));
+  if (stale()) return;
+  const rows = shown.map((item, index) => {
+    const { data, status, failed } = read[index];
+    const name = h("th", { scope: "row" }, h("a", { href: link("instances", item.service, item.name) }, item.name));
+    if (failed) return row("instances-rows", {}, [name, h("td", {}, item.service), h("td", { colspan: "6", class: "failed" }, advice(failed))]);
+    return row("instances-rows", {}, [
+      name,
+      h("td", {}, h("a", { href: link("services", item.service) }, item.service)),
+      h("td", {}, data.planname || "—"),
+      h("td", {}, poolText(data)),
+      h("td", {}, data.teamowner ?? "—"),
+      h("td", {}, statusBadge(status)),
+      h("td", {}, data.apps.length ? data.apps.join(", ") : "none"),
+      h("td", {}, infoList(data.info)),
+    ]);
+  });
   $("instances-rows").replaceChildren(...rows);
-  if (rows.length === 0) $("instances-rows").append(h("tr", {}, h("td", { colspan: 8 }, filter ? "No instance matches." : "No instances yet: create one above.")));
-  pager($("instances-pager"), state.page, pageCount, (page) => { state.page = page; refresh(true); });
-  const opened = everyInstance.find((item) => item.name === selectedInstance);
-  if (!opened) $("instance-detail").hidden = true;
-  else if (actionsShown !== `${opened.service}/${opened.name}`) await showActions(opened);
+  if (rows.length === 0) {
+    $("instances-rows").append(filter ? emptyRow("instances-rows", "No instance matches.")
+      : emptyRow("instances-rows", "No instances yet. ", h("button", { type: "button", class: "link", onclick: () => $("instance-name").focus() }, "Create one"), " with the form above."));
+  }
+  loaded("instances-rows");
+  pager($("instances-pager"), state.page, pageCount, (page) => { state.page = page; instanceRows(() => false, true); });
 }
 
-let selectedInstance = sessionStorage.getItem("instance") ?? undefined;
-/** `service/instance` whose actions are on screen: polls leave them be, so typed values and answers stay. */
+$("instances-reload").addEventListener("click", () => {
+  known.clear();
+  instanceRows(() => false, true);
+});
+
+/** `service/instance` whose actions are on screen: the timer leaves them be, so typed values and answers stay. */
 let actionsShown;
 
-function selectInstance(name) {
-  selectedInstance = name;
-  sessionStorage.setItem("instance", name);
-  // A click reads the manifest again, even on the instance shown.
-  actionsShown = undefined;
-  refresh(true).then(() => $("instance-title").focus());
+async function loadInstance(service, name, stale, fresh) {
+  if (fresh) {
+    actionsShown = undefined;
+    $("instance-title").textContent = name;
+    $("instance-service-link").textContent = service;
+    $("instance-service-link").setAttribute("href", link("services", service));
+    if (!$("instance-facts").hasChildNodes() || $("instance-facts").dataset.instance !== name) {
+      $("instance-facts").replaceChildren(h("dt", {}, "Status"), h("dd", {}, h("span", { class: "spinner", "aria-hidden": "true" }), " Loading…"));
+      $("instance-story").replaceChildren();
+      $("instance-apps").replaceChildren();
+      $("instance-actions").replaceChildren();
+    }
+  } else {
+    await statusWhilePending(name);
+  }
+  const listed = (await allInstances()).find((item) => item.name === name && item.service === service);
+  if (!listed) {
+    if (stale()) return;
+    $("instance-facts").replaceChildren();
+    $("instance-actions").replaceChildren();
+    $("instance-story").replaceChildren();
+    $("instance-apps").replaceChildren(h("li", { class: "empty" }, `There is no instance ${name} of ${service} you may see: it may have been removed. `,
+      h("a", { href: link("instances") }, "See the instances")));
+    return;
+  }
+  const [{ data, status }, calls] = await Promise.all([
+    instanceOf(name, fresh),
+    ok("GET", `/provider-calls?instance=${encodeURIComponent(name)}&limit=200`).then((a) => a.json()),
+  ]);
+  if (stale()) return;
+  $("instance-facts").dataset.instance = name;
+  $("instance-facts").replaceChildren(
+    ...fact("Status", statusBadge(status)),
+    ...fact("Service", h("a", { href: link("services", service) }, service)),
+    ...fact("Plan", data.planname || "—"),
+    ...fact("Pool", poolText(data)),
+    ...fact("Owner team", data.teamowner ?? "—"),
+    ...fact("Teams", data.teams.join(", ")),
+    ...fact("Info", infoList(data.info)),
+  );
+  $("instance-apps").replaceChildren(...data.apps.map((app) => h("li", {}, h("a", { href: link("apps", app) }, app))));
+  if (data.apps.length === 0) {
+    $("instance-apps").append(h("li", { class: "empty" }, "No app uses it yet. ", h("a", { href: link("apps") }, "Bind it from an app's page"), "."));
+  }
+  const story = storyItems(calls, say);
+  // Keep the calls the person opened open.
+  const open = new Set([...$("instance-story").querySelectorAll("details[open]")].map((details) => details.parentElement.dataset.call));
+  $("instance-story").replaceChildren(...story);
+  for (const item of $("instance-story").querySelectorAll("[data-call]")) if (open.has(item.dataset.call)) item.querySelector("details").open = true;
+  if (story.length === 0) $("instance-story").append(h("li", { class: "empty" }, "Nothing done to it yet that reached its provider."));
+  if (actionsShown !== `${service}/${name}`) {
+    actionsShown = `${service}/${name}`;
+    $("instance-actions").replaceChildren(h("p", {}, h("span", { class: "spinner", "aria-hidden": "true" }), " Reading the actions…"));
+    const provider = await providerOf(service);
+    const panel = await actionsPanel({ service, instance: name }, { api, say, owner: provider.owner });
+    if (!stale()) $("instance-actions").replaceChildren(...panel);
+  }
 }
 
-async function showActions(target) {
-  $("instance-detail").hidden = false;
-  $("instance-title").textContent = `Instance ${target.name} (${target.service})`;
-  $("instance-actions").replaceChildren(h("p", {}, "Reading the actions…"));
-  $("instance-actions").replaceChildren(...(await actionsPanel({ service: target.service, instance: target.name }, { api, say })));
-  actionsShown = `${target.service}/${target.name}`;
+$("instance-reload").addEventListener("click", () => {
+  const [service, name] = route.parts;
+  known.delete(name);
+  loadInstance(service, name, () => false, false).catch((error) => say(`Could not read ${name}: ${advice(error)}`, true));
+});
+
+/** The services offered in the create form; `wanted` (from the address) chosen. */
+async function fillServiceChoice(wanted) {
+  const services = (await ok("GET", "/services")).json();
+  const select = $("instance-service");
+  const chosen = wanted ?? select.value;
+  select.replaceChildren(...services.map((entry) => h("option", { value: entry.service, selected: entry.service === chosen }, entry.service)));
+  if (services.length === 0) select.append(h("option", { value: "" }, "no service registered yet"));
+  await fillPlaceChoices();
+}
+
+/** Bumped by each fill of the pool and plan choices: a slower earlier one (the page's load) leaves them to the newest. */
+let placeFills = 0;
+
+/** The pool (multi-cluster services) and plan choices for the chosen service: the plans are the provider's, for that pool. */
+async function fillPlaceChoices() {
+  const mine = ++placeFills;
+  const service = $("instance-service").value;
+  const plan = $("instance-plan");
+  hideError($("instance-plan-error"));
+  if (!service) return plan.replaceChildren(h("option", { value: "" }, "—"));
+  const provider = await providerOf(service);
+  if (mine !== placeFills) return;
+  $("instance-pool-field").hidden = !provider.multiCluster;
+  let pool;
+  if (provider.multiCluster) {
+    const select = $("instance-pool");
+    const pools = [...new Set((await ok("GET", "/pools")).json().flatMap((entry) => entry.Pools))].sort();
+    if (mine !== placeFills) return;
+    const chosen = select.value;
+    select.replaceChildren(h("option", { value: "" }, "Choose a pool"), ...pools.map((name) => h("option", { value: name, selected: name === chosen }, name)));
+    pool = select.value || undefined;
+    if (!pool) return plan.replaceChildren(h("option", { value: "" }, "Choose a pool first"));
+  }
+  plan.replaceChildren(h("option", { value: "" }, "Reading the plans…"));
+  plan.setAttribute("aria-busy", "true");
+  try {
+    const plans = await plansOf(service, pool);
+    if (mine !== placeFills) return;
+    plan.replaceChildren(
+      h("option", { value: "" }, plans.length === 0 ? "The provider's default (it lists no plans)" : "The provider's default"),
+      ...plans.map((item) => h("option", { value: item.name }, item.description ? `${item.name} — ${item.description}` : item.name)),
+    );
+  } catch (error) {
+    if (mine !== placeFills) return;
+    plan.replaceChildren(h("option", { value: "" }, "The provider's default"));
+    fieldError(plan, `The plans could not be read: ${advice(error)}`);
+  } finally {
+    if (mine === placeFills) plan.removeAttribute("aria-busy");
+  }
+}
+
+$("instance-service").addEventListener("change", () => fillPlaceChoices().catch((error) => fieldError($("instance-plan"), advice(error))));
+$("instance-pool").addEventListener("change", () => fillPlaceChoices().catch((error) => fieldError($("instance-plan"), advice(error))));
+$("instance-name").addEventListener("input", () => {
+  $("instance-name").removeAttribute("aria-invalid");
+  hideError($("instance-name-error"));
+});
+
+/** The platform's checks, made before sending: each failure beside its field, nothing sent. */
+function checkInstanceForm(wanted) {
+  const problems = [];
+  if (wanted.name === "") problems.push([$("instance-name"), "Give the instance a name."]);
+  else if (!INSTANCE_NAME.test(wanted.name)) problems.push([$("instance-name"), `"${wanted.name}" is not a name the platform takes: start with a letter, then letters, digits, "-" or "_" (at least 2 characters).`]);
+  if (!wanted.service_name) problems.push([$("instance-service"), "Register a service first."]);
+  if (!$("instance-pool-field").hidden && !wanted.pool) problems.push([$("instance-pool"), "Choose the pool the instance lives in."]);
+  for (const [field, text] of problems) {
+    if ($(`${field.id}-error`)) fieldError(field, text);
+    else showError($("instance-form-error"), text);
+  }
+  problems[0]?.[0].focus();
+  return problems.length === 0;
 }
 
 $("instance-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  const form = new FormData(event.target);
-  const wanted = { name: form.get("name"), service_name: form.get("service_name") };
-  if (form.get("plan")) wanted.plan = form.get("plan");
-  if (form.get("owner")) wanted.owner = form.get("owner");
-  if (form.get("pool")) wanted.pool = form.get("pool");
+  const form = event.target;
+  clearFieldErrors(form);
+  const fields = new FormData(form);
+  const wanted = { name: String(fields.get("name") ?? "").trim(), service_name: String(fields.get("service_name") ?? "") };
+  for (const optional of ["plan", "owner", "pool"]) if (fields.get(optional)) wanted[optional] = String(fields.get(optional)).trim();
+  if (!$("instance-pool-field").hidden) wanted.pool ??= "";
+  if (!checkInstanceForm(wanted)) return;
+  if (wanted.pool === "") delete wanted.pool;
   act(`Creating the instance ${wanted.name}`, async () => {
     await ok("POST", "/services/instances", { json: wanted });
-    event.target.reset();
-  });
+    $("instance-name").value = "";
+    $("instance-owner").value = "";
+  }, $("instance-form-error"), { failedLink: { href: `${link("calls")}?instance=${encodeURIComponent(wanted.name)}`, text: "See its calls" } });
 });
-$("instance-filter").addEventListener("input", () => { pages.instances.page = 1; refresh(true); });
+$("instance-filter").addEventListener("input", () => { pages.instances.page = 1; instanceRows(() => false, true); });
 
 // Apps --------------------------------------------------------------------------------------
 
-let selectedApp = sessionStorage.getItem("app") ?? undefined;
-
-async function refreshApps() {
+async function pollApps(where, stale) {
+  const [selected] = where.parts;
+  $("app-detail").hidden = selected === undefined;
+  document.querySelector("#page-apps .list").hidden = selected !== undefined;
+  if (selected !== undefined) return refreshApp(selected, stale);
   const filter = $("app-filter").value.trim();
+  if (!$("apps-rows").hasChildNodes()) loading("apps-rows");
   const apps = (await ok("GET", "/apps")).json().filter((app) => app.Name.includes(filter));
+  if (stale()) return;
   const state = pages.apps;
   const pageCount = Math.ceil(apps.length / PAGE);
   state.page = Math.min(Math.max(state.page, 1), Math.max(pageCount, 1));
   const shown = apps.slice((state.page - 1) * PAGE, state.page * PAGE);
   $("apps-rows").replaceChildren(
     ...shown.map((app) =>
-      h("tr", { class: app.Name === selectedApp ? "selected" : undefined },
-        h("th", { scope: "row" }, h("button", { type: "button", class: "link", "aria-pressed": String(app.Name === selectedApp), onclick: () => selectApp(app.Name) }, app.Name)),
+      row("apps-rows", {}, [
+        h("th", { scope: "row" }, h("a", { href: link("apps", app.Name) }, app.Name)),
         h("td", {}, app.Ip),
         h("td", {}, String(app.Units.length)),
-      ),
+      ]),
     ),
   );
-  if (shown.length === 0) $("apps-rows").append(h("tr", {}, h("td", { colspan: 3 }, filter ? "No app matches." : "No apps yet: create one with POST /apps.")));
-  pager($("apps-pager"), state.page, pageCount, (page) => { state.page = page; refresh(true); });
-  if (selectedApp && apps.some((app) => app.Name === selectedApp)) await refreshApp(selectedApp);
-  else $("app-detail").hidden = true;
+  if (shown.length === 0) {
+    $("apps-rows").append(filter ? emptyRow("apps-rows", "No app matches.")
+      : emptyRow("apps-rows", "No apps yet. Create one with ", h("code", {}, "tsuru app create NAME"), " against this platform; it shows here at once."));
+  }
+  loaded("apps-rows");
+  pager($("apps-pager"), state.page, pageCount, (page) => { state.page = page; poll(); });
 }
 
-function selectApp(name) {
-  selectedApp = name;
-  sessionStorage.setItem("app", name);
-  $("tsuru-services").hidden = true;
-  $("run-output").hidden = true;
-  revealed.clear();
-  refresh(true).then(() => $("app-title").focus());
-}
-
-/** Private values shown after a click, by variable name, for the selected app. */
+/** Private values shown after a click, by variable name, for the app shown. */
 const revealed = new Map();
+let revealedFor;
+
+const selectedApp = () => route.parts[0];
 
 async function reveal(name) {
-  const variable = (await ok("GET", `/apps/${selectedApp}/env/${encodeURIComponent(name)}`)).json();
+  const variable = (await ok("GET", `/apps/${encodeURIComponent(selectedApp())}/env/${encodeURIComponent(name)}`)).json();
   revealed.set(name, variable.value);
   return variable.value;
 }
 
-async function refreshApp(name) {
+async function refreshApp(name, stale) {
+  if (revealedFor !== name) {
+    revealed.clear();
+    revealedFor = name;
+    $("tsuru-services").hidden = true;
+    $("run-output").hidden = true;
+    $("app-title").textContent = name;
+  }
+  const path = encodeURIComponent(name);
   const [app, env, bound, instances] = await Promise.all([
-    ok("GET", `/apps/${name}`).then((a) => a.json()),
-    ok("GET", `/apps/${name}/env`).then((a) => a.json()),
-    ok("GET", `/services/instances?app=${name}`).then((a) => a.json()),
+    ok("GET", `/apps/${path}`).then((a) => a.json()),
+    ok("GET", `/apps/${path}/env`).then((a) => a.json()),
+    ok("GET", `/services/instances?app=${path}`).then((a) => a.json()),
     allInstances(),
   ]);
-  $("app-detail").hidden = false;
-  $("app-title").textContent = `App ${app.Name}`;
+  if (stale()) return;
+  $("app-title").textContent = app.Name;
   $("app-units").replaceChildren(...app.Units.map((unit) => h("li", {}, `${unit.Name} at ${unit.Ip} (${unit.State})`)));
+  if (app.Units.length === 0) $("app-units").append(h("li", { class: "empty" }, "No units: add one to run it."));
   const boundNames = bound.flatMap((entry) => entry.instances.map((instance) => ({ instance, service: entry.service })));
   $("app-bound").replaceChildren(
     ...boundNames.map(({ instance, service }) =>
-      h("li", {}, `${instance} (${service}) `,
-        h("button", { type: "button", "aria-label": `Unbind ${instance}`, onclick: () => act(`Unbinding ${instance} from ${name}`, () => ok("DELETE", `/services/instances/${instance}/${name}`)) }, "Unbind"),
+      h("li", {}, h("a", { href: link("instances", service, instance) }, instance), ` (${service}) `,
+        h("button", { type: "button", "aria-label": `Unbind ${instance}`, onclick: () => act(`Unbinding ${instance} from ${name}`, () => ok("DELETE", `/services/instances/${encodeURIComponent(instance)}/${path}`), $("bind-error"), { failedLink: { href: link("instances", service, instance), text: "See what happened" }, forget: instance }) }, "Unbind"),
       ),
     ),
   );
-  if (boundNames.length === 0) $("app-bound").append(h("li", {}, "none"));
   const select = $("bind-instance");
   const chosen = select.value;
   const bindable = instances.filter((item) => !boundNames.some((b) => b.instance === item.name));
   select.replaceChildren(...bindable.map((item) => h("option", { value: item.name, selected: item.name === chosen }, `${item.name} (${item.service})`)));
+  if (boundNames.length === 0) {
+    $("app-bound").append(h("li", { class: "empty" }, bindable.length > 0 ? "No instance bound yet: choose one below and bind it." : "No instance bound yet, and none to bind. ",
+      bindable.length > 0 ? undefined : h("a", { href: link("instances") }, "Create an instance")));
+  }
+  $("bind-form").hidden = bindable.length === 0;
 
   $("env-rows").replaceChildren(
     ...env.filter((variable) => variable.name !== "TSURU_SERVICES").map((variable) => {
@@ -354,12 +732,14 @@ async function refreshApp(name) {
         ? h("td", {}, h("code", { class: "value" }, value))
         : h("td", {}, h("span", { class: "masked" }, "private "),
             h("button", { type: "button", "aria-label": `Show ${variable.name}`, onclick: async (event) => {
-              const shown = await reveal(variable.name).catch((error) => say(`Could not show ${variable.name}: ${error.message}`, true));
-              if (shown !== undefined) event.target.closest("td").replaceChildren(h("code", { class: "value" }, shown));
+              const cellShown = event.target.closest("td");
+              const shown = await reveal(variable.name).catch((error) => showError(cellShown.appendChild(h("span", { class: "form-error", role: "alert" })), `Could not show ${variable.name}: ${advice(error)}`));
+              if (shown !== undefined) cellShown.replaceChildren(h("code", { class: "value" }, shown));
             } }, "Show"));
-      return h("tr", {}, h("th", { scope: "row" }, h("code", {}, variable.name)), cell);
+      return row("env-rows", {}, [h("th", { scope: "row" }, h("code", {}, variable.name)), cell]);
     }),
   );
+  if (env.length === 0) $("env-rows").append(emptyRow("env-rows", "No variables: binding an instance adds its own."));
   if (revealed.has("TSURU_SERVICES")) showServices(revealed.get("TSURU_SERVICES"));
 }
 
@@ -374,15 +754,17 @@ function showServices(value) {
   $("tsuru-services").hidden = false;
 }
 
-$("app-filter").addEventListener("input", () => { pages.apps.page = 1; refresh(true); });
-$("services-reveal").addEventListener("click", () => reveal("TSURU_SERVICES").then(showServices, (error) => say(`Could not show TSURU_SERVICES: ${error.message}`, true)));
-$("unit-add").addEventListener("click", () => act(`Adding a unit to ${selectedApp}`, () => ok("PUT", `/apps/${selectedApp}/units`, { text: "1" })));
-$("unit-remove").addEventListener("click", () => act(`Removing a unit of ${selectedApp}`, () => ok("DELETE", `/apps/${selectedApp}/units`, { text: "1" })));
+$("app-filter").addEventListener("input", () => { pages.apps.page = 1; poll(); });
+$("services-reveal").addEventListener("click", () => reveal("TSURU_SERVICES").then(showServices, (error) => say(`Could not show TSURU_SERVICES: ${advice(error)}`, true)));
+$("unit-add").addEventListener("click", () => act(`Adding a unit to ${selectedApp()}`, () => ok("PUT", `/apps/${encodeURIComponent(selectedApp())}/units`, { text: "1" }), $("units-error")));
+$("unit-remove").addEventListener("click", () => act(`Removing a unit of ${selectedApp()}`, () => ok("DELETE", `/apps/${encodeURIComponent(selectedApp())}/units`, { text: "1" }), $("units-error")));
 $("bind-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const instance = $("bind-instance").value;
-  if (!instance) return say("Choose an instance to bind.", true);
-  act(`Binding ${instance} to ${selectedApp}`, () => ok("PUT", `/services/instances/${instance}/${selectedApp}`));
+  if (!instance) return showError($("bind-error"), "Choose an instance to bind.");
+  const service = $("bind-instance").selectedOptions[0]?.textContent.replace(/^.* \((.*)\)$/, "$1");
+  act(`Binding ${instance} to ${selectedApp()}`, () => ok("PUT", `/services/instances/${encodeURIComponent(instance)}/${encodeURIComponent(selectedApp())}`), $("bind-error"),
+    { failedLink: { href: link("instances", service, instance), text: "See what happened" }, forget: instance });
 });
 $("run-form").addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -390,7 +772,7 @@ $("run-form").addEventListener("submit", async (event) => {
   output.hidden = false;
   output.textContent = "Running…";
   output.classList.remove("failed");
-  const answer = await api("POST", `/apps/${selectedApp}/run?once=${$("run-once").checked}`, { text: $("run-command").value }).catch((error) => ({ status: 0, text: error.message }));
+  const answer = await api("POST", `/apps/${encodeURIComponent(selectedApp())}/run?once=${$("run-once").checked}`, { text: $("run-command").value }).catch((error) => ({ status: 0, text: error.message }));
   output.textContent = answer.text || "(no output)";
   output.classList.toggle("failed", answer.status !== 200);
   say(answer.status === 200 ? "The command ran." : `The command failed (HTTP ${answer.status}).`, answer.status !== 200);
@@ -398,135 +780,126 @@ $("run-form").addEventListener("submit", async (event) => {
 
 // Provider calls ----------------------------------------------------------------------------
 
-/** Calls of one API request together: the ones it caused, then the undo calls under them. */
-function groups(calls) {
-  const result = [];
-  for (const call of calls) {
-    const last = result[result.length - 1];
-    // Calls with no operation (the seed, at start-up) group together too.
-    if (last && last.operation?.id === call.operation?.id) last.calls.push(call);
-    else result.push({ operation: call.operation, calls: [call] });
+const CALL_FILTERS = ["service", "instance", "app"];
+
+/** `#/calls/<id>` opens one call above the list; `#/calls?instance=x` filters the list. */
+async function loadCalls(where, stale) {
+  const filter = Object.fromEntries(CALL_FILTERS.map((name) => [name, where.query.get(name) ?? ""]).filter(([, value]) => value !== ""));
+  for (const name of CALL_FILTERS) $(`calls-${name}`).value = filter[name] ?? "";
+  const key = JSON.stringify(filter);
+  if (pages.calls.filterKey !== key) pages.calls.cursors = [];
+  pages.calls.filterKey = key;
+  const [id] = where.parts;
+  $("call-detail").hidden = id === undefined;
+  if (id !== undefined) await showCall(id, stale);
+  await pollCalls(where, stale);
+}
+
+async function showCall(id, stale) {
+  $("call-title").textContent = `Call ${id}`;
+  const number = Number(id);
+  const calls = /^\d+$/.test(id) ? (await ok("GET", `/provider-calls?before=${number + 1}&limit=1`)).json() : [];
+  if (stale()) return;
+  const call = calls.find((item) => item.id === number);
+  if (!call) {
+    $("call-body").replaceChildren(h("p", {}, `There is no call ${id} you may see: the timeline may have been cleared. `, h("a", { href: link("calls") }, "See every call")));
+    return;
   }
-  return result;
-}
-
-const failedCall = (call) => call.status === undefined || call.status >= 400;
-
-function headerLines(headers) {
-  return Object.entries(headers).map(([name, value]) => `${name}: ${Array.isArray(value) ? value.join(", ") : value}`).join("\n");
-}
-
-function callItem(call) {
-  const outcome = call.status === undefined ? `failed: ${call.error}` : String(call.status);
-  const copy = h("button", { type: "button", onclick: (event) => {
-    navigator.clipboard?.writeText(call.curl).then(() => say("curl line copied."), () => say("Select the curl line to copy it.", true));
-    event.preventDefault();
-  } }, "Copy curl");
-  return h("li", { class: `call${failedCall(call) ? " failed" : ""}${call.undo ? " undo" : ""}` },
-    h("details", {},
-      h("summary", {},
-        h("time", { datetime: call.at }, call.at.slice(11, 23)), " ",
-        call.undo ? h("strong", {}, "undo ") : undefined,
-        // Its failure did not stop the operation: the user forced it.
-        call.forced ? h("strong", {}, "forced ") : undefined,
-        h("span", { class: "method" }, call.method), " ", h("code", {}, call.path), " → ",
-        h("span", { class: "outcome" }, outcome), ` (${call.durationMs} ms) `,
-        h("span", { class: "where" }, [call.service, call.instance, call.app].filter(Boolean).join(" / ")),
-      ),
-      h("h4", {}, "Request"),
-      h("pre", {}, `${call.method} ${call.url}${call.path}\n${headerLines(call.requestHeaders)}\n\n${call.requestBody}`),
-      h("h4", {}, "Answer"),
-      h("pre", {}, call.status === undefined ? call.error : `${call.status}\n\n${call.answer ?? ""}`),
-      h("h4", {}, "Reproduce with curl"),
-      h("pre", { class: "curl" }, call.curl), copy,
-    ),
+  $("call-title").textContent = `${call.method} ${call.path} → ${call.status ?? "failed"}`;
+  $("call-body").replaceChildren(
+    h("p", {}, h("time", { datetime: call.at }, call.at.replace("T", " ").slice(0, 23)), ` · ${call.durationMs} ms · `,
+      call.operation ? h("code", {}, call.operation.label) : "at start-up", " · ",
+      call.instance ? h("a", { href: link("instances", call.service, call.instance) }, `instance ${call.instance}`) : `service ${call.service}`),
+    ...callBody(call, say),
   );
 }
 
-async function refreshCalls() {
+async function pollCalls(where, stale) {
   const state = pages.calls;
-  const query = new URLSearchParams({ ...state.filter, limit: String(CALLS_PAGE) });
+  const filter = JSON.parse(state.filterKey ?? "{}");
+  const query = new URLSearchParams({ ...filter, limit: String(CALLS_PAGE) });
   const before = state.cursors[state.cursors.length - 1];
   if (before !== undefined) query.set("before", String(before));
   const answer = await ok("GET", `/provider-calls?${query}`);
+  if (stale()) return;
   const calls = answer.json();
   const total = Number(answer.headers.get("X-Total-Count") ?? calls.length);
-  const rows = groups(calls).reverse().map((group) => {
-    const caused = group.calls.filter((call) => !call.undo);
-    const undone = group.calls.filter((call) => call.undo);
-    // Operations newest first; the steps of one in the order they were sent, then its undo calls.
-    const items = caused.map(callItem);
-    if (undone.length > 0) {
-      items.push(h("li", { class: "undo-group" }, h("p", {}, `Undone by the platform after a failure (${undone.length} call${undone.length > 1 ? "s" : ""}):`), h("ol", {}, undone.map(callItem))));
-    }
-    const label = group.operation ? group.operation.label : "at start-up (the seed)";
-    return h("li", { class: "operation" }, h("p", { class: "label" }, h("code", {}, label)), h("ol", {}, items));
-  });
   // Keep calls the user opened open across refreshes.
-  const open = new Set([...$("calls-rows").querySelectorAll("details[open] time")].map((time) => time.parentElement.textContent));
-  $("calls-rows").replaceChildren(...rows);
-  for (const details of $("calls-rows").querySelectorAll("details")) if (open.has(details.querySelector("summary").textContent)) details.open = true;
+  const open = new Set([...$("calls-rows").querySelectorAll("details[open]")].map((details) => details.parentElement.dataset.call));
+  $("calls-rows").replaceChildren(...timelineItems(calls, say));
+  for (const item of $("calls-rows").querySelectorAll("[data-call]")) if (open.has(item.dataset.call)) item.querySelector("details").open = true;
   const page = state.cursors.length + 1;
   $("calls-count").textContent = `${total} call${total === 1 ? "" : "s"} recorded; newest first, ${CALLS_PAGE} a page.`;
-  if (calls.length === 0) $("calls-rows").append(h("li", {}, "No calls yet."));
+  if (calls.length === 0) {
+    $("calls-rows").append(h("li", { class: "empty" }, Object.keys(filter).length > 0 ? "No calls match: " : "No calls yet: ",
+      h("a", { href: link("instances") }, "create an instance"), " and its calls show here."));
+  }
   $("calls-pager").replaceChildren(
-    h("button", { type: "button", disabled: page === 1, onclick: () => { state.cursors.pop(); refresh(true); } }, "Newer"),
+    h("button", { type: "button", disabled: page === 1, onclick: () => { state.cursors.pop(); poll(); } }, "Newer"),
     h("span", {}, ` Page ${page} of ${Math.max(Math.ceil(total / CALLS_PAGE), 1)} `),
-    h("button", { type: "button", disabled: calls.length < CALLS_PAGE || page * CALLS_PAGE >= total, onclick: () => { state.cursors.push(calls[0].id); refresh(true); } }, "Older"),
+    h("button", { type: "button", disabled: calls.length < CALLS_PAGE || page * CALLS_PAGE >= total, onclick: () => { state.cursors.push(calls[0].id); poll(); } }, "Older"),
   );
 }
 
 $("calls-filter").addEventListener("submit", (event) => {
   event.preventDefault();
   const form = new FormData(event.target);
-  pages.calls.filter = Object.fromEntries([...form].filter(([, value]) => String(value).trim() !== ""));
-  pages.calls.cursors = [];
-  refresh(true);
+  const query = new URLSearchParams([...form].map(([name, value]) => [name, String(value).trim()]).filter(([, value]) => value !== ""));
+  go(`${link("calls")}${query.size > 0 ? `?${query}` : ""}`);
 });
 
 // Log ---------------------------------------------------------------------------------------
 
-async function refreshLog() {
+async function pollLog(where, stale) {
   const apps = (await ok("GET", "/apps")).json();
+  if (stale()) return;
   const select = $("log-app");
-  const chosen = select.value || selectedApp;
+  const chosen = where.parts[0] ?? select.value;
   select.replaceChildren(...apps.map((app) => h("option", { value: app.Name, selected: app.Name === chosen }, app.Name)));
-  if (!select.value) return $("log-rows").replaceChildren(h("tr", {}, h("td", { colspan: 4 }, "No apps yet.")));
+  if (!select.value) {
+    return $("log-rows").replaceChildren(emptyRow("log-rows", "No apps yet: an app's log shows here once it exists. ", h("a", { href: link("apps") }, "See the apps")));
+  }
   const query = new URLSearchParams({ lines: $("log-lines").value || "100" });
   if ($("log-source").value.trim()) query.set("source", $("log-source").value.trim());
   if ($("log-unit").value.trim()) query.set("unit", $("log-unit").value.trim());
-  const answer = await api("GET", `/apps/${select.value}/log?${query}`);
+  const answer = await api("GET", `/apps/${encodeURIComponent(select.value)}/log?${query}`);
+  if (stale()) return;
   if (answer.status === 404 && answer.text.startsWith("The platform has no route")) {
-    return $("log-rows").replaceChildren(h("tr", {}, h("td", { colspan: 4 }, "The app log is not available on this platform.")));
+    return $("log-rows").replaceChildren(emptyRow("log-rows", "The app log is not available on this platform."));
   }
   if (answer.status !== 200) throw new ApiError(answer.status, answer.text.trim());
   const entries = answer.json();
   // The sources and units seen so far, offered as the filters' choices.
   const seen = (list, values) => {
-    const known = new Set([...list.options].map((option) => option.value));
-    for (const value of values) if (!known.has(value)) list.append(h("option", { value }));
+    const listed = new Set([...list.options].map((option) => option.value));
+    for (const value of values) if (!listed.has(value)) list.append(h("option", { value }));
   };
   seen($("log-sources"), entries.map((entry) => entry.Source));
   seen($("log-units"), entries.map((entry) => entry.Unit));
   $("log-rows").replaceChildren(
-    ...entries.map((entry) => h("tr", {}, h("td", {}, h("time", { datetime: entry.Date }, entry.Date.replace("T", " ").slice(0, 23))), h("td", {}, entry.Source), h("td", {}, entry.Unit), h("td", {}, h("pre", { class: "message" }, entry.Message)))),
+    ...entries.map((entry) => row("log-rows", {}, [h("td", {}, h("time", { datetime: entry.Date }, entry.Date.replace("T", " ").slice(0, 23))), h("td", {}, entry.Source), h("td", {}, entry.Unit), h("td", {}, h("pre", { class: "message" }, entry.Message))])),
   );
-  if (entries.length === 0) $("log-rows").append(h("tr", {}, h("td", { colspan: 4 }, "No entries.")));
+  if (entries.length === 0) $("log-rows").append(emptyRow("log-rows", "No entries yet: add a unit or run a command from the app's page."));
 }
 
+$("log-app").addEventListener("change", () => go(link("log", $("log-app").value)));
 $("log-filter").addEventListener("submit", (event) => {
   event.preventDefault();
-  refresh(true);
+  if (route.parts[0] !== $("log-app").value) go(link("log", $("log-app").value));
+  else poll();
 });
 
 // Users (the admin's) -------------------------------------------------------------------------
 
-async function refreshUsers() {
+async function loadUsers(_where, stale) {
+  if (!$("users-rows").hasChildNodes()) loading("users-rows");
   const teams = (await ok("GET", "/teams")).json() ?? [];
   const members = await Promise.all(teams.map(async ({ name }) => (await ok("GET", `/teams/${encodeURIComponent(name)}`)).json().users ?? []));
+  if (stale()) return;
   $("users-rows").replaceChildren(
-    ...teams.map(({ name }, index) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, members[index].join(", ")))),
+    ...teams.map(({ name }, index) => row("users-rows", {}, [h("th", { scope: "row" }, name), h("td", {}, members[index].join(", "))])),
   );
+  loaded("users-rows");
 }
 
 $("user-form").addEventListener("submit", (event) => {
@@ -536,7 +909,8 @@ $("user-form").addEventListener("submit", (event) => {
   act(`Create user ${email}`, async () => {
     await ok("POST", "/users", { json: { email, password } });
     $("user-form").reset();
-  });
+    await loadUsers(route, () => false);
+  }, $("user-error"));
 });
 
 // Log in and out ----------------------------------------------------------------------------
@@ -547,7 +921,7 @@ function signedIn(email, admin) {
   $("nav").hidden = false;
   $("who").hidden = false;
   $("who-email").textContent = email;
-  show(location.hash.slice(1), false);
+  show(false);
 }
 
 function logOut(message) {
@@ -556,8 +930,12 @@ function logOut(message) {
   $("nav").hidden = true;
   $("who").hidden = true;
   for (const section of document.querySelectorAll(".page")) section.hidden = true;
-  // The next user reads the actions (and the grants they may see) again.
+  // The next user reads everything again: what one may see is not what another may.
   actionsShown = undefined;
+  known.clear();
+  providers.clear();
+  plansRead.clear();
+  health = undefined;
   $("instance-actions").replaceChildren();
   $("login").hidden = false;
   say(message ?? "");
@@ -565,9 +943,12 @@ function logOut(message) {
 
 $("login-form").addEventListener("submit", async (event) => {
   event.preventDefault();
+  hideError($("login-error"));
   const email = $("login-email").value.trim();
-  const answer = await api("POST", `/users/${encodeURIComponent(email)}/tokens`, { json: { password: $("login-password").value } });
-  if (answer.status !== 200) return say(`Log in failed: ${answer.text.trim()}`, true);
+  if (email === "" || $("login-password").value === "") return showError($("login-error"), "Give your email and password.");
+  const answer = await api("POST", `/users/${encodeURIComponent(email)}/tokens`, { json: { password: $("login-password").value } })
+    .catch((error) => ({ status: 0, text: `${error.message}: check that the platform is still running.` }));
+  if (answer.status !== 200) return showError($("login-error"), `Log in failed: ${answer.text.trim()}`);
   const { token: given, is_admin: admin } = answer.json();
   token = given;
   sessionStorage.setItem("token", token);
@@ -581,7 +962,7 @@ $("logout").addEventListener("click", async () => {
   logOut("Logged out.");
 });
 
-window.addEventListener("hashchange", () => token && show(location.hash.slice(1), true));
+window.addEventListener("hashchange", () => show(true));
 
 async function start() {
   if (!token) return logOut();
@@ -592,8 +973,5 @@ async function start() {
   }
 }
 
-setInterval(() => {
-  tick++;
-  refresh();
-}, POLL_MS);
+setInterval(poll, POLL_MS);
 start();
