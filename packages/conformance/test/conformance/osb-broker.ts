@@ -6,8 +6,8 @@
 import express, { type Request, type Response } from "express";
 
 export const BROKER_CREDENTIALS = { username: "pkc-broker", password: "broker:s3cret" };
-export const SERVICE_ID = "7b1f5d6e-0000-4000-8000-0000000000aa";
-export const PLAN_IDS = { small: "7b1f5d6e-0000-4000-8000-0000000000a1", large: "7b1f5d6e-0000-4000-8000-0000000000a2" };
+const SERVICE_ID = "7b1f5d6e-0000-4000-8000-0000000000aa";
+const PLAN_IDS = { small: "7b1f5d6e-0000-4000-8000-0000000000a1", large: "7b1f5d6e-0000-4000-8000-0000000000a2" };
 
 export type OsbFault =
   | "no-auth"

@@ -151,7 +151,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
-    title: "A binding of an existing binding id for another app answers 409",
+    title: "A binding of an existing binding id for another app, with other parameters, answers 409",
     cite: spec(1523, "MUST be returned if a Service Binding with the same id, for the same Service Instance, already exists or is being created but with different parameters"),
     dependsOn: ["osb-binding.created"],
   },

@@ -5,7 +5,7 @@
  */
 import { cut, redactSecrets, secretForms, type Exchange, type SecretForm } from "provider-kit/contract";
 
-export const OSB_VERSION = "2.17";
+const OSB_VERSION = "2.17";
 /** Bodies kept in an exchange: enough to read one, short enough for a report. */
 const KEPT_BODY = 2000;
 
@@ -22,7 +22,7 @@ export interface BrokerCall {
   secretAnswer?: boolean;
 }
 
-export interface BrokerAnswer {
+interface BrokerAnswer {
   status: number;
   /** The body as JSON, when it is JSON. */
   json?: unknown;

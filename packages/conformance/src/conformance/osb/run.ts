@@ -248,7 +248,13 @@ class OsbRun {
       return;
     }
     const path = `/v2/service_instances/${this.instanceId}/service_bindings/${randomUUID()}`;
-    const body = (app: string) => ({ service_id: offering.id, plan_id: planId, app_guid: app, bind_resource: { app_guid: app } });
+    const body = (app: string, parameters?: Record<string, string>) => ({
+      service_id: offering.id,
+      plan_id: planId,
+      app_guid: app,
+      bind_resource: { app_guid: app },
+      ...(parameters ? { parameters } : {}),
+    });
     const created = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(APP), secretAnswer: true });
     let withCredentials = created;
     if (created.answer?.status === 202) {
@@ -264,7 +270,8 @@ class OsbRun {
 
     const again = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(APP), secretAnswer: true });
     this.checks.judge("osb-binding.identical", () => (again.answer?.status === 200 ? ok() : problem(`${describe(again)} answered ${statusOf(again)} to the same binding again`)), [again.exchange]);
-    const conflict = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(`${APP}-other`), secretAnswer: true });
+    // Another app and other parameters: a conflict whichever the broker compares.
+    const conflict = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(`${APP}-other`, { "pkc-conflict": randomUUID() }), secretAnswer: true });
     this.checks.judge("osb-binding.conflict", () => expect(conflict, [409], "409 Conflict"), [conflict.exchange]);
 
     const unbindPath = `${path}?accepts_incomplete=true${idsQuery(offering.id, planId)}`;

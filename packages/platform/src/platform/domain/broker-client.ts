@@ -10,7 +10,7 @@ import type { PlatformStore } from "../store/store.js";
 import type { Broker, BrokerInstance, BrokerService } from "./model.js";
 
 /** The OSB version the platform speaks. */
-export const OSB_API_VERSION = "2.17";
+const OSB_API_VERSION = "2.17";
 
 export interface OsbRequest {
   method: "GET" | "PUT" | "PATCH" | "DELETE";
@@ -209,7 +209,7 @@ function operationOf(result: CallResult): Pick<BrokerInstance, "lastOperation"> 
 }
 
 /** The app's GUID for brokers (the real platform's App.EnsureUUID): a name-based UUID, the same on every bind of that app. */
-export function appGuidOf(app: string): string {
+function appGuidOf(app: string): string {
   const hash = createHash("sha1").update(`tsuru-app:${app}`).digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;

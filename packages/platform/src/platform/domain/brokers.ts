@@ -28,7 +28,7 @@ const catalogs = new WeakMap<Context["store"], Map<string, CatalogEntry>>();
 
 function catalogCache(context: Context): Map<string, CatalogEntry> {
   let cache = catalogs.get(context.store);
-  if (!cache) catalogs.set(context.store, (cache = new Map()));
+  if (!cache) catalogs.set(context.store, (cache = new Map<string, CatalogEntry>()));
   return cache;
 }
 

@@ -234,7 +234,7 @@ export interface Broker {
   config: BrokerConfig;
 }
 
-export interface BrokerConfig {
+interface BrokerConfig {
   authConfig?: {
     basicAuthConfig?: { username: string; password: string };
     bearerConfig?: { token: string };
