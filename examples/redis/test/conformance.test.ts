@@ -3,7 +3,7 @@
  * the contract, on both plans and on the oldest platform's routes, with real Redis underneath.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runConformance } from "@provider-kit/conformance";
+import { runConformance, runOsbConformance } from "@provider-kit/conformance";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { RunningProvider } from "../redis-provider.js";
 import { killServersUnder, PASSWORD, startTestProvider, tempDir, testConfig } from "./support.js";
@@ -40,6 +40,17 @@ describe("conformance kit against the Redis provider", () => {
     });
     const failed = report.results.filter((result) => result.outcome === "fail");
     expect(failed.map((result) => `${result.id}: ${result.detail ?? ""}`)).toEqual([]);
+    expect(report.passed).toBe(true);
+    expect(report.leftovers).toEqual([]);
+  });
+
+  it("passes every OSB check as a broker, both plans (the dedicated one in the background)", async () => {
+    const report = await runOsbConformance({ url: provider.url, username: "redis", password: PASSWORD, pollIntervalMs: 100 });
+    const notPassed = report.results.filter((result) => result.outcome !== "pass");
+    // Removing a dedicated server takes no time: the deprovision answers 200, so there is nothing to poll.
+    expect(notPassed.map((result) => `${result.id} ${result.outcome}: ${result.detail ?? ""}`)).toEqual([
+      "osb-last-operation.gone skip: the deprovision finished at once (200): nothing to poll",
+    ]);
     expect(report.passed).toBe(true);
     expect(report.leftovers).toEqual([]);
   });

@@ -15,12 +15,16 @@ import {
   formatJson,
   formatJunit,
   formatTree,
+  OSB_CHECK_GROUPS,
+  OSB_CHECKS,
   ProviderUnreachableError,
   runConformance,
+  runOsbConformance,
   VARIANTS,
   type ActionsManifest,
   type CheckGroup,
   type ConformanceReport,
+  type OsbCheckGroup,
   type Encoding,
   type ProgressEvent,
   type Variant,
@@ -56,7 +60,11 @@ interface CheckOptions {
   export: string;
   multiCluster?: boolean;
   pool?: string[];
+  osb?: boolean;
 }
+
+/** The native check's options that mean nothing to a broker. */
+const NATIVE_ONLY = ["variant", "encoding", "plan", "team", "manifest", "actions", "multiCluster", "pool", "requestIdHeader", "cleanupRetries"] as const;
 
 
 /** Adds `provider-kit check` to the CLI. */
@@ -64,6 +72,7 @@ export function registerCheck(program: Command): void {
   program
     .command("check")
     .description("play the platform against a running provider and report, check by check, where it differs from the contract")
+    .option("--osb", "check the URL as an Open Service Broker (API v2.17, the broker's side): catalog, provision, last_operation, bindings, deprovision, errors")
     .option("--url <url>", "base URL of the provider, e.g. http://127.0.0.1:8080 (a bare host:port means http://)", providerUrl)
     .option("--username <name>", "Basic auth user name (the service manifest's username, or the service id)")
     .addOption(new Option("--password <password>", "Basic auth password (the manifest's password)").env("PROVIDER_KIT_PASSWORD"))
@@ -72,7 +81,7 @@ export function registerCheck(program: Command): void {
     .option("--plan <name>", "plan to create the instance with (default: the first plan listed)")
     .option("--team <name>", "team sent on create and update (default: pkc-team)")
     .option("--timeout <seconds>", "how long to wait for the instance to become ready", seconds, 120)
-    .option("--groups <list>", `comma-separated groups of checks to run: ${CHECK_GROUPS.join(", ")}`, groups)
+    .option("--groups <list>", `comma-separated groups of checks to run: ${CHECK_GROUPS.join(", ")}; with --osb: ${OSB_CHECK_GROUPS.join(", ")}`, groups)
     .addOption(new Option("--format <format>", "report format").choices(FORMATS).default("tree"))
     .option("--output <file>", "write the report to this file (the tree still goes to the terminal)")
     .option("--request-id-header <name>", "request id header the platform is configured with (default: X-Request-ID)")
@@ -90,13 +99,21 @@ export function registerCheck(program: Command): void {
     .option("--list-checks", "print every check (id, level, rule) as a Markdown table and exit")
     .action(async (options: CheckOptions, command: Command) => {
       if (options.listChecks) {
-        process.stdout.write(formatCheckTable());
+        process.stdout.write(options.osb ? formatCheckTable(OSB_CHECKS) : formatCheckTable());
         return;
       }
       const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: EXIT.usage, code: "provider-kit.usage" });
       const { url, username, password } = options;
       if (!url || !username || password === undefined) {
         return usage("--url, --username and --password (or PROVIDER_KIT_PASSWORD) are required");
+      }
+      const osbGroups = (options.groups ?? []).filter((group) => isOsbGroup(group));
+      if (options.osb) {
+        const given = NATIVE_ONLY.filter((name) => command.getOptionValueSource(name) === "cli" || command.getOptionValueSource(name) === "env");
+        if (given.length > 0) return usage(`--osb checks a broker: ${given.map(flag).join(", ")} ${given.length > 1 ? "apply" : "applies"} to the native check only; leave ${given.length > 1 ? "them" : "it"} out.`);
+        if (osbGroups.length !== (options.groups ?? []).length) return usage(`with --osb the groups are ${OSB_CHECK_GROUPS.join(", ")}.`);
+      } else if (osbGroups.length > 0) {
+        return usage(`the groups ${osbGroups.join(", ")} check a broker: add --osb.`);
       }
       process.exitCode = await check({ ...options, url, username, password }, usage);
     });
@@ -116,10 +133,22 @@ async function check(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const manifest = await manifestOf(options, usage);
+  const manifest = options.osb ? undefined : await manifestOf(options, usage);
+  // The destroys' lines are for a reader: on a terminal, or beside the tree report.
+  const onProgress = progress({ destroys: process.stderr.isTTY === true || options.format === "tree" || options.output !== undefined });
   let report: ConformanceReport;
   try {
-    report = await runConformance({
+    report = options.osb
+      ? await runOsbConformance({
+          url: options.url,
+          username: options.username,
+          password: options.password,
+          provisionTimeoutMs: options.timeout * 1000,
+          groups: options.groups?.filter(isOsbGroup),
+          signal: controller.signal,
+          onProgress,
+        })
+      : await runConformance({
       manifest,
       url: options.url,
       username: options.username,
@@ -135,8 +164,7 @@ async function check(
       multiCluster: options.multiCluster,
       pools: options.pool,
       signal: controller.signal,
-      // The destroys' lines are for a reader: on a terminal, or beside the tree report.
-      onProgress: progress({ destroys: process.stderr.isTTY === true || options.format === "tree" || options.output !== undefined }),
+      onProgress,
     });
   } catch (error) {
     if (error instanceof ConformanceUsageError) return usage(error.message);
@@ -236,13 +264,23 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** Native and OSB groups both parse: the action tells which set applies once it knows whether --osb was given. */
 function groups(value: string): CheckGroup[] {
   const list = value.split(",").map((item) => item.trim()).filter(Boolean);
-  const unknown = list.filter((item) => !CHECK_GROUPS.includes(item as CheckGroup));
+  const unknown = list.filter((item) => !CHECK_GROUPS.includes(item as CheckGroup) && !isOsbGroup(item));
   if (unknown.length > 0 || list.length === 0) {
-    throw new InvalidArgumentError(`unknown group ${unknown.join(", ") || "(none given)"}; groups are ${CHECK_GROUPS.join(", ")}.`);
+    throw new InvalidArgumentError(`unknown group ${unknown.join(", ") || "(none given)"}; groups are ${CHECK_GROUPS.join(", ")} (with --osb: ${OSB_CHECK_GROUPS.join(", ")}).`);
   }
   return list as CheckGroup[];
+}
+
+function isOsbGroup(group: string): group is OsbCheckGroup {
+  return OSB_CHECK_GROUPS.includes(group as OsbCheckGroup);
+}
+
+/** `multiCluster` → `--multi-cluster`. */
+function flag(option: string): string {
+  return `--${option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
 /** The operations to check: from the manifest file, or from the provider's own declarations. */

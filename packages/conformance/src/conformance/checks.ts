@@ -3,6 +3,7 @@
  * which rules depend on which. The scenario (`scenario.ts`) produces the verdicts; this file
  * is the single place that says what a check id means (reports and docs are generated from it).
  */
+import { OSB_CHECKS } from "./osb/checks.js";
 import type { CheckDefinition, CheckGroup, Citation, Level, Variant } from "./types.js";
 
 const ALL: readonly Variant[] = ["A", "B", "current"];
@@ -510,9 +511,10 @@ function notFoundChecks(): CheckDefinition[] {
 }
 
 /** Groups whose checks look over every answer of the run: asking for them runs every step. */
-export const WHOLE_RUN_GROUPS: readonly CheckGroup[] = ["errors", "transport"];
+export const WHOLE_RUN_GROUPS: readonly CheckGroup[] = ["errors", "transport", "osb-errors"];
 
-const byId = new Map(CHECKS.map((check) => [check.id, check]));
+/** Both catalogs: the native checks and `check --osb`'s, whose ids all start with `osb-`. */
+const byId = new Map([...CHECKS, ...OSB_CHECKS].map((check) => [check.id, check]));
 
 export function checkById(id: string): CheckDefinition {
   const check = byId.get(id);

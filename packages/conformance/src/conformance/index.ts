@@ -8,6 +8,8 @@
 export { runConformance, ConformanceUsageError } from "./run.js";
 export { CredentialsRefusedError, ProviderUnreachableError } from "./scenario.js";
 export { CHECKS, checksFor, levelIn, formatCitation } from "./checks.js";
+export { OSB_CHECKS } from "./osb/checks.js";
+export { runOsbConformance, type OsbConformanceOptions } from "./osb/run.js";
 export { formatTree, type TreeOptions } from "./report/tree.js";
 export { formatJson } from "./report/json.js";
 export { formatJunit } from "./report/junit.js";

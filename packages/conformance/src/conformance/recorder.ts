@@ -3,7 +3,7 @@
  * skips a check whose dependencies did not pass, and keeps only the checks that were asked for.
  */
 import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
-import type { CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
+import type { CheckDefinition, CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
 /**
  * `should`: the platform copes with the problem: the check warns, whatever its level (the level shown stays the check's).
@@ -27,8 +27,9 @@ export class Recorder {
     private readonly variant: Variant,
     groups: readonly CheckGroup[] | undefined,
     private readonly onProgress?: (event: ProgressEvent) => void,
+    /** The checks of the run: the native catalog for the variant, or `check --osb`'s. */
+    private readonly applicable: readonly CheckDefinition[] = checksFor(variant),
   ) {
-    const applicable = checksFor(variant);
     this.selected = new Set(applicable.filter((check) => !groups || groups.includes(check.group)).map((check) => check.id));
     this.needed = new Set();
     const add = (id: string) => {
@@ -94,7 +95,7 @@ export class Recorder {
   /** The selected checks in catalog order; any the run never reached are skipped with `reason`. */
   finish(reason: string): CheckResult[] {
     this.skipAll([...this.selected], reason);
-    return checksFor(this.variant)
+    return this.applicable
       .filter((check) => this.selected.has(check.id))
       .map((check) => this.results.get(check.id))
       .filter((result): result is CheckResult => result !== undefined);

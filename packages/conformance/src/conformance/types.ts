@@ -33,8 +33,32 @@ export type CheckGroup =
   | "actions"
   | "not-found"
   | "errors"
-  | "transport";
+  | "transport"
+  | OsbCheckGroup;
 
+/** The groups of `check --osb`: a broker's side of the Open Service Broker API v2.17. */
+export type OsbCheckGroup =
+  | "osb-auth"
+  | "osb-catalog"
+  | "osb-version"
+  | "osb-provision"
+  | "osb-last-operation"
+  | "osb-binding"
+  | "osb-deprovision"
+  | "osb-errors";
+
+export const OSB_CHECK_GROUPS: readonly OsbCheckGroup[] = [
+  "osb-auth",
+  "osb-catalog",
+  "osb-version",
+  "osb-provision",
+  "osb-last-operation",
+  "osb-binding",
+  "osb-deprovision",
+  "osb-errors",
+];
+
+/** The groups of the native check. */
 export const CHECK_GROUPS: readonly CheckGroup[] = [
   "auth",
   "plans",
@@ -55,9 +79,12 @@ export const CHECK_GROUPS: readonly CheckGroup[] = [
   "transport",
 ];
 
-/** The line of the contract a check enforces: docs/contract.md ships with the package. */
+/**
+ * The line of the rule a check enforces: docs/contract.md ships with the package; the OSB checks
+ * cite spec.md of openservicebrokerapi/servicebroker at tag v2.17.
+ */
 export interface Citation {
-  file: "docs/contract.md";
+  file: "docs/contract.md" | "osb-v2.17/spec.md";
   line: number;
   /** The words of that line the check relies on. */
   quote: string;
@@ -111,6 +138,8 @@ export interface CheckResult {
 
 export interface ConformanceReport {
   url: string;
+  /** Set on a `check --osb` run: the broker side of the Open Service Broker API was checked (variant and encoding do not apply). */
+  protocol?: "osb";
   variant: Variant;
   encoding: Encoding;
   /** The instance the run created. */

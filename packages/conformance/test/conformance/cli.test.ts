@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, serving, statusOf } from "./helpers.js";
+import { BROKER_CREDENTIALS, osbBroker } from "./osb-broker.js";
 import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 import { PROVIDER_PASSWORD, startRedisExample } from "../../../platform/test/platform/redis-example.js";
@@ -284,5 +285,41 @@ describe("provider-kit check", () => {
       expect(code).toBe(130);
       expect(await statusOf(url, instance!)).toBe(404);
     });
+  });
+});
+
+describe("provider-kit check --osb", { timeout: 120_000 }, () => {
+  const brokerLogin = ["--username", BROKER_CREDENTIALS.username, "--password", BROKER_CREDENTIALS.password];
+
+  it("exits 0 on a broker that keeps every rule and 1 on one that breaks a MUST, in every report format", async () => {
+    await serving(osbBroker(), async (broker) => {
+      const { code, stdout } = await check(["--osb", "--url", broker.url, ...brokerLogin, "--format", "json"]);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ protocol: "osb", passed: true });
+    });
+    await serving(osbBroker("conflict-accepted"), async (broker) => {
+      const { code, stdout } = await check(["--osb", "--url", broker.url, ...brokerLogin, "--format", "junit", "--groups", "osb-provision"]);
+      expect(code).toBe(1);
+      expect(stdout).toContain('<testcase name="osb-provision.conflict [MUST]"');
+      expect(stdout).not.toContain("osb-binding");
+    });
+  });
+
+  it("exits 2 for the native check's options, native groups, an unreachable broker or refused credentials", async () => {
+    await serving(osbBroker(), async (broker) => {
+      const plan = await check(["--osb", "--url", broker.url, ...brokerLogin, "--plan", "small"]);
+      expect(plan).toMatchObject({ code: 2, stderr: expect.stringContaining("--plan applies to the native check only") });
+      const groups = await check(["--osb", "--url", broker.url, ...brokerLogin, "--groups", "create"]);
+      expect(groups).toMatchObject({ code: 2, stderr: expect.stringContaining("with --osb the groups are osb-auth") });
+      const refused = await check(["--osb", "--url", broker.url, "--username", "pkc-broker", "--password", "wrong"]);
+      expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("refused the credentials") });
+    });
+    const native = await check(["--url", "http://127.0.0.1:9", ...brokerLogin, "--groups", "osb-catalog"]);
+    expect(native).toMatchObject({ code: 2, stderr: expect.stringContaining("add --osb") });
+    // A port just freed: nothing listens there.
+    const closed = await listen(express());
+    await closed.close();
+    const gone = await check(["--osb", "--url", closed.url, ...brokerLogin]);
+    expect(gone).toMatchObject({ code: 2, stderr: expect.stringContaining("ECONNREFUSED") });
   });
 });

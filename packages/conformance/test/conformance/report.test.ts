@@ -9,6 +9,7 @@ import {
   formatJson,
   formatJunit,
   formatTree,
+  OSB_CHECKS,
   runConformance,
   type ConformanceReport,
 } from "../../src/conformance/index.js";
@@ -139,5 +140,10 @@ describe("the reports", () => {
   it("docs/conformance-checks.md is the generated check table", async () => {
     const docs = await readFile(new URL("../../../../docs/conformance-checks.md", import.meta.url), "utf8");
     expect(docs).toContain(formatCheckTable());
+  });
+
+  it("docs/osb-checks.md is the generated table of the OSB checks", async () => {
+    const docs = await readFile(new URL("../../../../docs/osb-checks.md", import.meta.url), "utf8");
+    expect(docs).toContain(formatCheckTable(OSB_CHECKS));
   });
 });

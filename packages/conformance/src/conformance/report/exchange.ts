@@ -10,7 +10,7 @@ export function exchangeLines(exchange: Exchange, options: { brief?: boolean } =
     return options.brief && line.length > BRIEF_BODY ? `${line.slice(0, BRIEF_BODY)}… (--verbose shows more)` : line;
   };
   const auth = String(exchange.requestHeaders.Authorization ?? "none");
-  const type = String(exchange.requestHeaders["Content-Type"]);
+  const type = String(exchange.requestHeaders["Content-Type"] ?? "none");
   const lines = [`sent:     ${exchange.method} ${exchange.path} (Authorization: ${auth}; Content-Type: ${type})`];
   if (exchange.requestBody) lines.push(`          ${body(exchange.requestBody)}`);
   const response = exchange.response;

@@ -18,7 +18,7 @@ export function formatJunit(report: ConformanceReport): string {
   const { fail, skip } = report.counts;
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<testsuites name="${attr(`provider-kit conformance (variant ${report.variant}, ${report.encoding})`)}" tests="${report.results.length}" failures="${fail}" errors="0" skipped="${skip}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+    `<testsuites name="${attr(report.protocol === "osb" ? "provider-kit conformance (Open Service Broker API 2.17)" : `provider-kit conformance (variant ${report.variant}, ${report.encoding})`)}" tests="${report.results.length}" failures="${fail}" errors="0" skipped="${skip}" time="${(report.durationMs / 1000).toFixed(3)}">`,
     ...suites,
     `</testsuites>`,
     "",

@@ -23,7 +23,9 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
   const paint = (outcome: Outcome, text: string) => (options.color ? `\u001b[${COLOR[outcome]}m${text}\u001b[0m` : text);
   const width = Math.max(...report.results.map((result) => result.id.length));
   const lines = [
-    `Conformance of ${report.url} (variant ${report.variant}, ${report.encoding} bodies, instance ${report.instance})`,
+    report.protocol === "osb"
+      ? `Conformance of ${report.url} as an Open Service Broker (API 2.17, instance ${report.instance})`
+      : `Conformance of ${report.url} (variant ${report.variant}, ${report.encoding} bodies, instance ${report.instance})`,
     `Ran ${report.results.length} checks in ${(report.durationMs / 1000).toFixed(1)} s.`,
     ...report.notes.map((note) => `Note: ${note}`),
     ...rootCauseLines(report, paint),

@@ -14,6 +14,10 @@ export const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}][^\s@\p{Cc}.]*\.[^\s@\p{Cc}]+$/
 export const EMAIL_MAX_LENGTH = 254;
 export const TEAM_NAME = /^[a-zA-Z][-@_.+\w]+$/;
 export const SERVICE_NAME = SERVICE_NAME_PATTERN;
+/** `<broker>::<service>`: a service of a registered broker, named as the platform names it (serviceNameBrokerSep). */
+export const BROKER_SERVICE_NAME = /^([a-z][a-z0-9-]{0,39})::([A-Za-z0-9._-]{1,100})$/;
+/** A native service's name, or a broker's service's. */
+export const ANY_SERVICE_NAME = new RegExp(`${SERVICE_NAME_PATTERN.source}|${BROKER_SERVICE_NAME.source}`);
 export const APP_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 export const ENV_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 export const PASSWORD_LENGTH = { min: 6, max: 50 };
@@ -93,6 +97,8 @@ export interface Service {
   doc: string;
   /** Which proxied instance calls are which action (`PUT /1.31/services/<s>/manifest`); absent: none stored. */
   actionsManifest?: ServiceActionsManifest;
+  /** Set on a broker's service (`<broker>::<service>`): every call goes to the broker over OSB. */
+  broker?: BrokerService;
   /**
    * The action permissions granted, by the part below `service-action.<service>.` (an action, or
    * a leading part of one: `apps` covers `apps.rotate-password`), each with the teams holding it.
@@ -219,4 +225,43 @@ export interface ProviderCall {
   undo?: true;
   /** Sent by an operation the user forced (`?force=true`, `?ignoreerrors=true`, app removal): its failure did not stop it. */
   forced?: true;
+}
+
+/** A registered Open Service Broker, in the real platform's shape (types/service/broker.go's Broker). */
+export interface Broker {
+  name: string;
+  url: string;
+  config: BrokerConfig;
+}
+
+interface BrokerConfig {
+  authConfig?: {
+    basicAuthConfig?: { username: string; password: string };
+    bearerConfig?: { token: string };
+  };
+  insecure?: boolean;
+  /** Added to the `context` of every provision and bind. */
+  context?: Record<string, unknown>;
+  cacheExpirationSeconds?: number;
+}
+
+/** Which broker and catalog entry a `<broker>::<service>` service is. */
+export interface BrokerService {
+  broker: Broker;
+  serviceId: string;
+  /** The catalog's plans of the service. */
+  plans: Array<{ id: string; name: string; description: string }>;
+}
+
+/** What an instance of a broker's service is at the broker (the real platform's BrokerInstanceData). */
+export interface BrokerInstance {
+  /** The platform's instance name: the record's key. */
+  instance: string;
+  uuid: string;
+  serviceId: string;
+  planId: string;
+  /** The `operation` of the broker's last 202: sent back when polling last_operation. */
+  lastOperation?: string;
+  /** App name → binding id. */
+  binds: Record<string, string>;
 }

@@ -10,7 +10,8 @@ import { cut, PlatformClient, type Call, type CallResult } from "provider-kit/co
 import type { CallEntry, PlatformStore, TimelineBounds } from "../store/store.js";
 import { clusterOf, placementOf, type PlatformConfig } from "./config.js";
 import { currentOperation } from "./operation.js";
-import type { ProviderCall, Service } from "./model.js";
+import { brokerCall, sendOsb as sendOsbRequest, type OsbRequest } from "./broker-client.js";
+import type { Broker, BrokerService, ProviderCall, Service } from "./model.js";
 
 export interface CallTarget {
   service: Service;
@@ -90,6 +91,7 @@ export class Providers {
     { record: recorded = true, timeoutMs = Infinity, signal }: { record?: boolean; timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<CallResult> {
     const { service } = target;
+    if (service.broker) return this.sendToBroker(target, service.broker, call, { record: recorded, timeoutMs });
     const { url, placement } = this.route(service, target.pool);
     const client = new PlatformClient({
       url,
@@ -105,26 +107,46 @@ export class Providers {
     });
     // Only the instance's pool puts X-Tsuru-* headers on a call; an app's placement travels in fields.
     const result = withoutCredentials(await client.send({ ...call, placement }, signal), service, placement?.clusterKubeConfig);
-    if (!recorded) return result;
+    if (recorded) await this.keep(target, result, client.url, call.secretAnswer === true);
+    return result;
+  }
+
+  /**
+   * A call to a broker's service: the native call made as OSB calls to the broker (broker-client.ts),
+   * each of them kept in the timeline as a provider call is.
+   */
+  private sendToBroker(target: CallTarget, broker: BrokerService, call: Call, options: { record?: boolean; timeoutMs?: number }): Promise<CallResult> {
+    return brokerCall(broker, call, { store: this.store, user: call.event?.user, send: (request) => this.sendOsb(target, broker.broker, request, options) });
+  }
+
+  /** One OSB request to `broker`, kept in the timeline under the target's service unless `record` is false. */
+  async sendOsb(target: CallTarget, broker: Broker, request: OsbRequest, { record = true, timeoutMs = Infinity }: { record?: boolean; timeoutMs?: number } = {}): Promise<CallResult> {
+    const { result, url } = await sendOsbRequest(broker, request, Math.min(timeoutMs, this.options.timeoutMs ?? 5 * 60_000));
+    if (record) await this.keep(target, result, url, request.secretAnswer === true);
+    return result;
+  }
+
+  /** Adds one call to the timeline (and its summary to the terminal). */
+  private async keep(target: CallTarget, result: CallResult, url: string, secretAnswer: boolean): Promise<void> {
     const { exchange } = result;
     const entry: CallEntry = {
       id: await this.store.next("provider-calls"),
-      service: service.name,
+      service: target.service.name,
       instance: target.instance,
       app: target.app,
       ...(target.senderTeams ? { senderTeams: target.senderTeams } : {}),
     };
     // A bind answer is already reduced to its shape; any other may hold secrets too (an action's new password).
-    const answer = exchange.response && (call.secretAnswer ? exchange.response.body : cut(maskSecrets(result.answer?.body ?? ""), KEPT.answer));
+    const answer = exchange.response && (secretAnswer ? exchange.response.body : cut(maskSecrets(result.answer?.body ?? ""), KEPT.answer));
     const record: ProviderCall = {
       id: entry.id,
       at: new Date().toISOString(),
-      service: service.name,
+      service: target.service.name,
       instance: target.instance,
       app: target.app,
       method: exchange.method,
       path: cut(exchange.path, KEPT.path),
-      url: client.url,
+      url,
       requestHeaders: Object.fromEntries(
         Object.entries(exchange.requestHeaders).map(([name, value]) => [name, typeof value === "string" ? cut(value, KEPT.header) : value.map((item) => cut(item, KEPT.header))]),
       ),
@@ -139,7 +161,6 @@ export class Providers {
     };
     await this.store.appendCall(entry, record, TIMELINE);
     this.options.print?.(summary(record));
-    return result;
   }
 
   /**

@@ -8,11 +8,14 @@ import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import type { Instance, ProviderCall, Service } from "./model.js";
 import { providerInfo } from "./instance-info.js";
+import { brokerServices, findBrokerService, isBrokerServiceName } from "./brokers.js";
 import { statusOf } from "./provider-answer.js";
 import type { CallEntry } from "../store/store.js";
 import type { CallFilter, CallPage } from "./provider-calls.js";
 
 export async function findService(context: Context, name: string): Promise<Service> {
+  // service.Get: a name with the broker separator is a broker's service (isBrokeredService).
+  if (isBrokerServiceName(name)) return findBrokerService(context, name);
   const service = await context.store.get("services", name);
   if (!service) throw notFound(`Service "${name}" not found.`);
   return service;
@@ -20,10 +23,13 @@ export async function findService(context: Context, name: string): Promise<Servi
 
 /** A user may create instances of a service one of their teams has access to. */
 export function mayUse(actor: Actor, service: Service): boolean {
-  return sharesTeam(actor, service.teams);
+  // A broker's services are not restricted to teams.
+  return service.broker !== undefined || sharesTeam(actor, service.teams);
 }
 
 export function assertOwner(actor: Actor, service: Service): void {
+  // The real platform's words for any change to a broker's service.
+  if (service.broker) throw badRequest("Brokered services are not managed.");
   if (!sharesTeam(actor, service.ownerTeams)) throw forbidden(`You are not in a team that owns the service "${service.name}".`);
 }
 
@@ -80,8 +86,8 @@ async function instancesOf(context: Context, service: string): Promise<Instance[
 
 /** `[{service, instances}]` for the services the actor may use, with the instances their teams see. */
 export async function listServices(context: Context, actor: Actor, app?: string) {
-  const [services, instances] = await Promise.all([context.store.all("services"), context.store.all("instances")]);
-  return services
+  const [native, brokered, instances] = await Promise.all([context.store.all("services"), brokerServices(context), context.store.all("instances")]);
+  return [...native, ...brokered]
     .filter((service) => mayUse(actor, service))
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((service) => ({
@@ -113,7 +119,7 @@ export async function providerCallsFor(context: Context, actor: Actor, filter: C
     filter,
     (entry) =>
       owned.has(entry.service) ||
-      (usable.has(entry.service) &&
+      ((usable.has(entry.service) || isBrokerServiceName(entry.service)) &&
         senders(entry) &&
         (entry.instance === undefined || mine(instanceTeams.get(entry.instance))) &&
         (entry.app === undefined || mine(appTeams.get(entry.app)))),

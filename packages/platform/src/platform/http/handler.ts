@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { Actor, Context } from "../domain/context.js";
 import { badRequest } from "../domain/errors.js";
 import { withinOperation } from "../domain/operation.js";
-import { APP_NAME, EMAIL, SERVICE_NAME, TEAM_NAME } from "../domain/model.js";
+import { ANY_SERVICE_NAME, APP_NAME, EMAIL, TEAM_NAME } from "../domain/model.js";
 import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 
 export { sendEmpty, sendJson, sendText } from "./answer.js";
@@ -37,7 +37,8 @@ export function handle(context: Context, route: Route): RequestHandler {
 const NAMES = {
   app: [APP_NAME, "app name"],
   instance: [INSTANCE_NAME_PATTERN, "service instance name"],
-  service: [SERVICE_NAME, "service name"],
+  // A native service, or a broker's (`<broker>::<service>`).
+  service: [ANY_SERVICE_NAME, "service name"],
   team: [TEAM_NAME, "team name"],
   email: [EMAIL, "email"],
 } as const;

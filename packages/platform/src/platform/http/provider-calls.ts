@@ -5,7 +5,7 @@
  * Only the page's calls are read from the store: the timeline's small entries pick them.
  */
 import { badRequest, forbidden } from "../domain/errors.js";
-import { APP_NAME, SERVICE_NAME } from "../domain/model.js";
+import { ANY_SERVICE_NAME, APP_NAME } from "../domain/model.js";
 import { providerCallsFor } from "../domain/services.js";
 import { query, sendJson, type Route } from "./handler.js";
 import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
@@ -20,7 +20,7 @@ function whole(req: Parameters<Route>[0]["req"], name: string, max: number): num
   return value;
 }
 
-const FILTERS = { service: SERVICE_NAME, instance: INSTANCE_NAME_PATTERN, app: APP_NAME } as const;
+const FILTERS = { service: ANY_SERVICE_NAME, instance: INSTANCE_NAME_PATTERN, app: APP_NAME } as const;
 
 export const providerCallList: Route = async ({ req, res, context, actor }) => {
   const filter: Partial<Record<keyof typeof FILTERS, string>> = {};

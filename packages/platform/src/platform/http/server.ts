@@ -18,6 +18,7 @@ import { hostGuard, type HostGuardOptions } from "./host-guard.js";
 import { instanceBind, instanceCreate, instanceGrant, instanceList, instanceRemove, instanceRevoke, instanceShow, instanceStatusShow, instanceUnbind } from "./instances.js";
 import { healthReport, info } from "./meta.js";
 import { platformList } from "./platforms.js";
+import { brokerAdd, brokerList, brokerRemove, brokerUpdate } from "./brokers.js";
 import { poolList } from "./pools.js";
 import { providerCallClear, providerCallList } from "./provider-calls.js";
 import { authenticatedProxy, instanceProxy, instanceProxyV2, serviceProxy } from "./proxy.js";
@@ -160,6 +161,12 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("get", "/deploys/:deploy", deployShow),
     r("get", "/healers", healerList),
     r("get", "/healers/:healer", healerRun),
+
+    // Open Service Brokers (api/service_broker.go): admins only.
+    r("get", "/brokers", brokerList),
+    r("post", "/brokers", brokerAdd, "fields"),
+    r("put", "/brokers/:broker", brokerUpdate, "fields"),
+    r("delete", "/brokers/:broker", brokerRemove),
 
     r("get", "/provider-calls", providerCallList),
     r("delete", "/provider-calls", providerCallClear),

@@ -3,7 +3,7 @@
  * are capped lists; counters number units and calls. Two implementations: memory (throw-away
  * runs and tests) and Redis (the default, so a restart loses nothing).
  */
-import type { ApiKey, App, AppToken, Deploy, Instance, LogEntry, ProviderCall, ResetToken, Service, Team, Token, User } from "../domain/model.js";
+import type { ApiKey, App, AppToken, Broker, BrokerInstance, Deploy, Instance, LogEntry, ProviderCall, ResetToken, Service, Team, Token, User } from "../domain/model.js";
 
 export interface Records {
   users: User;
@@ -16,6 +16,8 @@ export interface Records {
   apiKeys: ApiKey;
   appTokens: AppToken;
   deploys: Deploy;
+  brokers: Broker;
+  brokerInstances: BrokerInstance;
 }
 
 export type Kind = keyof Records;
