@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, watch, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import type { Command } from "commander";
@@ -196,22 +196,33 @@ class ProviderProcess {
   }
 }
 
-/** Resolves true once the provider answers HTTP at `endpoint` (any status), false if it exits or `cancelled()` first. */
-async function answers(provider: ProviderProcess, endpoint: string, cancelled: () => boolean): Promise<boolean> {
+/** Whether something accepts connections at `port` on loopback. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * Resolves true once the provider listens on `port`, false if it exits or `cancelled()` first.
+ * A connection, not a request: the probe stays out of the provider's log.
+ */
+async function answers(provider: ProviderProcess, port: number, cancelled: () => boolean): Promise<boolean> {
   let exited = false;
   void provider.exited.then(() => (exited = true));
   while (!exited && !cancelled()) {
-    try {
-      await fetch(endpoint, { signal: AbortSignal.timeout(2_000) });
-      return true;
-    } catch {
-      await sleep(POLL_MS);
-    }
+    if (await listening(port)) return true;
+    await sleep(POLL_MS);
   }
   return false;
 }
 
-/** A package.json path relative to the project, for the terminal. */
+/** A path relative to the project, for the terminal. */
 const shown = (project: Project, file: string) => path.relative(project.dir, file) || ".";
 
 /** Whether a changed file is a source worth a restart (not an editor's swap file, a dependency or a build). */
@@ -299,7 +310,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   watchExit(provider);
   out.say(`provider started (pid ${provider.pid}): ${project.startScript}, on ${endpoint}`);
   const first = provider;
-  void answers(first, endpoint, () => stopping || restarting).then((up) => up && out.say(`provider answers on ${endpoint}`));
+  void answers(first, wantedPort, () => stopping || restarting).then((up) => up && out.say(`provider answers on ${endpoint}`));
 
   await updateActions(context, project, admin.email, out.warn);
   out.say(`service ${project.serviceId} registered (its plans come from the provider), team ${TEAM}, app ${DEMO_APP}`);
@@ -321,7 +332,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
       provider = new ProviderProcess(project, env);
       watchExit(provider);
       // A newer change, or Ctrl-C, does not wait for a provider that never answers.
-      if (await answers(provider, endpoint, () => stopping || again !== undefined)) {
+      if (await answers(provider, wantedPort, () => stopping || again !== undefined)) {
         out.say(`provider restarted (pid ${provider.pid})`);
         await updateActions(context, project, admin.email, out.warn);
       } else if (!stopping && again === undefined) {
