@@ -148,6 +148,8 @@ describe("a project made by provider-kit init", () => {
     expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
     const help = await run("npx", ["provider-kit", "--help"], { cwd: project });
     expect(help.stdout).toMatch(/platform .*\(needs @provider-kit\/platform\)/s);
+    const dev = await run("npx", ["provider-kit", "dev"], { cwd: project });
+    expect([dev.code, dev.stderr]).toEqual([2, expect.stringContaining("provider-kit dev needs the @provider-kit/platform package")]);
   });
 
   it("refuses a Redis registry while @provider-kit/redis-store is not installed, saying to install it", async () => {
@@ -273,6 +275,14 @@ describe("a project made by provider-kit init", () => {
       await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 2 GB."), 120_000, "the edited plan served");
       expect(dev.output()).toMatch(/^dev: src\/handlers\.ts changed: restarting the provider$/m);
       await eventually(() => providerPids().length >= 2, 30_000, "the restarted provider's line");
+
+      // A restart that fails is said so; the platform keeps running, and the next change starts the provider again.
+      const edited = source.replace("Shared database, 1 GB.", "Shared database, 3 GB.");
+      await writeFile(handlers, `${edited}\nthis line does not parse;\n`);
+      expect(await dev.waitForLine(/^dev: the provider failed to start/, 120_000)).toContain("fix what its output says");
+      await api.ok(api.get("/apps"));
+      await writeFile(handlers, edited);
+      await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 3 GB."), 120_000, "the fixed handler served");
 
       dev.signalGroup("SIGINT");
       await eventually(() => !dev.groupAlive() && !providerPids().some(processGroupAlive), 60_000, "dev, the platform and every provider it started gone");
