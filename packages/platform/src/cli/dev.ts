@@ -304,7 +304,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   const watchExit = (started: ProviderProcess) =>
     void started.exited.then((how) => {
       if (!stopping && !restarting && started === provider) {
-        out.warn(`the provider exited (${how}): fix what its output says; it restarts on the next change to ${shown(project, project.sources)}`);
+        out.warn(`the provider exited (${how}): fix what its output says; it restarts on the next change to ${project.sources === project.dir ? "its sources" : `${shown(project, project.sources)}/`}`);
       }
     });
   watchExit(provider);
