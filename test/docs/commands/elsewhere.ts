@@ -54,6 +54,7 @@ export const RUN_BY_TESTS: readonly RunByTest[] = [
   { commands: ["npm test"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['run("npm", ["test"]'] },
   { commands: ["npm start"], where: STARTING_GUIDES, file: TEMPLATE_PROJECT, contains: ['startLongRunning("npm", ["start"]'] },
   { commands: ["npm run dev"], where: ["docs/guide/getting-started.md"], file: TEMPLATE_PROJECT, contains: ['startLongRunning("npm", ["run", "dev"]'] },
+  { commands: ["npx provider-kit dev"], where: ["docs/guide/getting-started.md"], file: TEMPLATE_PROJECT, contains: ['startLongRunning("npx", ["provider-kit", "dev", "--port", "0"]'] },
   { commands: ["npm run build", /^PROVIDER_USERNAME=\S+ PROVIDER_PASSWORD=\S+ REGISTRY_STORE=\S+ node dist\/main\.js$/], where: ["docs/operations/running.md"], file: TEMPLATE_PROJECT, contains: ['run("npm", ["run", "build"]', '"dist/main.js"', "REGISTRY_STORE: redisUrl"] },
   { commands: ["npx provider-kit manifest --endpoint https://my-service.example.com > service.yaml"], where: ["docs/guide/getting-started.md"], file: TEMPLATE_PROJECT, contains: ['"provider-kit", "manifest", "--endpoint"'] },
   { commands: ["npx provider-kit manifest --actions src/actions.ts > service-actions.json"], where: ["docs/guide/actions.md"], file: TEMPLATE_PROJECT, contains: ['"provider-kit", "manifest", "--actions", "src/actions.ts"'] },

@@ -13,6 +13,9 @@ import { parseCluster, parsePool, type Cluster, type Pool } from "../platform/do
 import { startPlatform, type PlatformOptions } from "../platform/platform.js";
 import { onParentExit } from "../redis/process.js";
 import { EXIT, ownPackage } from "provider-kit/cli";
+import { parsePort, printable } from "./common.js";
+
+export { registerDev } from "./dev.js";
 
 interface PlatformFlags {
   port: number;
@@ -31,12 +34,6 @@ interface PlatformFlags {
   platform: string[];
   quota?: number;
   apiVariant: 1 | 2;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError("give a port number from 0 to 65535.");
-  return port;
 }
 
 function parseQuota(value: string): number {
@@ -192,14 +189,6 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
   // Started through npm or a shell that is killed without passing a signal on, the platform
   // would keep running, re-parented, and hold its port: it stops with its parent.
   onParentExit(stop);
-}
-
-/**
- * A line as it may reach the terminal: control characters (a provider's answer, an address
- * someone typed) are shown escaped, so nobody can move the cursor or forge lines there.
- */
-function printable(line: string): string {
-  return line.replace(/[\p{Cc}\u2028\u2029]/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function redacted(url: string): string {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `provider-kit` command. Each command lives in its own module and registers itself here.
- * `check` and `platform` live in packages of their own, loaded when installed: without them the
- * command still lists them, and running one says which package to install.
+ * `check`, `platform` and `dev` live in packages of their own, loaded when installed: without them
+ * the command still lists them, and running one says which package to install.
  */
 import { Command, CommanderError } from "commander";
 import { registerInit } from "./init.js";
@@ -30,6 +30,12 @@ await registerOptional(program, {
   description: "run a local platform: the management API (users, teams, services, instances, apps, binds) driving real providers",
   packageName: "@provider-kit/platform",
   register: "registerPlatform",
+});
+await registerOptional(program, {
+  name: "dev",
+  description: "run the provider project here on a local platform, restarting it when its sources change",
+  packageName: "@provider-kit/platform",
+  register: "registerDev",
 });
 for (const command of [program, ...program.commands]) command.addHelpText("after", EXIT_CODES_HELP);
 

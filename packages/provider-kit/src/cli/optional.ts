@@ -1,6 +1,6 @@
 /**
  * Subcommands that live in packages of their own (`check` in @provider-kit/conformance,
- * `platform` in @provider-kit/platform): each package exports a `register...(program)` from its
+ * `platform` and `dev` in @provider-kit/platform): each package exports a `register...(program)` from its
  * `/cli` subpath. A provider that does not install one still sees the subcommand in --help, and
  * running it says what to install (exit 2, a usage error).
  */

@@ -3,7 +3,8 @@
  * in its --help; colour follows FORCE_COLOR, then NO_COLOR, then the terminal.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,7 +32,7 @@ afterAll(async () => {
 });
 
 describe("provider-kit exit codes", { timeout: 60_000 }, () => {
-  it.each([["provider-kit", []], ["check", ["check"]], ["init", ["init"]], ["manifest", ["manifest"]], ["platform", ["platform"]]])(
+  it.each([["provider-kit", []], ["check", ["check"]], ["init", ["init"]], ["manifest", ["manifest"]], ["platform", ["platform"]], ["dev", ["dev"]]])(
     "%s --help lists them",
     async (_, command) => {
     const { code, stdout } = await run([...command, "--help"]);
@@ -53,6 +54,23 @@ describe("provider-kit exit codes", { timeout: 60_000 }, () => {
 
     const platform = await run(["platform", "--port", "0"]);
     expect([platform.code, platform.stderr]).toEqual([2, expect.stringContaining("set PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD")]);
+
+    const dev = await run(["dev", "--dir", scratch]);
+    expect([dev.code, dev.stderr]).toEqual([2, expect.stringContaining("No package.json in " + scratch + ": run this in a project made by `provider-kit init`")]);
+    const project = path.join(scratch, "project");
+    await mkdir(project, { recursive: true });
+    await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "p", scripts: { start: "node main.js" } }));
+    const noServiceId = await run(["dev", "--dir", project]);
+    expect([noServiceId.code, noServiceId.stderr]).toEqual([2, expect.stringContaining('has no valid providerKit.serviceId: add "providerKit": {"serviceId": "my-service"}')]);
+    await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "p", providerKit: { serviceId: "p" }, scripts: { start: "node main.js" } }));
+    const busy = createServer();
+    await new Promise<void>((listening) => busy.listen(0, "127.0.0.1", listening));
+    try {
+      const portTaken = await run(["dev", "--dir", project, "--port", String((busy.address() as AddressInfo).port)]);
+      expect([portTaken.code, portTaken.stderr]).toEqual([2, expect.stringContaining("Pass --port <n> for another port")]);
+    } finally {
+      busy.close();
+    }
 
     const unknown = await run(["chek"]);
     expect(unknown.code).toBe(2);

@@ -72,6 +72,8 @@ export interface LongRunning {
   output(): string;
   /** A signal to the process started alone (npm, a shell), not to what it started. */
   signal(signal: NodeJS.Signals): void;
+  /** A signal to its whole process group, as a terminal's Ctrl-C sends SIGINT. */
+  signalGroup(signal: NodeJS.Signals): void;
   /** true while any process of its group (npm, the shell, tsx, node) is left. */
   groupAlive(): boolean;
   /** SIGTERM to its whole process group (npm, the shell, tsx, node), then wait for it to end. */
@@ -79,6 +81,16 @@ export interface LongRunning {
 }
 
 const POLL_MS = 100;
+
+/** true while any process of the group `pgid` is left. */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function startLongRunning(command: string, args: string[], options: SpawnOptions): LongRunning {
@@ -123,14 +135,8 @@ export function startLongRunning(command: string, args: string[], options: Spawn
     },
     output: all,
     signal: (signal) => child.kill(signal),
-    groupAlive() {
-      try {
-        process.kill(-child.pid!, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    signalGroup,
+    groupAlive: () => processGroupAlive(child.pid!),
     async stop() {
       signalGroup("SIGTERM");
       const forced = setTimeout(() => signalGroup("SIGKILL"), 30_000);

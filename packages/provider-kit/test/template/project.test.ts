@@ -18,7 +18,7 @@ import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
 import { Api } from "../../../platform/test/platform/helpers.js";
-import { run, startLongRunning, type Finished } from "./processes.js";
+import { processGroupAlive, run, startLongRunning, type Finished } from "./processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
 
@@ -148,6 +148,8 @@ describe("a project made by provider-kit init", () => {
     expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
     const help = await run("npx", ["provider-kit", "--help"], { cwd: project });
     expect(help.stdout).toMatch(/platform .*\(needs @provider-kit\/platform\)/s);
+    const dev = await run("npx", ["provider-kit", "dev"], { cwd: project });
+    expect([dev.code, dev.stderr]).toEqual([2, expect.stringContaining("provider-kit dev needs the @provider-kit/platform package")]);
   });
 
   it("refuses a Redis registry while @provider-kit/redis-store is not installed, saying to install it", async () => {
@@ -242,6 +244,53 @@ describe("a project made by provider-kit init", () => {
     } finally {
       await server.stop();
       await writeFile(main, source);
+    }
+  }, SLOW);
+
+  it("runs on a local platform with `provider-kit dev`: registered, reloaded on a handler's change, all stopped by Ctrl-C", async () => {
+    await installPlatformAndRedisStore();
+    const handlers = path.join(project, "src", "handlers.ts");
+    const source = await readFile(handlers, "utf8");
+    const admin = { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" };
+    // PORT=0: dev picks the provider a free port (the project's .env names a fixed one).
+    const dev = startLongRunning("npx", ["provider-kit", "dev", "--port", "0"], { cwd: project, env: { ...admin, PORT: "0" } });
+    const providerPids = () => [...dev.output().matchAll(/^dev: provider (?:started|restarted) \(pid (\d+)\)/gm)].map((match) => Number(match[1]));
+    try {
+      const api = await new Api(await dev.waitForUrl(/^Console: /, 120_000)).login(admin.PLATFORM_ADMIN_EMAIL, admin.PLATFORM_ADMIN_PASSWORD);
+      expect(await dev.waitForLine(/^tsuru: /, 1_000)).toContain(`tsuru target-add dev ${api.url} -s`);
+      const serviceId = "orders-db";
+      const plans = async () => (await api.get(`/services/${serviceId}/plans`)).json<Array<{ name: string; description: string }>>();
+      // The plans come from the provider, which may still be starting.
+      expect(await eventually(async () => ((await plans()).length > 0 ? plans() : undefined), 120_000, "the provider's plans")).toEqual([
+        { name: "small", description: "Shared database, 1 GB." },
+        { name: "large", description: "Dedicated database, 20 GB." },
+      ]);
+      expect((await api.ok(api.get("/apps"))).json<Array<{ Name: string }>>().map((app) => app.Name)).toEqual(["demo"]);
+      expect((await api.ok(api.get(`/1.31/services/${serviceId}/manifest`))).json()).toMatchObject({
+        enabled: true,
+        operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
+      });
+
+      await writeFile(handlers, source.replace("Shared database, 1 GB.", "Shared database, 2 GB."));
+      await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 2 GB."), 120_000, "the edited plan served");
+      expect(dev.output()).toMatch(/^dev: src\/handlers\.ts changed: restarting the provider$/m);
+      await eventually(() => providerPids().length >= 2, 30_000, "the restarted provider's line");
+
+      // A restart that fails is said so; the platform keeps running, and the next change starts the provider again.
+      const edited = source.replace("Shared database, 1 GB.", "Shared database, 3 GB.");
+      await writeFile(handlers, `${edited}\nthis line does not parse;\n`);
+      expect(await dev.waitForLine(/^dev: the provider failed to start/, 120_000)).toContain("fix what its output says");
+      await api.ok(api.get("/apps"));
+      await writeFile(handlers, edited);
+      await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 3 GB."), 120_000, "the fixed handler served");
+
+      dev.signalGroup("SIGINT");
+      await eventually(() => !dev.groupAlive() && !providerPids().some(processGroupAlive), 60_000, "dev, the platform and every provider it started gone");
+      expect(dev.output()).toContain("dev: stopping the provider and the platform");
+    } finally {
+      await dev.stop();
+      for (const pid of providerPids()) if (processGroupAlive(pid)) process.kill(-pid, "SIGKILL");
+      await writeFile(handlers, source);
     }
   }, SLOW);
 

@@ -1,0 +1,16 @@
+/** What the `platform` and `dev` commands share: their port flag and what they let reach the terminal. */
+import { InvalidArgumentError } from "commander";
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError("give a port number from 0 to 65535.");
+  return port;
+}
+
+/**
+ * A line as it may reach the terminal: control characters (a provider's answer, an address
+ * someone typed) are shown escaped, so nobody can move the cursor or forge lines there.
+ */
+export function printable(line: string): string {
+  return line.replace(/[\p{Cc}\u2028\u2029]/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
