@@ -146,6 +146,17 @@ export const CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["create.status"],
   },
 
+  {
+    id: "status.pending-text",
+    group: "status",
+    // Today's platform reads only the 202: a body it cannot show loses nothing but the progress.
+    level: "SHOULD",
+    variants: ALL,
+    title: "A 202 status answer with a body (the work's progress) carries a short line of plain text (not HTML, not JSON)",
+    cite: contract(49, "a 202 needs no body, and one that has a body (the work's progress) carries a short plain-text line"),
+    dependsOn: ["create.status"],
+  },
+
   // bind-app (Variant B binds by hostname with POST /resources/<instance>)
   {
     id: "bind-app.provisioning",

@@ -73,6 +73,12 @@ const cases: Case[] = [
     skips: { "info.supported": "needs info.status, which failed", "info.shape": "needs info.supported, which was skipped" },
   },
   { fault: "status-200-empty", fails: ["status.text-body"] },
+  {
+    fault: "status-pending-json",
+    fails: [],
+    warns: ["status.pending-text"],
+    details: { "status.pending-text": "GET /resources/{instance}/status answered 202 with a JSON object (15 characters): send the progress as one short line of plain text" },
+  },
   { fault: "duplicate-500", fails: ["create.duplicate"] },
   // The unknown-plan create needs no plan list: it is sent even when the list is unreadable.
   { fault: "plans-text", fails: ["plans.shape"], passes: ["create.unknown-plan"] },

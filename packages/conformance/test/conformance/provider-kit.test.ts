@@ -35,7 +35,8 @@ function inMemoryHandlers(): ProviderHandlers {
       if (request.plan && request.plan !== "small") throw new BadRequestError(`Unknown plan "${request.plan}": the only plan is small.`);
       return { pending: true, data: { size: request.plan ?? "small" } };
     },
-    provision: async (record) => {
+    provision: async (record, context) => {
+      await context.progress("allocating the thing");
       await sleep(PROVISION_MS);
       resources.set(record.name, { size: record.data.size as string });
     },
@@ -103,6 +104,8 @@ describe("a provider built with createProvider", () => {
     expect(report.passed).toBe(true);
     // Provisioning runs in the background: the bind sent while pending was refused with 412.
     expect(resultOf(report, "bind-app.provisioning").outcome).toBe("pass");
+    // Its progress came with the 202s, as text.
+    expect(resultOf(report, "status.pending-text").outcome).toBe("pass");
     expect(ids(report, "skip")).toEqual(variant === "current" ? [...POOL_CHECKS, "status.text-body", ...ACTION_CHECKS] : []);
     expect(report.leftovers).toEqual([]);
     expect(await statusOf(url, report.instance)).toBe(404);
