@@ -140,6 +140,21 @@ describe("provider-kit init", () => {
     expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain(`provider-kit comes from \`${tarball}\``);
   });
 
+  it("tells of each step still running after slowStepMs (one line each, in order), and of none that finish sooner", async () => {
+    const dir = await freshDir();
+    const told: string[] = [];
+    await initProject({ dir, onSlowStep: (line) => told.push(line), slowStepMs: 0 });
+    expect(told).toEqual([
+      "Packing provider-kit for vendor/ (npm pack)...",
+      "Packing @provider-kit/conformance for vendor/ (npm pack)...",
+      `Writing the project's files from the template into ${dir}...`,
+      "Copying the packed packages into vendor/...",
+    ]);
+    const quiet: string[] = [];
+    await initFromRegistry({ dir: await freshDir(), onSlowStep: (line) => quiet.push(line), slowStepMs: 60_000 });
+    expect(quiet).toEqual([]);
+  });
+
   it("depends on provider-kit from the npm registry with registryVersion, and copies nothing", async () => {
     const dir = await freshDir();
     const result = await initProject({ dir, registryVersion: "^0.2.0" });
