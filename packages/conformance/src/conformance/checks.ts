@@ -249,16 +249,26 @@ export const CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["bind-app.json"],
   },
 
-  // bind-unit: Variant A's per-unit binds; today's platform no longer sends them.
+  // bind-unit: Variant A's per-unit binds, optional (404: not supported); today's platform no longer sends them.
   {
     id: "bind-unit.status",
     group: "bind-unit",
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
-    title: "Binding a unit (POST /resources/<instance>/bind) answers 2xx",
-    cite: contract(62, "sent every time an app adds a unit, answers 2xx"),
-    advice: "Answer POST /resources/<instance>/bind with 2xx (handlers.bindUnit), or 404 when unit binds are not supported",
+    title: "Binding a unit (POST /resources/<instance>/bind) answers 2xx, or 404 when unit binds are not supported",
+    cite: contract(62, "sent every time an app adds a unit, answers 2xx; 404 means \"unit binds not supported\""),
+    advice: "Answer POST /resources/<instance>/bind with 2xx (handlers.bindUnit), or 404 when unit binds are not supported; never 405 or 500",
     dependsOn: ["create.status"],
+  },
+  {
+    id: "bind-unit.supported",
+    group: "bind-unit",
+    level: "SHOULD",
+    variants: A_AND_CURRENT,
+    title: "Units can be bound (the unit bind does not answer 404)",
+    cite: contract(62, "404 means \"unit binds not supported\""),
+    advice: "Implement handlers.bindUnit and handlers.unbindUnit if each unit of an app needs its own access (optional)",
+    dependsOn: ["bind-unit.status"],
   },
   {
     id: "bind-unit.unbind",
@@ -268,7 +278,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "Unbinding the unit (DELETE /resources/<instance>/bind) answers 2xx",
     cite: contract(63, "sent every time an app removes a unit, answers 2xx"),
     advice: "Answer DELETE /resources/<instance>/bind with 2xx for a unit bound before (handlers.unbindUnit)",
-    dependsOn: ["bind-unit.status"],
+    dependsOn: ["bind-unit.supported"],
   },
 
   // bind-job

@@ -488,7 +488,8 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
   if (checks.wants("bind-unit.status")) {
     const bindUnit = bindJson(await send(calls.bindUnit(instance)));
-    checks.judge("bind-unit.status", () => expectStatus(bindUnit, is2xx, "2xx"), [bindUnit.exchange]);
+    checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
+    checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
     if (succeeded(bindUnit)) {
       const unbindUnit = await send(calls.unbindUnit(instance));
       checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);

@@ -123,11 +123,18 @@ describe("a createProvider provider without the optional handlers", () => {
     const listening = minimal.listen(0, "127.0.0.1");
     await new Promise((resolve) => listening.once("listening", resolve));
     try {
-      const report = await runConformance({ url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`, ...CREDENTIALS, ...FAST });
+      const minimalUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+      const report = await runConformance({ url: minimalUrl, ...CREDENTIALS, ...FAST });
       expect(ids(report, "fail")).toEqual([]);
-      expect(ids(report, "warn")).toEqual(["bind-unit.status", "bind-job.supported", "update.supported", "info.supported"]);
+      expect(ids(report, "warn")).toEqual(["bind-unit.supported", "bind-job.supported", "update.supported", "info.supported"]);
       expect(resultOf(report, "bind-job.result")).toMatchObject({ outcome: "skip", detail: "needs bind-job.supported, which did not hold" });
       expect(report.passed).toBe(true);
+      // Unit binds are optional on Variant A too: their 404 ("not supported") only warns.
+      const onA = await runConformance({ url: minimalUrl, ...CREDENTIALS, ...FAST, variant: "A" });
+      expect(ids(onA, "fail")).toEqual([]);
+      expect(ids(onA, "warn")).toEqual(["bind-unit.supported", "info.supported"]);
+      expect(resultOf(onA, "bind-unit.unbind")).toMatchObject({ outcome: "skip", detail: "needs bind-unit.supported, which did not hold" });
+      expect(onA.passed).toBe(true);
     } finally {
       listening.closeAllConnections();
       await new Promise((resolve) => listening.close(resolve));
