@@ -75,13 +75,14 @@ describe("provider-kit init", () => {
     }
   });
 
-  it("puts every handler in place, and shows background provisioning in a comment", async () => {
+  it("puts every handler in place, background provisioning with its progress included", async () => {
     const dir = await freshDir();
     await initFromRegistry({ dir });
     const handlers = await readFile(path.join(dir, "src", "handlers.ts"), "utf8");
     for (const handler of [
       "plans",
       "create",
+      "provision",
       "update",
       "destroy",
       "bindApp",
@@ -93,10 +94,10 @@ describe("provider-kit init", () => {
       "status",
       "info",
     ]) {
-      expect(handlers, handler).toMatch(new RegExp(`^    ${handler}[(:]`, "m"));
+      expect(handlers, handler).toMatch(new RegExp(`^    (async )?${handler}[(:]`, "m"));
     }
-    expect(handlers).toMatch(/^ +\* +provision: async/m);
-    expect(handlers).toContain("{ pending: true }");
+    expect(handlers).toContain("return { pending: true }");
+    expect(handlers).toContain('await progress("');
   });
 
   it("makes package.json depend on copies of this provider-kit and the conformance kit in vendor/, and on the kit's own dev tool versions", async () => {

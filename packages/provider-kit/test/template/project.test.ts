@@ -117,11 +117,16 @@ describe("a project made by provider-kit init", () => {
       const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
       const port = (JSON.parse(listening) as { port: number }).port;
 
-      const check = await run("npx", ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username], {
-        cwd: project,
-        env: { PROVIDER_KIT_PASSWORD: password },
-      });
-      expectSuccess(check);
+      // As the project's README runs it: its actions, and an instance of every plan (large is set up in the background).
+      for (const plan of ["small", "large"]) {
+        const check = await run(
+          "npx",
+          ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username, "--actions", "src/actions.ts", "--plan", plan],
+          { cwd: project, env: { PROVIDER_KIT_PASSWORD: password } },
+        );
+        expectSuccess(check);
+        expect(check.stdout).toMatch(/✓ pass {2}MUST {3}actions\.exists /);
+      }
     } finally {
       await server.stop();
     }
