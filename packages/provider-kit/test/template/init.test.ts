@@ -66,6 +66,7 @@ describe("provider-kit init", () => {
       "src/resource.ts",
       "test/provider.test.ts",
       "test/conformance.test.ts",
+      ".github/workflows/conformance.yml",
     ]) {
       expect(files).toContain(expected);
     }
