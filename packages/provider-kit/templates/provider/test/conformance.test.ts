@@ -24,8 +24,13 @@ const platforms: [Variant, Encoding][] = [
   ["A", "form"],
   ["B", "form"],
 ];
+interface Run {
+  variant: Variant;
+  encoding: Encoding;
+  plan: string | undefined;
+}
 // Variant B creates without a plan: its instance has the default one.
-const runs = platforms.flatMap(([variant, encoding]) =>
+const runs: Run[] = platforms.flatMap(([variant, encoding]): Run[] =>
   variant === "B" ? [{ variant, encoding, plan: undefined }] : PLANS.map((plan) => ({ variant, encoding, plan: plan.name })),
 );
 
