@@ -128,10 +128,10 @@ export type LifecycleResult = void | { pending?: boolean; data?: InstanceData };
 export type UpdateResult = void | { data?: InstanceData };
 
 /**
- * What `status` reports: `"pending"` (202), `"running"` (204), `{ down: reason }` (500)
- * or `{ message }` for a custom status text (200).
+ * What `status` reports: `"pending"` (202), `{ pending: progress }` (202 with the progress as
+ * text), `"running"` (204), `{ down: reason }` (500) or `{ message }` for a custom status text (200).
  */
-export type StatusResult = "pending" | "running" | { down: string } | { message: string };
+export type StatusResult = "pending" | { pending: string } | "running" | { down: string } | { message: string };
 
 export type InfoResult = InfoItem[] | null | undefined | void;
 
@@ -168,6 +168,8 @@ export interface PendingStep {
   attempts: number;
   /** ISO time after which the step is given up and the instance marked failed. */
   deadline: string;
+  /** The latest message of `StepContext.progress`: the status answer carries it while the step is owed. */
+  progress?: string;
 }
 
 export type BindingKind = "app" | "unit" | "job";
@@ -224,6 +226,13 @@ export interface StepContext {
   log: Logger;
   /** 1 on the first try. */
   attempt: number;
+  /**
+   * Tell the user how the step goes ("restoring snapshot, 40%"): kept on the instance record, the
+   * status answer carries the latest message while the step is owed. One short line of plain text
+   * (shown as it is, cut at 200 characters). Never rejects: a message the store could not save is
+   * logged and the previous one stays.
+   */
+  progress(message: string): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------

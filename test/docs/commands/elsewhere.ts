@@ -69,8 +69,8 @@ export const RUN_BY_TESTS: readonly RunByTest[] = [
 export const NOT_RUNNABLE_HERE: readonly NotRunnableHere[] = [
   {
     commands: [/^docker (build|run) /],
-    where: ["examples/redis/README.md", "docs/operations/running.md"],
-    why: "no Docker engine on this machine (the Dockerfile has not been built here, as both pages say)",
+    where: ["examples/redis/README.md", "docs/operations/running.md", "docs/guide/recipes.md"],
+    why: "no Docker engine on this machine (the Dockerfiles have not been built here, as the pages say)",
   },
   {
     commands: [/^tsuru /],

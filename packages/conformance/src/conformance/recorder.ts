@@ -2,7 +2,7 @@
  * Turns verdicts into check results: applies the level (a SHOULD that does not hold warns),
  * skips a check whose dependencies did not pass, and keeps only the checks that were asked for.
  */
-import { checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
+import { adviceLine, checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import type { CheckDefinition, CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
 /**
@@ -72,6 +72,7 @@ export class Recorder {
       title: check.title,
       cite: check.cite,
       outcome,
+      ...(outcome === "fail" || outcome === "warn" ? { advice: adviceLine(check) } : {}),
       ...(detail !== undefined ? { detail } : {}),
       ...("causedBy" in decided && decided.causedBy ? { followsFrom: decided.causedBy } : {}),
       exchanges: outcome === "skip" ? [] : exchanges,

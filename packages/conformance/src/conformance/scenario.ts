@@ -422,6 +422,15 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
     return skip("the instance became ready while the bind was on its way: run again to tell");
   }, early ? [early.exchange] : []);
 
+  const pendingBodies = answers.filter((result) => statusOf(result) === 202 && bodyOf(result).trim() !== "");
+  const pendingNotText = pendingBodies.filter((result) => errorTextProblem(bodyOf(result), result.answer?.contentType ?? ""));
+  checks.judge("status.pending-text", () => {
+    if (pendingBodies.length === 0) return skip("no 202 status answer carried a body");
+    const first = pendingNotText[0];
+    if (!first) return ok(`${pendingBodies.length} pending answer(s) with a progress text`);
+    return problem(`${describe(first)} answered 202 with ${errorTextProblem(bodyOf(first), first.answer?.contentType ?? "")}: send the progress as one short line of plain text`);
+  }, pendingNotText.slice(0, 1).map((result) => result.exchange));
+
   const emptyTexts = answers.filter((result) => statusOf(result) === 200 && bodyOf(result).trim() === "");
   checks.judge("status.text-body", () => {
     if (!answers.some((result) => statusOf(result) === 200)) return skip("the status call never answered 200");
@@ -479,7 +488,8 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
 
   if (checks.wants("bind-unit.status")) {
     const bindUnit = bindJson(await send(calls.bindUnit(instance)));
-    checks.judge("bind-unit.status", () => expectStatus(bindUnit, is2xx, "2xx"), [bindUnit.exchange]);
+    checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
+    checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
     if (succeeded(bindUnit)) {
       const unbindUnit = await send(calls.unbindUnit(instance));
       checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);

@@ -86,6 +86,8 @@ export const CHECK_GROUPS: readonly CheckGroup[] = [
 export interface Citation {
   file: "docs/contract.md" | "osb-v2.17/spec.md";
   line: number;
+  /** The section of the contract the line is in ("Status", "Bind an app"). */
+  section: string;
   /** The words of that line the check relies on. */
   quote: string;
 }
@@ -100,6 +102,8 @@ export interface CheckDefinition {
   /** What must hold, in one sentence. */
   title: string;
   cite: Citation;
+  /** What to change in the provider when the check does not hold, in one line. */
+  advice: string;
   /** Checks that must pass first; when one did not, this check is skipped with the reason. */
   dependsOn?: readonly string[];
   /**
@@ -128,6 +132,8 @@ export interface CheckResult {
   title: string;
   cite: Citation;
   outcome: Outcome;
+  /** On a failure or warning: what to change in the provider, and the contract's section that says so. */
+  advice?: string;
   /** Why it failed, warned or was skipped; a short note on a pass. */
   detail?: string;
   /** On a failure or warning: the id of the failed check it follows from (its root cause). */

@@ -7,7 +7,7 @@
 import express from "express";
 import { describe, expect, it } from "vitest";
 import { answerKey } from "../../src/conformance/evidence.js";
-import { checkById } from "../../src/conformance/checks.js";
+import { adviceLine, checkById } from "../../src/conformance/checks.js";
 import { formatJson, formatJunit, formatTree, levelIn, runConformance, type Encoding, type ProgressEvent, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider, SHARED_PASSWORD, type Fault } from "./reference-provider.js";
@@ -73,6 +73,12 @@ const cases: Case[] = [
     skips: { "info.supported": "needs info.status, which failed", "info.shape": "needs info.supported, which was skipped" },
   },
   { fault: "status-200-empty", fails: ["status.text-body"] },
+  {
+    fault: "status-pending-json",
+    fails: [],
+    warns: ["status.pending-text"],
+    details: { "status.pending-text": "GET /resources/{instance}/status answered 202 with a JSON object (15 characters): send the progress as one short line of plain text" },
+  },
   { fault: "duplicate-500", fails: ["create.duplicate"] },
   // The unknown-plan create needs no plan list: it is sent even when the list is unreadable.
   { fault: "plans-text", fails: ["plans.shape"], passes: ["create.unknown-plan"] },
@@ -356,10 +362,11 @@ describe("a broken provider (plain Express, one fault each)", () => {
           else expect(resultOf(report, id).detail).toMatch(detail);
         }
         for (const id of passes) expect(resultOf(report, id).outcome).toBe("pass");
-        // Each failure and warning says what was sent and what came back, each answer once.
+        // Each failure and warning says what was sent and what came back, each answer once, and what to change.
         for (const id of [...fails, ...warns]) {
-          const { detail, exchanges } = resultOf(report, id);
+          const { detail, exchanges, advice } = resultOf(report, id);
           expect(detail).toBeTruthy();
+          expect(advice).toBe(adviceLine(checkById(id)));
           expect(exchanges.length).toBeGreaterThan(0);
           if (id.startsWith("errors.") || id.startsWith("transport.")) {
             expect(new Set(exchanges.map(answerKey)).size).toBe(exchanges.length);
@@ -374,6 +381,21 @@ describe("a broken provider (plain Express, one fault each)", () => {
       });
     },
   );
+
+  it.each([
+    ["numeric-env", "bind-app.env-strings", "change:   Make every value of the bind result a string (String(port), not port) (contract: Bind an app, docs/contract.md:56)"],
+    ["update-405", "update.status", "change:   Answer PUT /resources/<instance> with 2xx (handlers.update), or 404 when updates are not supported; never 405 (contract: Update, docs/contract.md:70)"],
+    ["status-200-empty", "status.text-body", "change:   Answer 204 when the instance is ready, or 200 with the status text as the body; never 200 with an empty body (contract: Status, docs/contract.md:50)"],
+  ] as const)("a planted fault (%s) shows what to change for %s, in the text and the JSON report", async (fault, id, line) => {
+    await serving(referenceProvider({ ...CREDENTIALS, provisionMs: PROVISION_MS, fault }), async ({ url }) => {
+      const report = await runConformance({ url, ...CREDENTIALS, ...FAST });
+      expect(formatTree(report).split("\n").map((text) => text.trim())).toContain(line);
+      const fromJson = (JSON.parse(formatJson(report)) as { results: Array<{ id: string; advice?: string }> }).results.find((result) => result.id === id);
+      expect(`change:   ${fromJson?.advice}`).toBe(line);
+      // Passing checks carry none: advice is for what to change.
+      expect(report.results.filter((result) => result.outcome === "pass" && result.advice !== undefined)).toEqual([]);
+    });
+  });
 
   it("an instance the provider will not remove is retried on the given schedule, then named in the report with the destroy's answer", async () => {
     const destroys = new Map<string, number>();

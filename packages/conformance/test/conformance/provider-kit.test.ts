@@ -35,7 +35,8 @@ function inMemoryHandlers(): ProviderHandlers {
       if (request.plan && request.plan !== "small") throw new BadRequestError(`Unknown plan "${request.plan}": the only plan is small.`);
       return { pending: true, data: { size: request.plan ?? "small" } };
     },
-    provision: async (record) => {
+    provision: async (record, context) => {
+      await context.progress("allocating the thing");
       await sleep(PROVISION_MS);
       resources.set(record.name, { size: record.data.size as string });
     },
@@ -103,6 +104,8 @@ describe("a provider built with createProvider", () => {
     expect(report.passed).toBe(true);
     // Provisioning runs in the background: the bind sent while pending was refused with 412.
     expect(resultOf(report, "bind-app.provisioning").outcome).toBe("pass");
+    // Its progress came with the 202s, as text.
+    expect(resultOf(report, "status.pending-text").outcome).toBe("pass");
     expect(ids(report, "skip")).toEqual(variant === "current" ? [...POOL_CHECKS, "status.text-body", ...ACTION_CHECKS] : []);
     expect(report.leftovers).toEqual([]);
     expect(await statusOf(url, report.instance)).toBe(404);
@@ -120,11 +123,18 @@ describe("a createProvider provider without the optional handlers", () => {
     const listening = minimal.listen(0, "127.0.0.1");
     await new Promise((resolve) => listening.once("listening", resolve));
     try {
-      const report = await runConformance({ url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`, ...CREDENTIALS, ...FAST });
+      const minimalUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+      const report = await runConformance({ url: minimalUrl, ...CREDENTIALS, ...FAST });
       expect(ids(report, "fail")).toEqual([]);
-      expect(ids(report, "warn")).toEqual(["bind-unit.status", "bind-job.supported", "update.supported", "info.supported"]);
+      expect(ids(report, "warn")).toEqual(["bind-unit.supported", "bind-job.supported", "update.supported", "info.supported"]);
       expect(resultOf(report, "bind-job.result")).toMatchObject({ outcome: "skip", detail: "needs bind-job.supported, which did not hold" });
       expect(report.passed).toBe(true);
+      // Unit binds are optional on Variant A too: their 404 ("not supported") only warns.
+      const onA = await runConformance({ url: minimalUrl, ...CREDENTIALS, ...FAST, variant: "A" });
+      expect(ids(onA, "fail")).toEqual([]);
+      expect(ids(onA, "warn")).toEqual(["bind-unit.supported", "info.supported"]);
+      expect(resultOf(onA, "bind-unit.unbind")).toMatchObject({ outcome: "skip", detail: "needs bind-unit.supported, which did not hold" });
+      expect(onA.passed).toBe(true);
     } finally {
       listening.closeAllConnections();
       await new Promise((resolve) => listening.close(resolve));

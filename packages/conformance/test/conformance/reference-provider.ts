@@ -173,7 +173,18 @@ const FAULTS = {
       },
     },
   },
-  "create-500": { routes: { create: () => (_req, res) => text(res, 500, "Could not create the instance: out of capacity.") } },
+  // The progress of the work sent as JSON: the platform's users cannot read it.
+  "status-pending-json": {
+    routes: {
+      status: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        if (Date.now() < instance.readyAt) res.status(202).json({ progress: 40 });
+        else res.status(204).end();
+      },
+    },
+  },
+    "create-500": { routes: { create: () => (_req, res) => text(res, 500, "Could not create the instance: out of capacity.") } },
   "duplicate-500": {
     routes: {
       create: (ref) => (req, res) => {

@@ -15,6 +15,7 @@ import {
 } from "../../src/conformance/index.js";
 import { readFile } from "node:fs/promises";
 import { CREDENTIALS, normalise, resultOf, serving } from "./helpers.js";
+import { CONTRACT_SECTIONS } from "../../src/conformance/checks.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 
@@ -95,9 +96,9 @@ describe("the reports", () => {
     const verbose = block(formatTree(report, { verbose: true })).split("\n");
     const exchanges = resultOf(report, "errors.plain-text").exchanges.length;
     expect(exchanges).toBeGreaterThan(5);
-    // The check line, the detail, the rule, one exchange (4 lines), the count of the others.
-    expect(brief).toHaveLength(8);
-    expect(brief[7]).toBe(`      (${exchanges - 1} more exchanges: --verbose shows them)`);
+    // The check line, the detail, what to change, the rule, one exchange (4 lines), the count of the others.
+    expect(brief).toHaveLength(9);
+    expect(brief[8]).toBe(`      (${exchanges - 1} more exchanges: --verbose shows them)`);
     expect(verbose.filter((line) => line.includes("received:"))).toHaveLength(exchanges);
   });
 
@@ -134,6 +135,16 @@ describe("the reports", () => {
     for (const check of CHECKS) {
       expect(check.cite.file).toBe("docs/contract.md");
       expect(lines[check.cite.line - 1], `${check.id} cites line ${check.cite.line}`).toContain(check.cite.quote);
+    }
+  });
+
+  it("every check's section is the heading of docs/contract.md above its line, and every check says what to change", async () => {
+    const lines = (await readFile(new URL("../../../../docs/contract.md", import.meta.url), "utf8")).split("\n");
+    for (const [line, name] of CONTRACT_SECTIONS) expect(lines[line - 1], `section "${name}" at line ${line}`).toMatch(new RegExp(`^#+ ${name.replace(/[()]/g, "\\$&")}`));
+    for (const check of CHECKS) {
+      const heading = lines.slice(0, check.cite.line - 1).findLast((text) => /^###? /.test(text));
+      expect(heading, check.id).toMatch(new RegExp(`^#+ ${check.cite.section}`));
+      expect(check.advice, check.id).toMatch(/^[A-Z].{20,200}[^.]$/);
     }
   });
 

@@ -34,6 +34,10 @@ export interface InitOptions {
    * published there). Default: a copy of the running provider-kit, packed into `vendor/`.
    */
   registryVersion?: string;
+  /** Told, in one line, of each step (packing, writing, copying) still running after `slowStepMs`: the CLI prints it. */
+  onSlowStep?: (line: string) => void;
+  /** How long a step runs before `onSlowStep` hears of it. Default 1 000 ms. */
+  slowStepMs?: number;
 }
 
 export interface InitResult {
@@ -54,6 +58,24 @@ const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
 const VERSION_RANGE = /^[0-9A-Za-z.^~<>=|*+ -]+$/;
 /** Folder of a generated project that holds its copies of provider-kit and the conformance kit. */
 const VENDOR_DIR = "vendor";
+
+/** A step running longer than this says what it is doing, so the terminal is never silent for long. */
+const SLOW_STEP_MS = 1_000;
+
+/** Tells of one step of init when it runs past the threshold. */
+type StepReporter = <T>(what: string, work: () => Promise<T>) => Promise<T>;
+
+function stepReporter(options: Pick<InitOptions, "onSlowStep" | "slowStepMs">): StepReporter {
+  const { onSlowStep, slowStepMs = SLOW_STEP_MS } = options;
+  return async (what, work) => {
+    const timer = onSlowStep && setTimeout(() => onSlowStep(`${what}...`), slowStepMs);
+    try {
+      return await work();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
 
 /** The conformance kit a generated project's tests run: a dev dependency. */
 const CONFORMANCE = "@provider-kit/conformance";
@@ -89,7 +111,7 @@ function registrySource(range: string): ProviderKitSource {
  * `vendor/`, packed into `scratch`: the project installs without the npm registry having them,
  * from a checkout or from an installed package alike.
  */
-async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
+async function vendoredSource(scratch: string, step: StepReporter): Promise<ProviderKitSource> {
   const conformanceRoot = packageRoot(CONFORMANCE);
   if (conformanceRoot === undefined) {
     throw new Error(
@@ -97,8 +119,8 @@ async function vendoredSource(scratch: string): Promise<ProviderKitSource> {
         `npm install --save-dev ${CONFORMANCE}, or pass --registry-version <range> to take both from the npm registry.`,
     );
   }
-  const kit = await packPackage(ownPackage().root, scratch);
-  const conformance = await packPackage(conformanceRoot, scratch);
+  const kit = await step(`Packing provider-kit for ${VENDOR_DIR}/ (npm pack)`, () => packPackage(ownPackage().root, scratch));
+  const conformance = await step(`Packing ${CONFORMANCE} for ${VENDOR_DIR}/ (npm pack)`, () => packPackage(conformanceRoot, scratch));
   const relative = `${VENDOR_DIR}/${kit}`;
   return {
     spec: `file:${relative}`,
@@ -189,11 +211,12 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   assertEndpoint(endpoint);
   await assertEmptyDirectory(dir);
 
+  const step = stepReporter(options);
   const scratch = await mkdtemp(path.join(os.tmpdir(), "provider-kit-init-"));
   try {
     const source =
-      options.registryVersion === undefined ? await vendoredSource(scratch) : registrySource(options.registryVersion);
-    return await writeProject({ dir, name, serviceId, endpoint, source });
+      options.registryVersion === undefined ? await vendoredSource(scratch, step) : registrySource(options.registryVersion);
+    return await writeProject({ dir, name, serviceId, endpoint, source }, step);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -205,7 +228,7 @@ async function writeProject(project: {
   serviceId: string;
   endpoint: string;
   source: ProviderKitSource;
-}): Promise<InitResult> {
+}, step: StepReporter): Promise<InitResult> {
   const { dir, name, serviceId, endpoint, source } = project;
   const { root, pkg } = ownPackage();
   const versionOf = versionLookup(pkg, source);
@@ -231,15 +254,21 @@ async function writeProject(project: {
     await writeFile(path.join(dir, relative), content, { mode });
     files.push(relative);
   };
-  for (const template of templates) {
-    const content = await readFile(path.join(templateDir, template), "utf8");
-    await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
-  }
-  if (source.tarballs.length > 0) await mkdir(path.join(dir, VENDOR_DIR));
-  for (const tarball of source.tarballs) {
-    const relative = path.join(VENDOR_DIR, path.basename(tarball));
-    await copyFile(tarball, path.join(dir, relative));
-    files.push(relative);
+  await step(`Writing the project's files from the template into ${dir}`, async () => {
+    for (const template of templates) {
+      const content = await readFile(path.join(templateDir, template), "utf8");
+      await write(outputPath(template), template.endsWith(".tmpl") ? render(content, values, versionOf) : content);
+    }
+  });
+  if (source.tarballs.length > 0) {
+    await step(`Copying the packed packages into ${VENDOR_DIR}/`, async () => {
+      await mkdir(path.join(dir, VENDOR_DIR));
+      for (const tarball of source.tarballs) {
+        const relative = path.join(VENDOR_DIR, path.basename(tarball));
+        await copyFile(tarball, path.join(dir, relative));
+        files.push(relative);
+      }
+    });
   }
   // The two files holding the password: readable by their owner only, from the moment they exist.
   await write(".env", envFile(manifest), 0o600);
@@ -264,7 +293,8 @@ export function registerInit(program: Command): void {
     .action(async (dir: string, options: Omit<InitOptions, "dir">, command: Command) => {
       let result: InitResult;
       try {
-        result = await initProject({ ...options, dir });
+        // stderr: stdout keeps the result and the next steps alone.
+        result = await initProject({ ...options, dir, onSlowStep: (line) => process.stderr.write(`${line}\n`) });
       } catch (error) {
         command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
       }

@@ -386,11 +386,11 @@ class Registry implements Lifecycle {
     const record = found(await this.store.getInstance(request.instance), request.instance);
     switch (record.state) {
       case "provisioning":
-        return "pending";
+        return record.step?.progress ? { pending: record.step.progress } : "pending";
       case "failed":
         return { down: record.reason ?? "The instance failed." };
       case "deleting":
-        return { down: "The instance is being removed." };
+        return { down: record.step?.progress ? `The instance is being removed: ${record.step.progress}` : "The instance is being removed." };
       case "ready":
       case "updating":
         // With a status handler the resource itself is checked; otherwise the registry's word is enough.

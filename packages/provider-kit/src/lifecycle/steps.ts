@@ -27,6 +27,9 @@ export type StepKind = PendingStep["kind"];
 /** The author's work for one kind of step; may return data to keep on the record. */
 export type StepWork = (record: InstanceRecord, context: StepContext) => Promise<{ data?: InstanceData } | void>;
 
+/** A progress message is one line of a status answer: longer ones are cut. */
+const PROGRESS_MAX_LENGTH = 200;
+
 const STEP_LABEL: Record<StepKind, string> = { provision: "Provisioning", deprovision: "Removal" };
 
 export function newStep(kind: StepKind, timeLimitMs: number): PendingStep {
@@ -168,13 +171,35 @@ export class StepRunner {
     const signal = AbortSignal.any([stop, timeLimit]);
     const log = this.log.child({ instance: record.name, step: step.kind, attempt: step.attempts });
     try {
-      const work = Promise.resolve().then(() => this.stepWork[step.kind](structuredClone(record), { signal, log, attempt: step.attempts }));
+      const progress = (message: string) => this.saveProgress(record.name, step, message, signal, log);
+      const work = Promise.resolve().then(() => this.stepWork[step.kind](structuredClone(record), { signal, log, attempt: step.attempts, progress }));
       const result = await untilAborted(work, signal);
       return { ok: true, data: result?.data };
     } catch (error) {
       if (stop.aborted) return { ok: false, error };
       log.warn({ err: error }, `${step.kind} attempt failed`);
       return { ok: false, error: timeLimit.aborted ? new ProviderError(this.timeLimitReason()) : error };
+    }
+  }
+
+  /**
+   * Keep an attempt's progress message on the record (so every store keeps it, as it keeps the
+   * step): only while the attempt still speaks for the step, and never failing the attempt.
+   */
+  private async saveProgress(instance: string, step: PendingStep, message: string, signal: AbortSignal, log: Logger): Promise<void> {
+    if (signal.aborted) return; // abandoned: another process may run the step now
+    const text = String(message).replace(/\s+/g, " ").trim().slice(0, PROGRESS_MAX_LENGTH);
+    try {
+      await this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
+        const record = held.record;
+        // A destroy may have queued a removal since: this attempt's words are no longer the step's.
+        if (record?.step?.kind !== step.kind || record.step.attempts !== step.attempts) return;
+        if (text === "") delete record.step.progress;
+        else record.step.progress = text;
+        await held.saveInstance(record);
+      });
+    } catch (error) {
+      log.warn({ err: error }, "could not save the step's progress message; the status answer keeps the previous one");
     }
   }
 

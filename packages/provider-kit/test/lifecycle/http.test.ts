@@ -170,6 +170,47 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     expect((await call("GET", "/resources/cache/status")).status).toBe(404);
   });
 
+  it("a step's progress: the status answer carries its latest message as text while pending, and the store keeps it", async () => {
+    const restored = gate();
+    const finish = gate();
+    const removing = gate();
+    const { call, store, url } = await start({
+      create: () => ({ pending: true }),
+      provision: async (_record, ctx) => {
+        await ctx.progress("restoring snapshot, 40%");
+        restored.open();
+        await finish.opened;
+      },
+      destroy: () => ({ pending: true }),
+      deprovision: async (_record, ctx) => {
+        await ctx.progress("dropping keys");
+        await removing.opened;
+      },
+      bindApp: () => ({}),
+      unbindApp: () => {},
+    });
+
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    await restored.opened;
+    const pending = await fetch(`${url}/resources/cache/status`);
+    expect([pending.status, pending.headers.get("content-type"), await pending.text()]).toEqual([202, "text/plain; charset=utf-8", "restoring snapshot, 40%"]);
+    // Kept on the record: another handle on the same data (a restarted process) reads it.
+    expect((await stores.reopen(store).getInstance("cache"))?.step?.progress).toBe("restoring snapshot, 40%");
+
+    finish.open();
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 204 ? true : undefined));
+    expect((await store.getInstance("cache"))?.step).toBeUndefined();
+
+    expect((await call("DELETE", "/resources/cache")).status).toBe(200);
+    const removal = await eventually(async () => {
+      const answer = await call("GET", "/resources/cache/status");
+      return answer.body.endsWith("dropping keys") ? answer : undefined;
+    });
+    expect(removal).toEqual({ status: 500, body: "The instance is being removed: dropping keys" });
+    removing.open();
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 404 ? true : undefined));
+  });
+
   it("answers 404 for an unknown instance on every instance route and 409 for an existing name", async () => {
     const { call } = await start({
       create: () => {},

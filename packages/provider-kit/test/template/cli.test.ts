@@ -41,6 +41,8 @@ describe("provider-kit init", () => {
     const result = await providerKit(["init", "billing", "--endpoint", "https://billing.example.com"], scratch);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Created provider "billing" in billing');
+    // A step past a second says so on stderr (packing with npm pack usually is), nothing else does.
+    for (const line of result.stderr.split("\n").filter((text) => text !== "")) expect(line).toMatch(/^(Packing|Writing|Copying) .*\.\.\.$/);
     expect(result.stdout).toContain("the project depends on the copy in vendor/provider-kit-");
     expect(result.stdout).toMatch(/npm install[\s\S]*npm test[\s\S]*npm start[\s\S]*npm run dev[\s\S]*tsuru service-create service.yaml/);
     const manifest = readManifestYaml(await readFile(path.join(scratch, "billing", "service.yaml"), "utf8"));

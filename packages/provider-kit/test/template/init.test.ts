@@ -66,6 +66,7 @@ describe("provider-kit init", () => {
       "src/resource.ts",
       "test/provider.test.ts",
       "test/conformance.test.ts",
+      ".github/workflows/conformance.yml",
     ]) {
       expect(files).toContain(expected);
     }
@@ -75,13 +76,14 @@ describe("provider-kit init", () => {
     }
   });
 
-  it("puts every handler in place, and shows background provisioning in a comment", async () => {
+  it("puts every handler in place, background provisioning with its progress included", async () => {
     const dir = await freshDir();
     await initFromRegistry({ dir });
     const handlers = await readFile(path.join(dir, "src", "handlers.ts"), "utf8");
     for (const handler of [
       "plans",
       "create",
+      "provision",
       "update",
       "destroy",
       "bindApp",
@@ -93,10 +95,10 @@ describe("provider-kit init", () => {
       "status",
       "info",
     ]) {
-      expect(handlers, handler).toMatch(new RegExp(`^    ${handler}[(:]`, "m"));
+      expect(handlers, handler).toMatch(new RegExp(`^    (async )?${handler}[(:]`, "m"));
     }
-    expect(handlers).toMatch(/^ +\* +provision: async/m);
-    expect(handlers).toContain("{ pending: true }");
+    expect(handlers).toContain("return { pending: true }");
+    expect(handlers).toContain('await progress("');
   });
 
   it("makes package.json depend on copies of this provider-kit and the conformance kit in vendor/, and on the kit's own dev tool versions", async () => {
@@ -138,6 +140,21 @@ describe("provider-kit init", () => {
     const packed = await run("tar", ["-xzOf", tarball, "package/package.json"], { cwd: dir });
     expect(JSON.parse(packed.stdout)).toMatchObject({ name: "provider-kit", version: ownPackage.version });
     expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain(`provider-kit comes from \`${tarball}\``);
+  });
+
+  it("tells of each step still running after slowStepMs (one line each, in order), and of none that finish sooner", async () => {
+    const dir = await freshDir();
+    const told: string[] = [];
+    await initProject({ dir, onSlowStep: (line) => told.push(line), slowStepMs: 0 });
+    expect(told).toEqual([
+      "Packing provider-kit for vendor/ (npm pack)...",
+      "Packing @provider-kit/conformance for vendor/ (npm pack)...",
+      `Writing the project's files from the template into ${dir}...`,
+      "Copying the packed packages into vendor/...",
+    ]);
+    const quiet: string[] = [];
+    await initFromRegistry({ dir: await freshDir(), onSlowStep: (line) => quiet.push(line), slowStepMs: 60_000 });
+    expect(quiet).toEqual([]);
   });
 
   it("depends on provider-kit from the npm registry with registryVersion, and copies nothing", async () => {

@@ -18,7 +18,8 @@ import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
 import { Api } from "../../../platform/test/platform/helpers.js";
-import { processGroupAlive, run, startLongRunning, type Finished } from "./processes.js";
+import { spawn } from "node:child_process";
+import { childEnv, processGroupAlive, run, startLongRunning, type Finished } from "./processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
 
@@ -117,17 +118,49 @@ describe("a project made by provider-kit init", () => {
       const listening = await server.waitForLine(/"msg":"provider listening"/, 60_000);
       const port = (JSON.parse(listening) as { port: number }).port;
 
-      const check = await run("npx", ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username], {
-        cwd: project,
-        env: { PROVIDER_KIT_PASSWORD: password },
-      });
-      expectSuccess(check);
+      // As the project's README runs it: its actions, and an instance of every plan (large is set up in the background).
+      for (const plan of ["small", "large"]) {
+        const check = await run(
+          "npx",
+          ["provider-kit", "check", "--url", `http://127.0.0.1:${port}`, "--username", username, "--actions", "src/actions.ts", "--plan", plan],
+          { cwd: project, env: { PROVIDER_KIT_PASSWORD: password } },
+        );
+        expectSuccess(check);
+        expect(check.stdout).toMatch(/✓ pass {2}MUST {3}actions\.exists /);
+      }
     } finally {
       await server.stop();
     }
     // SIGTERM stops it cleanly, and the password never reaches its log.
     expect(server.output()).toMatch(/"msg":"stopping"/);
     expect(server.output()).not.toContain(password);
+  }, SLOW);
+
+  it("runs the CI workflow init ships: its steps start the provider and pass the kit for every plan", async () => {
+    const workflow = await readFile(path.join(project, ".github/workflows/conformance.yml"), "utf8");
+    // The job's env, its fixed port swapped for one of this test's.
+    const env = { PORT: "43151", PLANS: /^ +PLANS: (.+)$/m.exec(workflow)![1]! };
+    expect(env.PLANS).toBe("small large");
+    const envFile = path.join(project, ".env");
+    const settings = await readFile(envFile, "utf8");
+    // As GitHub runs a step; detached, so the provider it leaves running can be stopped as a group.
+    const bash = (script: string) => ["--noprofile", "--norc", "-eo", "pipefail", "-c", script];
+    const starting = spawn("bash", bash(stepScript(workflow, "Start the provider")), { cwd: project, env: childEnv(env), detached: true, stdio: "ignore" });
+    try {
+      expect(await new Promise((resolve) => starting.once("close", resolve))).toBe(0);
+      const check = await run("bash", bash(stepScript(workflow, "Check it with the conformance kit")), { cwd: project, env });
+      expectSuccess(check);
+      for (const plan of ["small", "large"]) {
+        const report = await readFile(path.join(project, `conformance-${plan}.xml`), "utf8");
+        expect(report).toContain('name="actions.exists [MUST]"');
+        expect(report).not.toContain("<failure");
+      }
+    } finally {
+      process.kill(-starting.pid!, "SIGTERM");
+      await eventually(async () => (await fetch("http://127.0.0.1:43151/resources/plans").then(() => false, () => true)) || undefined);
+      await writeFile(envFile, settings, { mode: 0o600 });
+      await Promise.all(["conformance-small.xml", "conformance-large.xml", "provider.log"].map((file) => rm(path.join(project, file), { force: true })));
+    }
   }, SLOW);
 
   it("leaves no process behind when npm alone gets SIGTERM (what a supervisor that signals npm does)", async () => {
@@ -327,3 +360,18 @@ describe("a project made by provider-kit init", () => {
     }
   }, SLOW);
 });
+
+/** The `run: |` script of the workflow's step named `name`, as GitHub hands it to bash. */
+function stepScript(workflow: string, name: string): string {
+  const lines = workflow.split("\n");
+  const step = lines.findIndex((line) => line.trim() === `- name: ${name}`);
+  const start = lines.findIndex((line, index) => index > step && line.trim() === "run: |") + 1;
+  if (step < 0 || start === 0) throw new Error(`The workflow has no step "${name}" with a run script.`);
+  const indent = lines[start]!.search(/\S/);
+  const script: string[] = [];
+  for (const line of lines.slice(start)) {
+    if (line.trim() !== "" && line.search(/\S/) < indent) break;
+    script.push(line.slice(indent));
+  }
+  return script.join("\n");
+}

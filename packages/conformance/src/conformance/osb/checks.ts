@@ -5,7 +5,7 @@
  */
 import type { CheckDefinition, Citation } from "../types.js";
 
-const spec = (line: number, quote: string): Citation => ({ file: "osb-v2.17/spec.md", line, quote });
+const spec = (line: number, section: string, quote: string): Citation => ({ file: "osb-v2.17/spec.md", line, section, quote });
 
 /** The broker side has no platform generations: every OSB check applies to the one run. */
 const ANY: CheckDefinition["variants"] = ["A", "B", "current"];
@@ -17,7 +17,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "GET /v2/catalog without credentials is refused with 401",
-    cite: spec(274, "MUST return a `401 Unauthorized`"),
+    advice: "Check the Basic credentials (or bearer token) on every /v2 route and answer 401 when none are sent.",
+    cite: spec(274, "Platform to Service Broker Authentication", "MUST return a `401 Unauthorized`"),
   },
   {
     id: "osb-auth.wrong-password",
@@ -25,7 +26,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "GET /v2/catalog with a wrong password is refused with 401",
-    cite: spec(274, "MUST return a `401 Unauthorized`"),
+    advice: "Compare the whole password (constant time) and answer 401 when it differs.",
+    cite: spec(274, "Platform to Service Broker Authentication", "MUST return a `401 Unauthorized`"),
     followsFrom: ["osb-auth.no-credentials"],
   },
   {
@@ -34,7 +36,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "GET /v2/catalog answers 200 with a JSON object holding a `services` array",
-    cite: spec(404, "MUST be returned upon successful processing of this request"),
+    advice: "Serve GET /v2/catalog with 200 and a JSON body {\"services\": [...]}.",
+    cite: spec(404, "Catalog Management", "MUST be returned upon successful processing of this request"),
   },
   {
     id: "osb-catalog.shape",
@@ -43,7 +46,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     variants: ANY,
     title:
       "Each service offering has a non-empty name (unique), id and description, a boolean `bindable` and at least one plan; each plan a non-empty id, name (unique in its offering) and description; no id is used twice",
-    cite: spec(449, "MUST contain at least one Service Plan"),
+    advice: "Give every offering a unique name, an id, a description, `bindable` and at least one plan, and every plan an id, a name unique in its offering and a description; use each id once.",
+    cite: spec(449, "Catalog Management", "MUST contain at least one Service Plan"),
     dependsOn: ["osb-catalog.status"],
   },
   {
@@ -52,7 +56,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A second GET /v2/catalog gives every offering and plan the same id",
-    cite: spec(362, "a Service Broker MUST NOT change the"),
+    advice: "Derive the catalog's ids from fixed values (configuration or constants), never generate them per request.",
+    cite: spec(362, "Catalog Management", "a Service Broker MUST NOT change the"),
     dependsOn: ["osb-catalog.shape"],
   },
   {
@@ -62,7 +67,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ANY,
     title: "A call declaring X-Broker-API-Version 1.0 (a major version the broker cannot serve) is refused with 412",
-    cite: spec(155, "Service Broker MAY reject the request with `412 Precondition Failed`"),
+    advice: "Read X-Broker-API-Version and answer 412 to a major version other than 2.",
+    cite: spec(155, "API Version Header", "Service Broker MAY reject the request with `412 Precondition Failed`"),
   },
   {
     id: "osb-provision.sync",
@@ -70,7 +76,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A provision without accepts_incomplete=true answers 201, or 422 with error \"AsyncRequired\" for a plan that only provisions in the background: never 202",
-    cite: spec(693, "the Service Broker MUST reject the request with the status code `422"),
+    advice: "Without accepts_incomplete=true, provision synchronously (201) or answer 422 {\"error\": \"AsyncRequired\"}; never 202.",
+    cite: spec(693, "Asynchronous Operations", "the Service Broker MUST reject the request with the status code `422"),
     dependsOn: ["osb-catalog.shape"],
   },
   {
@@ -79,7 +86,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A provision with accepts_incomplete=true answers 201, or 202 (its `operation`, if any, a string) and then reaches `succeeded` through last_operation",
-    cite: spec(993, "MUST be returned if the Service Instance provisioning is in progress"),
+    advice: "With accepts_incomplete=true, answer 201 or 202 (`operation` a string) and make last_operation reach `succeeded`.",
+    cite: spec(993, "Provisioning", "MUST be returned if the Service Instance provisioning is in progress"),
     dependsOn: ["osb-catalog.shape"],
   },
   {
@@ -88,7 +96,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ANY,
     title: "The same provision again, once the instance is provisioned, answers 200",
-    cite: spec(991, "SHOULD be returned if the Service Instance already exists, is fully provisioned, and the requested parameters are identical"),
+    advice: "Compare a repeated provision with the stored instance and answer 200 when service, plan and parameters are the same.",
+    cite: spec(991, "Provisioning", "SHOULD be returned if the Service Instance already exists, is fully provisioned, and the requested parameters are identical"),
     dependsOn: ["osb-provision.async"],
   },
   {
@@ -97,7 +106,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A provision of an existing instance id with a different plan (or other parameters) answers 409",
-    cite: spec(995, "MUST be returned if a Service Instance with the same id already exists or is being provisioned but with different attributes"),
+    advice: "Answer 409 when the instance id exists with another plan or other parameters.",
+    cite: spec(995, "Provisioning", "MUST be returned if a Service Instance with the same id already exists or is being provisioned but with different attributes"),
     dependsOn: ["osb-provision.async"],
   },
   {
@@ -106,7 +116,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A provision without service_id and plan_id answers 400",
-    cite: spec(994, "MUST be returned if the request is malformed or missing mandatory data"),
+    advice: "Validate the provision body and answer 400 when service_id or plan_id is missing.",
+    cite: spec(994, "Provisioning", "MUST be returned if the request is malformed or missing mandatory data"),
   },
   {
     id: "osb-last-operation.states",
@@ -114,7 +125,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "Each poll of last_operation answers 200 with a `state` of \"in progress\", \"succeeded\" or \"failed\" (a `description`, if any, a non-empty string)",
-    cite: spec(787, "Valid values are `in progress`, `succeeded`, and `failed`"),
+    advice: "Answer last_operation with 200 and `state` one of \"in progress\", \"succeeded\", \"failed\"; omit an empty `description`.",
+    cite: spec(787, "Polling Last Operation for Service Instances", "Valid values are `in progress`, `succeeded`, and `failed`"),
     dependsOn: ["osb-catalog.shape"],
     // The operation whose poll went wrong fails on the same answer.
     followsFrom: ["osb-provision.async", "osb-last-operation.gone"],
@@ -125,7 +137,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "Polling a deprovision that ran in the background ends in 410 Gone (or `succeeded`), never in an error",
-    cite: spec(774, "The Platform MUST consider this response a success and forget about the resource"),
+    advice: "Once a deprovision ran in the background, answer last_operation with 410 Gone (or `succeeded`).",
+    cite: spec(774, "Polling Last Operation for Service Instances", "The Platform MUST consider this response a success and forget about the resource"),
     dependsOn: ["osb-deprovision.status"],
   },
   {
@@ -134,7 +147,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A binding for an app answers 201 (or 202, then `succeeded`) with `credentials` as an object",
-    cite: spec(1520, "MUST be returned if the Service Binding was created as a result of this request"),
+    advice: "Answer a new binding with 201 and `credentials` as a JSON object.",
+    cite: spec(1520, "Binding", "MUST be returned if the Service Binding was created as a result of this request"),
     dependsOn: ["osb-provision.async"],
   },
   {
@@ -143,7 +157,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "SHOULD",
     variants: ANY,
     title: "The same binding again answers 200",
-    cite: spec(1519, "SHOULD be returned if the Service Binding already exists and the requested parameters are identical"),
+    advice: "Compare a repeated binding with the stored one and answer 200 when it is the same.",
+    cite: spec(1519, "Binding", "SHOULD be returned if the Service Binding already exists and the requested parameters are identical"),
     dependsOn: ["osb-binding.created"],
   },
   {
@@ -152,7 +167,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "A binding of an existing binding id for another app, with other parameters, answers 409",
-    cite: spec(1523, "MUST be returned if a Service Binding with the same id, for the same Service Instance, already exists or is being created but with different parameters"),
+    advice: "Store each binding's app and parameters, and answer 409 when the same binding id comes with others.",
+    cite: spec(1523, "Binding", "MUST be returned if a Service Binding with the same id, for the same Service Instance, already exists or is being created but with different parameters"),
     dependsOn: ["osb-binding.created"],
   },
   {
@@ -161,7 +177,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "DELETE of the binding answers 200 (or 202, then `succeeded`)",
-    cite: spec(1793, "MUST be returned if the Service Binding was deleted as a result of this request"),
+    advice: "Answer DELETE of an existing binding with 200 (or 202 and then `succeeded`).",
+    cite: spec(1793, "Unbinding", "MUST be returned if the Service Binding was deleted as a result of this request"),
     dependsOn: ["osb-binding.created"],
   },
   {
@@ -170,7 +187,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "DELETE of a binding that no longer exists answers 410",
-    cite: spec(1796, "MUST be returned if the Service Binding does not exist"),
+    advice: "Answer DELETE of an unknown binding with 410 Gone.",
+    cite: spec(1796, "Unbinding", "MUST be returned if the Service Binding does not exist"),
     dependsOn: ["osb-binding.unbind"],
   },
   {
@@ -179,7 +197,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "DELETE of an instance with accepts_incomplete=true answers 200, or 202 (its `operation`, if any, a string)",
-    cite: spec(1874, "MUST be returned if the Service Instance was deleted as a result of this request"),
+    advice: "Answer DELETE of an instance with 200, or 202 with a string `operation` when it runs in the background.",
+    cite: spec(1874, "Deprovisioning", "MUST be returned if the Service Instance was deleted as a result of this request"),
     dependsOn: ["osb-provision.async"],
   },
   {
@@ -188,7 +207,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "DELETE of an instance that does not exist answers 410",
-    cite: spec(1877, "MUST be returned if the Service Instance does not exist"),
+    advice: "Answer DELETE of an unknown instance with 410 Gone.",
+    cite: spec(1877, "Deprovisioning", "MUST be returned if the Service Instance does not exist"),
   },
   {
     id: "osb-errors.body",
@@ -196,7 +216,8 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     level: "MUST",
     variants: ANY,
     title: "Every error answer (4xx, 5xx) but 401 is a JSON object whose `error` and `description`, when present, are non-empty strings",
-    cite: spec(312, "If present, MUST be a non-empty string"),
+    advice: "Answer every error but 401 with a JSON object; leave out `error` and `description` rather than send them empty.",
+    cite: spec(312, "Service Broker Errors", "If present, MUST be a non-empty string"),
     // A broken answer fails its own check first: that check is the cause to fix.
     followsSharedAnswer: true,
   },

@@ -10,6 +10,7 @@ export function formatCheckTable(catalog: readonly CheckDefinition[] = CHECKS): 
       check.variants.join(", "),
       check.title,
       formatCitation(check.cite),
+      `${check.advice} (${check.cite.section})`,
       (check.dependsOn ?? []).map((id) => `\`${id}\``).join(", "),
       followsFrom(check),
     ]
@@ -17,8 +18,8 @@ export function formatCheckTable(catalog: readonly CheckDefinition[] = CHECKS): 
       .join(" | "),
   );
   return [
-    "| id | level | variants | what must hold | rule | skipped unless these pass | reported as following from (on the same answers, or any earlier failure of its family) |",
-    "|---|---|---|---|---|---|---|",
+    "| id | level | variants | what must hold | rule | what to change when it does not (the contract's section) | skipped unless these pass | reported as following from (on the same answers, or any earlier failure of its family) |",
+    "|---|---|---|---|---|---|---|---|",
     ...rows.map((row) => `| ${row} |`),
     "",
   ].join("\n");

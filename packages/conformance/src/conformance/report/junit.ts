@@ -30,6 +30,7 @@ function testCase(result: CheckResult): string {
   const evidence = [
     ...(result.followsFrom ? [`follows from ${result.followsFrom}`] : []),
     result.detail ?? "",
+    ...(result.advice ? [`change: ${result.advice}`] : []),
     `rule: ${formatCitation(result.cite)}`,
     ...result.exchanges.flatMap((exchange) => exchangeLines(exchange)),
   ].join("\n");

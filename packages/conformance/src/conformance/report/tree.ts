@@ -64,6 +64,7 @@ function details(result: CheckResult, verbose: boolean): string[] {
   if (result.outcome === "skip") return lines;
   if (result.followsFrom && !verbose) return [`follows from ${result.followsFrom} (--verbose shows the evidence)`];
   if (result.followsFrom) lines.unshift(`follows from ${result.followsFrom}`);
+  if (result.advice) lines.push(`change:   ${result.advice}`);
   lines.push(`rule:     ${formatCitation(result.cite)}`);
   const shown = verbose ? result.exchanges : result.exchanges.slice(0, 1);
   for (const exchange of shown) lines.push(...exchangeLines(exchange, { brief: !verbose }));

@@ -207,7 +207,9 @@ export async function providerState(context: Context, actor: Actor, instance: In
   );
   if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
-  return status === 202 ? "pending"
+  // A 202 may carry the step's progress as text (provider-kit's `ctx.progress`): today's platform
+  // shows only "pending"; this one adds the text, so a slow create says how it goes.
+  return status === 202 ? (body.trim() === "" ? "pending" : `pending (${body.trim().slice(0, 200)})`)
     : status === 204 ? "up"
     : status === 200 ? (service.variant === "current" && body.trim() !== "" ? body.trim().slice(0, 200) : "up")
     : status === 404 ? "not implemented for this service"

@@ -19,7 +19,7 @@ import type { Credentials, InMemoryDatabases } from "./resource.js";
 
 export const PLANS: Plan[] = [
   { name: "small", description: "Shared database, 1 GB." },
-  { name: "large", description: "Dedicated database, 20 GB." },
+  { name: "large", description: "Dedicated database, 20 GB, set up in the background." },
 ];
 
 const DEFAULT_PLAN = "small";
@@ -65,14 +65,23 @@ export function createHandlers(databases: InMemoryDatabases): ProviderHandlers {
      * record (`context.record.data` in later calls).
      *
      * Slow to create? The platform gives up after a while, so answer at once and finish in the
-     * background: return `{ pending: true }` here and do the work in `provision`, like this. Until
-     * `provision` succeeds, status answers 202 and binds 412; a throw from `provision` is retried.
-     *
-     *   create: (request) => { checkPlan(request.plan); return { pending: true }; },
-     *   provision: async (record) => { databases.create(record.name, checkPlan(record.plan)); },
+     * background: return `{ pending: true }` here and do the work in `provision`, as the large
+     * plan does.
      */
     create(request) {
-      databases.create(request.instance, checkPlan(request.plan));
+      const plan = checkPlan(request.plan);
+      if (plan === "large") return { pending: true };
+      databases.create(request.instance, plan);
+    },
+
+    /**
+     * The background part of a create that returned `{ pending: true }`. Until it succeeds, status
+     * answers 202 (carrying the latest `progress` message) and binds 412; a throw is retried. It
+     * may run again after a crash, so make it idempotent.
+     */
+    async provision(record, { progress }) {
+      await progress("setting up the dedicated database");
+      databases.create(record.name, checkPlan(record.plan));
     },
 
     /** PUT /resources/:name: the full new state (plan, tags, parameters). Leave out to answer 404 ("not supported"). */

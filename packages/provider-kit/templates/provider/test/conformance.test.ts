@@ -1,9 +1,13 @@
 /**
  * provider-kit's conformance kit against this provider: every call the platform makes, in each
- * generation of the platform and each body encoding, must be answered as the platform expects.
+ * generation of the platform and each body encoding, with an instance of every plan, and every
+ * action of src/actions.ts, must be answered as the platform expects.
  */
 import { runConformance, type Encoding, type Variant } from "@provider-kit/conformance";
+import { actionsManifest } from "provider-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { actions } from "../src/actions.js";
+import { PLANS } from "../src/handlers.js";
 import { credentials, serve, type RunningProvider } from "./serve.js";
 
 let provider: RunningProvider;
@@ -14,21 +18,34 @@ afterAll(async () => {
   await provider.stop();
 });
 
-const runs: [Variant, Encoding][] = [
+const platforms: [Variant, Encoding][] = [
   ["current", "form"],
   ["current", "json"],
   ["A", "form"],
   ["B", "form"],
 ];
+interface Run {
+  variant: Variant;
+  encoding: Encoding;
+  plan: string | undefined;
+}
+// Variant B creates without a plan: its instance has the default one.
+const runs: Run[] = platforms.flatMap(([variant, encoding]): Run[] =>
+  variant === "B" ? [{ variant, encoding, plan: undefined }] : PLANS.map((plan) => ({ variant, encoding, plan: plan.name })),
+);
 
 describe("conformance", () => {
-  it.each(runs)("passes every MUST check of variant %s with %s bodies", async (variant, encoding) => {
-    const report = await runConformance({ url: provider.url, ...credentials, variant, encoding });
+  it.each(runs)("passes every MUST check of variant $variant with $encoding bodies, plan $plan", async ({ variant, encoding, plan }) => {
+    const manifest = actionsManifest(actions);
+    const report = await runConformance({ url: provider.url, ...credentials, variant, encoding, plan, manifest, pollIntervalMs: 100 });
     const failures = report.results
       .filter((result) => result.outcome === "fail")
-      .map((result) => `${result.id}: ${result.detail ?? result.title}`);
+      .map((result) => `${result.id}: ${result.detail ?? result.title}\n  change: ${result.advice}`);
     expect(failures).toEqual([]);
     expect(report.passed).toBe(true);
     expect(report.leftovers).toEqual([]);
+    // The actions are checked, not skipped (today's platform is the one with actions).
+    const actionOutcomes = report.results.filter((result) => result.group === "actions").map((result) => result.outcome);
+    expect(actionOutcomes).toEqual(variant === "current" ? ["pass", "pass", "pass", "pass"] : []);
   }, 120_000);
 });

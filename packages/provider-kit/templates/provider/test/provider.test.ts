@@ -46,6 +46,18 @@ describe("the provider", () => {
     expect(info.body).toContainEqual({ label: "Plan", value: "small" });
   });
 
+  it("creates a large instance in the background: 201 at once, ready soon after", async () => {
+    await createInstance("db2", "large");
+    const deadline = Date.now() + 10_000;
+    let status = (await call("get", "/resources/db2/status")).status;
+    while (status === 202 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = (await call("get", "/resources/db2/status")).status;
+    }
+    expect(status).toBe(204);
+    expect((await call("get", "/resources/db2")).body).toContainEqual({ label: "Plan", value: "large" });
+  });
+
   it("refuses a second instance with the same name", async () => {
     await createInstance();
     await call("post", "/resources", { name: "db1", plan: "small", team: "team-a" }).expect(409);

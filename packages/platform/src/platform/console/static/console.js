@@ -369,7 +369,9 @@ function stateOf(text) {
   // `Service instance "<i>" is <state>`, with no final dot, as the platform's serviceInstanceStatus.
   const match = /^Service instance ".*?" is (.+)$/s.exec(text.trim());
   const said = match ? match[1] : text.trim();
-  return { state: said === "pending" ? "pending" : said === "up" ? "up" : "down", text: said };
+  // "pending (restoring snapshot, 40%)": a provider's progress follows the state.
+  const state = said === "up" ? "up" : said === "pending" || said.startsWith("pending (") ? "pending" : "down";
+  return { state, text: said };
 }
 
 async function readStatus(name) {
