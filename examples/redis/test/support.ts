@@ -3,6 +3,7 @@
  * of a binding, polling, and clean-up of every process a test's data directory holds.
  */
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -112,6 +113,35 @@ export async function appClient(env: Record<string, string>) {
   client.on("error", () => {});
   await client.connect();
   return client;
+}
+
+/**
+ * What Redis answers an app that logs in with its environment and sets a key under its prefix:
+ * "OK", or the error it answered (`WRONGPASS ...`). One raw connection per call: node-redis builds
+ * a client class per `createClient` (about 0.1 s of CPU each on a loaded machine), and a test
+ * trying dozens of apps in a loop starved the provider it runs in-process with.
+ */
+export function appSetsKey(env: Record<string, string>): Promise<string> {
+  const timeoutMs = 30_000; // a loaded machine
+  const command = (...parts: string[]) => `*${parts.length}\r\n${parts.map((part) => `$${Buffer.byteLength(part)}\r\n${part}\r\n`).join("")}`;
+  return new Promise((resolve) => {
+    const socket = connect(Number(env.REDIS_PORT), env.REDIS_HOST);
+    let replies = "";
+    const done = (answer: string) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => done(`no answer within ${timeoutMs} ms`));
+    socket.once("error", (error) => done(error.message));
+    socket.on("data", (data) => {
+      replies += data.toString();
+      const lines = replies.split("\r\n");
+      if (lines.length < 2) return;
+      if (lines[0]!.startsWith("-")) return done(lines[0]!.slice(1)); // the login refused
+      if (lines.length >= 3) done(lines[1]!.replace(/^[+-]/, ""));
+    });
+    socket.write(command("AUTH", env.REDIS_USER!, env.REDIS_PASSWORD!) + command("SET", `${env.REDIS_KEY_PREFIX}k`, "v"));
+  });
 }
 
 type AppClient = Awaited<ReturnType<typeof appClient>>;

@@ -126,7 +126,8 @@ describe("provider-kit platform (the command)", () => {
 describe("provider-kit platform: pools, platforms, quota and variant from flags", () => {
   const env = { PLATFORM_ADMIN_EMAIL: ADMIN.email, PLATFORM_ADMIN_PASSWORD: ADMIN.password };
 
-  it("refuses bad values, naming the flag", async () => {
+  // Four platform processes, one after another, each given a loaded machine's start-up time.
+  it("refuses bad values, naming the flag", { timeout: 4 * 60_000 }, async () => {
     for (const [flag, value, why] of [
       ["--pool", "Bad Pool", /Invalid pool "Bad Pool"/],
       ["--quota", "-5", /-1 for unlimited/],
