@@ -3,6 +3,7 @@
  * skips a check whose dependencies did not pass, and keeps only the checks that were asked for.
  */
 import { adviceLine, checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
+import { linkRootCauses } from "./root-causes.js";
 import type { CheckDefinition, CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
 
 /**
@@ -93,13 +94,20 @@ export class Recorder {
     for (const id of ids) this.judge(id, () => skip(reason));
   }
 
-  /** The selected checks in catalog order; any the run never reached are skipped with `reason`. */
-  finish(reason: string): CheckResult[] {
+  /**
+   * The selected checks in catalog order, root causes linked, and how many of each outcome; any
+   * check the run never reached is skipped with `reason`.
+   */
+  finish(reason: string): { results: CheckResult[]; counts: Record<Outcome, number> } {
     this.skipAll([...this.selected], reason);
-    return this.applicable
+    const results = this.applicable
       .filter((check) => this.selected.has(check.id))
       .map((check) => this.results.get(check.id))
       .filter((result): result is CheckResult => result !== undefined);
+    linkRootCauses(results);
+    const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
+    for (const result of results) counts[result.outcome] += 1;
+    return { results, counts };
   }
 
   private dependencyReason(blocker: string): string {

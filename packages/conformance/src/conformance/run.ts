@@ -8,7 +8,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { KIT_POOLS, platformCalls, runNames, type PlatformCalls } from "./calls.js";
 import { PlatformClient, type CallResult } from "provider-kit/contract";
 import { Recorder } from "./recorder.js";
-import { linkRootCauses } from "./root-causes.js";
 import { Interrupted, runScenario, type ScenarioContext } from "./scenario.js";
 import {
   CHECK_GROUPS,
@@ -17,7 +16,6 @@ import {
   type ConformanceOptions,
   type ConformanceReport,
   type Leftover,
-  type Outcome,
   type ProgressEvent,
   type Variant,
 } from "./types.js";
@@ -81,10 +79,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     leftovers = await removeInstances(client, calls, scenario.created, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress);
   }
 
-  const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
-  linkRootCauses(results);
-  const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
-  for (const result of results) counts[result.outcome] += 1;
+  const { results, counts } = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
   return {
     url: client.url,
     variant,

@@ -15,7 +15,7 @@ import http from "node:http";
 import type { Socket } from "node:net";
 import https from "node:https";
 import { encodePayload, FORM_CONTENT_TYPE, type Payload } from "./payloads.js";
-import { basicToken, secretForms, redactSecrets, type SecretForm } from "./secrets.js";
+import { basicToken, secretForms, redactSecrets, urlWithoutCredentials, type SecretForm } from "./secrets.js";
 import { jsonType } from "./shapes.js";
 import { HEADERS, type Encoding, type PlacementHeaders } from "../contract.js";
 import type { EventContext, Exchange } from "./types.js";
@@ -105,10 +105,7 @@ export class PlatformClient {
 
   /** The provider URL for reports and messages: credentials in it (`http://user:pass@host`) removed. */
   get url(): string {
-    const shown = new URL(this.options.url);
-    shown.username = "";
-    shown.password = "";
-    return shown.toString().replace(/\/$/, "");
+    return urlWithoutCredentials(this.options.url);
   }
 
   /** For the auth probes, which derive wrong passwords from the right one. */

@@ -48,3 +48,11 @@ export function redactSecrets(text: string, forms: readonly SecretForm[]): strin
 function htmlEscaped(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;").replaceAll("'", "&#x27;");
 }
+
+/** `url` as reports and messages show it: without the credentials it may carry (`http://user:pass@host`), nor a final slash. */
+export function urlWithoutCredentials(url: string): string {
+  const shown = new URL(url);
+  shown.username = "";
+  shown.password = "";
+  return shown.toString().replace(/\/$/, "");
+}

@@ -3,7 +3,7 @@
  * JSON bodies. Every call is kept as an `Exchange` with its secrets redacted (the Authorization
  * header, the password wherever an answer repeats it, and the values of credentials).
  */
-import { cut, redactSecrets, secretForms, type Exchange, type SecretForm } from "provider-kit/contract";
+import { cut, redactSecrets, secretForms, urlWithoutCredentials, type Exchange, type SecretForm } from "provider-kit/contract";
 
 const OSB_VERSION = "2.17";
 /** Bodies kept in an exchange: enough to read one, short enough for a report. */
@@ -46,10 +46,7 @@ export class BrokerClient {
 
   /** The broker URL for reports: credentials in it removed. */
   get url(): string {
-    const shown = new URL(this.options.url);
-    shown.username = "";
-    shown.password = "";
-    return shown.toString().replace(/\/$/, "");
+    return urlWithoutCredentials(this.options.url);
   }
 
   get password(): string {

@@ -6,10 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Recorder, ok, problem, should, skip, type Verdict } from "../recorder.js";
-import { linkRootCauses } from "../root-causes.js";
 import { ConformanceUsageError } from "../run.js";
 import { CredentialsRefusedError, Interrupted, ProviderUnreachableError } from "../scenario.js";
-import type { ConformanceReport, Leftover, OsbCheckGroup, Outcome, ProgressEvent } from "../types.js";
+import type { ConformanceReport, Leftover, OsbCheckGroup, ProgressEvent } from "../types.js";
 import { OSB_CHECKS } from "./checks.js";
 import { BrokerClient, type BrokerCall, type BrokerResult } from "./client.js";
 
@@ -68,10 +67,7 @@ export async function runOsbConformance(options: OsbConformanceOptions): Promise
   } finally {
     await run.removeInstances();
   }
-  const results = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
-  linkRootCauses(results);
-  const counts: Record<Outcome, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
-  for (const result of results) counts[result.outcome] += 1;
+  const { results, counts } = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
   return {
     url: client.url,
     protocol: "osb",
