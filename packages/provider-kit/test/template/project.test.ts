@@ -296,7 +296,7 @@ describe("a project made by provider-kit init", () => {
       // The plans come from the provider, which may still be starting.
       expect(await eventually(async () => ((await plans()).length > 0 ? plans() : undefined), 120_000, "the provider's plans")).toEqual([
         { name: "small", description: "Shared database, 1 GB." },
-        { name: "large", description: "Dedicated database, 20 GB." },
+        { name: "large", description: "Dedicated database, 20 GB, set up in the background." },
       ]);
       expect((await api.ok(api.get("/apps"))).json<Array<{ Name: string }>>().map((app) => app.Name)).toEqual(["demo"]);
       expect((await api.ok(api.get(`/1.31/services/${serviceId}/manifest`))).json()).toMatchObject({

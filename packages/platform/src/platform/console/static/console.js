@@ -178,12 +178,15 @@ async function show(focus) {
   }
   document.title = `${[...route.parts].reverse().concat(TITLES[route.page]).join(" · ")} — provider-kit platform`;
   if (focus) say("");
+  const focusedBefore = document.activeElement;
   try {
     await pages[route.page].load(route, () => mine !== generation);
   } catch (error) {
     if (error.status !== 401 && mine === generation) say(`Could not show this page: ${advice(error)}`, true);
   }
-  if (focus && mine === generation) {
+  // Someone who moved into the page while it loaded (typing in its form) keeps their place.
+  const focusMoved = document.activeElement !== focusedBefore && document.activeElement !== document.body;
+  if (focus && mine === generation && !focusMoved) {
     const title = [...document.querySelectorAll(`#page-${route.page} h2`)].find((heading) => heading.offsetParent !== null);
     title?.focus();
   }
