@@ -133,6 +133,8 @@ export function appSetsKey(env: Record<string, string>): Promise<string> {
     };
     socket.setTimeout(timeoutMs, () => done(`no answer within ${timeoutMs} ms`));
     socket.once("error", (error) => done(error.message));
+    // A server that goes away (a crash under way) closes the connection without an error.
+    socket.once("close", () => done("the connection closed before Redis answered"));
     socket.on("data", (data) => {
       replies += data.toString();
       const lines = replies.split("\r\n");
