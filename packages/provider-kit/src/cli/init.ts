@@ -6,10 +6,11 @@
  * `{{placeholders}}` are filled in (and keeps files like package.json from confusing tooling
  * in this repository). Every other file is copied as it is.
  *
- * provider-kit itself: the project depends on a copy of the running provider-kit, and for its
- * tests on the @provider-kit/conformance installed beside it, both packed into its `vendor/`
- * folder, so it installs without them on the npm registry (from a checkout and from an installed
- * package alike); `--registry-version` depends on the registry instead.
+ * provider-kit itself: the project depends on a copy of the running provider-kit and of the
+ * packages installed beside it that it uses (the Redis registry; for development, the
+ * conformance kit and the local platform that `provider-kit dev` runs), all packed into its
+ * `vendor/` folder, so it installs without them on the npm registry (from a checkout and from an
+ * installed package alike); `--registry-version` depends on the registry instead.
  */
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -56,7 +57,7 @@ const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]{0,213}$/;
 
 /** Characters of an npm version or range (`0.2.0`, `^0.1.0`, `>=0.1 <1`, `latest`): no paths, URLs or `file:`. */
 const VERSION_RANGE = /^[0-9A-Za-z.^~<>=|*+ -]+$/;
-/** Folder of a generated project that holds its copies of provider-kit and the conformance kit. */
+/** Folder of a generated project that holds its copies of provider-kit and its companion packages. */
 const VENDOR_DIR = "vendor";
 
 /** A step running longer than this says what it is doing, so the terminal is never silent for long. */
@@ -77,15 +78,17 @@ function stepReporter(options: Pick<InitOptions, "onSlowStep" | "slowStepMs">): 
   };
 }
 
-/** The conformance kit a generated project's tests run: a dev dependency. */
-const CONFORMANCE = "@provider-kit/conformance";
+/**
+ * The packages beside provider-kit that a generated project depends on: the Redis registry it
+ * runs on in production, the conformance kit its tests run, and the local platform of
+ * `provider-kit dev` (which needs the Redis registry's package too).
+ */
+const COMPANIONS = ["@provider-kit/redis-store", "@provider-kit/conformance", "@provider-kit/platform"] as const;
 
-/** Where a generated project gets provider-kit (and the conformance kit) from. */
+/** Where a generated project gets provider-kit and its companions from. */
 interface ProviderKitSource {
-  /** The dependency in package.json. */
-  spec: string;
-  /** The dev dependency on @provider-kit/conformance in package.json. */
-  conformanceSpec: string;
+  /** The dependency in package.json on provider-kit, or on one of its companions. */
+  specOf: (pkg: string) => string | undefined;
   /** One paragraph of the project's README saying where provider-kit comes from. */
   readme: string;
   /** The tarballs to copy into `vendor/`, when the project gets its own copies. */
@@ -98,51 +101,57 @@ function registrySource(range: string): ProviderKitSource {
       `Invalid --registry-version "${range}": give a version or range of provider-kit on the npm registry, e.g. "^0.1.0".`,
     );
   }
+  const spec = range.trim();
   return {
-    spec: range.trim(),
-    conformanceSpec: range.trim(),
-    readme: `provider-kit and ${CONFORMANCE} come from the npm registry (\`${range.trim()}\` in package.json).`,
+    specOf: (pkg) => (pkg === "provider-kit" || (COMPANIONS as readonly string[]).includes(pkg) ? spec : undefined),
+    readme: `provider-kit and its packages (${COMPANIONS.join(", ")}) come from the npm registry (\`${spec}\` in package.json).`,
     tarballs: [],
   };
 }
 
 /**
- * A copy of the running provider-kit and of the conformance kit beside it for the project's
- * `vendor/`, packed into `scratch`: the project installs without the npm registry having them,
- * from a checkout or from an installed package alike.
+ * A copy of the running provider-kit and of its companions installed beside it for the
+ * project's `vendor/`, packed into `scratch`: the project installs without the npm registry
+ * having them, from a checkout or from an installed package alike.
  */
 async function vendoredSource(scratch: string, step: StepReporter): Promise<ProviderKitSource> {
-  const conformanceRoot = packageRoot(CONFORMANCE);
-  if (conformanceRoot === undefined) {
-    throw new Error(
-      `provider-kit init packs ${CONFORMANCE} for the new project's tests, and it is not installed beside provider-kit: ` +
-        `npm install --save-dev ${CONFORMANCE}, or pass --registry-version <range> to take both from the npm registry.`,
-    );
+  const roots = new Map<string, string>([["provider-kit", ownPackage().root]]);
+  for (const companion of COMPANIONS) {
+    const root = packageRoot(companion);
+    if (root === undefined) {
+      throw new Error(
+        `provider-kit init packs ${companion} into the new project, and it is not installed beside provider-kit: ` +
+          `npm install --save-dev ${companion}, or pass --registry-version <range> to take every package from the npm registry.`,
+      );
+    }
+    roots.set(companion, root);
   }
-  const kit = await step(`Packing provider-kit for ${VENDOR_DIR}/ (npm pack)`, () => packPackage(ownPackage().root, scratch));
-  const conformance = await step(`Packing ${CONFORMANCE} for ${VENDOR_DIR}/ (npm pack)`, () => packPackage(conformanceRoot, scratch));
-  const relative = `${VENDOR_DIR}/${kit}`;
+  const specs = new Map<string, string>();
+  const tarballs: string[] = [];
+  for (const [pkg, root] of roots) {
+    const tarball = await step(`Packing ${pkg} for ${VENDOR_DIR}/ (npm pack)`, () => packPackage(root, scratch));
+    specs.set(pkg, `file:${VENDOR_DIR}/${tarball}`);
+    tarballs.push(path.join(scratch, tarball));
+  }
+  const kit = specs.get("provider-kit")!;
   return {
-    spec: `file:${relative}`,
-    conformanceSpec: `file:${VENDOR_DIR}/${conformance}`,
-    tarballs: [kit, conformance].map((filename) => path.join(scratch, filename)),
+    specOf: (pkg) => specs.get(pkg),
+    tarballs,
     readme: [
-      `provider-kit comes from \`${relative}\`, and ${CONFORMANCE} (the tests' conformance kit) from`,
-      `\`${VENDOR_DIR}/${conformance}\`: \`provider-kit init\` packed the ones that made this project there, as`,
-      `the packages are not on the npm registry yet, and package.json depends on them`,
-      `(\`file:${relative}\`). Keep them in version control: \`npm install\` and \`npm ci\` install`,
+      `provider-kit comes from \`${kit.slice("file:".length)}\`, and ${COMPANIONS.join(", ")} from`,
+      `their tarballs beside it: \`provider-kit init\` packed the ones that made this project into`,
+      `\`${VENDOR_DIR}/\`, as the packages are not on the npm registry yet, and package.json depends on them`,
+      `(\`${kit}\`). Keep them in version control: \`npm install\` and \`npm ci\` install`,
       `from them. Once provider-kit is published, switch with \`npm install provider-kit@<version>\``,
-      `and \`npm install --save-dev ${CONFORMANCE}@<version>\`, and delete \`${VENDOR_DIR}/\`.`,
+      `(and the same for each of the others), and delete \`${VENDOR_DIR}/\`.`,
     ].join("\n"),
   };
 }
 
-/** The dependency range a generated project uses: provider-kit from `source`, and our own dev tools. */
+/** The dependency range a generated project uses: provider-kit's packages from `source`, and our own dev tools. */
 function versionLookup(own: OwnPackage, source: ProviderKitSource): (pkg: string) => string {
   return (pkg) => {
-    if (pkg === "provider-kit") return source.spec;
-    if (pkg === CONFORMANCE) return source.conformanceSpec;
-    const range = own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
+    const range = source.specOf(pkg) ?? own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
     if (range === undefined) throw new Error(`Template bug: no version known for ${pkg}.`);
     return range;
   };
@@ -273,7 +282,7 @@ async function writeProject(project: {
   // The two files holding the password: readable by their owner only, from the moment they exist.
   await write(".env", envFile(manifest), 0o600);
   await write("service.yaml", renderManifest(manifest), 0o600);
-  return { dir, manifest, files, providerKit: source.spec };
+  return { dir, manifest, files, providerKit: versionOf("provider-kit") };
 }
 
 /** Adds `provider-kit init <dir>` to the CLI. */
@@ -304,15 +313,16 @@ export function registerInit(program: Command): void {
         [
           `Created provider "${result.manifest.id}" in ${shown} (${result.files.length} files).`,
           vendored
-            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)}, and on the conformance kit's beside it (keep them in version control).`
+            ? `provider-kit is not on the npm registry: the project depends on the copy in ${result.providerKit.slice("file:".length)}, and on the copies of its packages beside it (keep them in version control).`
             : `provider-kit comes from the npm registry: ${result.providerKit}.`,
           "",
           "Next steps:",
           `  cd ${shown}`,
           "  npm install",
+          "  npx provider-kit dev  # the provider on a local platform, with a demo app, restarted on every change",
           "  npm test",
-          `  npm start       # listens on PORT from .env (${DEFAULT_PORT})`,
-          "  npm run dev     # the same, restarting on every change to src/",
+          `  npm start             # listens on PORT from .env (${DEFAULT_PORT})`,
+          "  npm run dev           # the same, restarting on every change to src/",
           "",
           "Register it on the platform (edit endpoint.production first):",
           "  tsuru service-create service.yaml",

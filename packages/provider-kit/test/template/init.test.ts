@@ -101,7 +101,7 @@ describe("provider-kit init", () => {
     expect(handlers).toContain('await progress("');
   });
 
-  it("makes package.json depend on copies of this provider-kit and the conformance kit in vendor/, and on the kit's own dev tool versions", async () => {
+  it("makes package.json depend on copies of this provider-kit and its packages in vendor/, and on the kit's own dev tool versions", async () => {
     const dir = await freshDir("queue-provider");
     const result = await initProject({ dir });
     const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
@@ -116,12 +116,18 @@ describe("provider-kit init", () => {
     expect(pkg.name).toBe("queue-provider");
     expect(pkg.providerKit).toEqual({ serviceId: "queue-provider" });
     const tarball = `vendor/provider-kit-${ownPackage.version}.tgz`;
-    expect(pkg.dependencies["provider-kit"]).toBe(`file:${tarball}`);
+    const vendored = (name: string) => `file:vendor/provider-kit-${name}-${ownPackage.version}.tgz`;
+    expect(pkg.dependencies).toEqual({
+      "provider-kit": `file:${tarball}`,
+      // The registry in Redis, which production runs on.
+      "@provider-kit/redis-store": vendored("redis-store"),
+      pino: ownPackage.dependencies.pino,
+    });
     expect(result.providerKit).toBe(`file:${tarball}`);
     expect(pkg.engines).toEqual(ownPackage.engines);
-    // The conformance kit the tests run comes from vendor/ too, packed beside provider-kit.
-    const { "@provider-kit/conformance": conformance, ...tools } = pkg.devDependencies;
-    expect(conformance).toBe(`file:vendor/provider-kit-conformance-${ownPackage.version}.tgz`);
+    // The conformance kit the tests run and the platform `provider-kit dev` runs come from vendor/ too.
+    const { "@provider-kit/conformance": conformance, "@provider-kit/platform": platform, ...tools } = pkg.devDependencies;
+    expect([conformance, platform]).toEqual([vendored("conformance"), vendored("platform")]);
     for (const [tool, range] of Object.entries(tools)) {
       expect(range, tool).toBe((ownPackage.devDependencies as Record<string, string>)[tool]);
     }
@@ -148,7 +154,9 @@ describe("provider-kit init", () => {
     await initProject({ dir, onSlowStep: (line) => told.push(line), slowStepMs: 0 });
     expect(told).toEqual([
       "Packing provider-kit for vendor/ (npm pack)...",
+      "Packing @provider-kit/redis-store for vendor/ (npm pack)...",
       "Packing @provider-kit/conformance for vendor/ (npm pack)...",
+      "Packing @provider-kit/platform for vendor/ (npm pack)...",
       `Writing the project's files from the template into ${dir}...`,
       "Copying the packed packages into vendor/...",
     ]);
@@ -160,11 +168,19 @@ describe("provider-kit init", () => {
   it("depends on provider-kit from the npm registry with registryVersion, and copies nothing", async () => {
     const dir = await freshDir();
     const result = await initProject({ dir, registryVersion: "^0.2.0" });
-    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-    expect(pkg.dependencies["provider-kit"]).toBe("^0.2.0");
+    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    const kitPackages = { ...pkg.dependencies, ...pkg.devDependencies };
+    for (const name of ["provider-kit", "@provider-kit/redis-store", "@provider-kit/conformance", "@provider-kit/platform"]) {
+      expect(kitPackages[name], name).toBe("^0.2.0");
+    }
     expect(result.files.filter((file) => file.startsWith("vendor"))).toEqual([]);
     expect(existsSync(path.join(dir, "vendor"))).toBe(false);
-    expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain("provider-kit and @provider-kit/conformance come from the npm registry (`^0.2.0`");
+    expect(await readFile(path.join(dir, "README.md"), "utf8")).toContain(
+      "provider-kit and its packages (@provider-kit/redis-store, @provider-kit/conformance, @provider-kit/platform) come from the npm registry (`^0.2.0`",
+    );
   });
 
   it.each(["file:../provider-kit", "https://example.com/provider-kit.tgz", "../provider-kit", ""])(

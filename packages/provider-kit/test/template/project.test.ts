@@ -3,15 +3,15 @@
  * temporary folder, then plain `npm install` (provider-kit comes from the copy init packs into
  * vendor/, so it installs although provider-kit is not on the npm registry), then `npm test`,
  * `npm start` and `npx provider-kit check` against it. Then the same again outside a checkout:
- * `npx provider-kit init` from the provider-kit installed in that project. The project depends on
- * provider-kit and the conformance kit only: `provider-kit platform` and a Redis registry say
- * which package to install, and work once @provider-kit/platform and @provider-kit/redis-store
- * (packed from this checkout) are.
+ * `npx provider-kit init` from the provider-kit installed in that project. The project gets
+ * provider-kit's packages from vendor/ as well: the Redis registry, the conformance kit and the
+ * platform that `provider-kit dev` runs. A hand-made project with provider-kit alone is told which
+ * package `platform` and `dev` need.
  *
  * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
  * serves every check.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createClient } from "@redis/client";
@@ -41,25 +41,10 @@ async function expectTestsPass(dir: string): Promise<void> {
   expect(result.stdout).not.toMatch(/failed|skipped/);
 }
 
-let besides: Promise<void> | undefined;
-/** Installs @provider-kit/platform and @provider-kit/redis-store, packed from this checkout, into the project (once). */
-function installPlatformAndRedisStore(): Promise<void> {
-  besides ??= (async () => {
-    const tarballs: string[] = [];
-    for (const name of ["redis-store", "platform"]) {
-      const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: path.join(root, "..", name) });
-      expectSuccess(packed);
-      tarballs.push(path.join(work, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename));
-    }
-    expectSuccess(await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", ...tarballs], { cwd: project }));
-  })();
-  return besides;
-}
-
-/** Where the project's installed provider-kit came from, according to its package-lock.json. */
-async function installedFrom(dir: string): Promise<string | undefined> {
+/** Where the project's installed `pkg` came from, according to its package-lock.json. */
+async function installedFrom(dir: string, pkg = "provider-kit"): Promise<string | undefined> {
   const lock = JSON.parse(await readFile(path.join(dir, "package-lock.json"), "utf8")) as { packages: Record<string, { resolved?: string }> };
-  return lock.packages["node_modules/provider-kit"]?.resolved;
+  return lock.packages[`node_modules/${pkg}`]?.resolved;
 }
 
 let work: string;
@@ -85,8 +70,11 @@ async function dotEnv(key: string): Promise<string> {
 }
 
 describe("a project made by provider-kit init", () => {
-  it("installs provider-kit from its own vendor/ copy, not from the npm registry", async () => {
+  it("installs provider-kit and its packages from its own vendor/ copies, not from the npm registry", async () => {
     expect(await installedFrom(project)).toBe(VENDORED);
+    for (const name of ["redis-store", "conformance", "platform"]) {
+      expect(await installedFrom(project, `@provider-kit/${name}`)).toBe(`file:vendor/provider-kit-${name}-${ownPackage.version}.tgz`);
+    }
     const installed = JSON.parse(await readFile(path.join(project, "node_modules", "provider-kit", "package.json"), "utf8")) as { version: string };
     expect(installed.version).toBe(ownPackage.version);
   });
@@ -175,24 +163,22 @@ describe("a project made by provider-kit init", () => {
     }
   }, SLOW);
 
-  it("says which package `provider-kit platform` needs while it is not installed, and exits 2", async () => {
-    const result = await run("npx", ["provider-kit", "platform", "--memory"], { cwd: project });
+  it("in a hand-made project with provider-kit alone, says which package `platform` and `dev` need, and exits 2", async () => {
+    const bare = path.join(work, "bare");
+    await mkdir(bare);
+    await writeFile(path.join(bare, "package.json"), JSON.stringify({ name: "bare", private: true, type: "module" }));
+    const tarball = path.join(project, VENDORED.slice("file:".length));
+    expectSuccess(await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], { cwd: bare }));
+    const result = await run("npx", ["provider-kit", "platform", "--memory"], { cwd: bare });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
-    const help = await run("npx", ["provider-kit", "--help"], { cwd: project });
+    const help = await run("npx", ["provider-kit", "--help"], { cwd: bare });
     expect(help.stdout).toMatch(/platform .*\(needs @provider-kit\/platform\)/s);
-    const dev = await run("npx", ["provider-kit", "dev"], { cwd: project });
+    const dev = await run("npx", ["provider-kit", "dev"], { cwd: bare });
     expect([dev.code, dev.stderr]).toEqual([2, expect.stringContaining("provider-kit dev needs the @provider-kit/platform package")]);
-  });
-
-  it("refuses a Redis registry while @provider-kit/redis-store is not installed, saying to install it", async () => {
-    const result = await run("npm", ["start"], { cwd: project, env: { PORT: "0", REGISTRY_STORE: "redis://127.0.0.1:1" } });
-    expect(result.code).not.toBe(0);
-    expect(result.stdout + result.stderr).toContain("@provider-kit/redis-store is not installed: npm install @provider-kit/redis-store.");
   }, SLOW);
 
   it("is driven end to end by the installed provider-kit platform: register, instance, bind, the app's env, unbind, remove", async () => {
-    await installPlatformAndRedisStore();
     const server = startLongRunning("npm", ["start"], { cwd: project, env: { PORT: "0" } });
     const platform = startLongRunning("npx", ["provider-kit", "platform", "--memory", "--port", "0", "--allow-run"], {
       cwd: project,
@@ -281,7 +267,6 @@ describe("a project made by provider-kit init", () => {
   }, SLOW);
 
   it("runs on a local platform with `provider-kit dev`: registered, reloaded on a handler's change, all stopped by Ctrl-C", async () => {
-    await installPlatformAndRedisStore();
     const handlers = path.join(project, "src", "handlers.ts");
     const source = await readFile(handlers, "utf8");
     const admin = { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" };
@@ -329,7 +314,6 @@ describe("a project made by provider-kit init", () => {
 
   // Last: it leaves dist/ in the project, which the test making the project again would see.
   it("builds, and the compiled provider runs with its settings from the environment and its registry on Redis", async () => {
-    await installPlatformAndRedisStore();
     expectSuccess(await run("npm", ["run", "build"], { cwd: project }));
     const username = await dotEnv("PROVIDER_USERNAME");
     const password = await dotEnv("PROVIDER_PASSWORD");

@@ -4,6 +4,7 @@
  * the service manifest, which the platform sends with every call), REGISTRY_STORE (required:
  * where the registry keeps instances and bindings, see below).
  */
+import { RedisStore } from "@provider-kit/redis-store";
 import { createProvider, MemoryStore, type Store } from "provider-kit";
 import { pino } from "pino";
 import { createHandlers } from "./handlers.js";
@@ -29,38 +30,20 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 /**
  * The registry's store, named by REGISTRY_STORE. In production it must be a Redis URL: the
  * registry then survives restarts and crashes and is shared by every replica (RedisStore, from
- * @provider-kit/redis-store: `npm install @provider-kit/redis-store`). "memory" keeps it in this
- * process only: after a restart, calls on the instances made before answer 404, which the
- * platform reads as "already gone" (their resources leak), so use it for local trials only.
+ * @provider-kit/redis-store). "memory" keeps it in this process only: after a restart, calls on
+ * the instances made before answer 404, which the platform reads as "already gone" (their
+ * resources leak), so use it for local trials only.
  */
-async function registryStore(): Promise<Store> {
+function registryStore(): Store {
   const setting = required("REGISTRY_STORE");
   if (setting === "memory") return new MemoryStore();
-  if (/^rediss?:\/\//.test(setting)) return redisStore(setting);
+  if (/^rediss?:\/\//.test(setting)) return new RedisStore({ url: setting, log });
   // Not echoed: a Redis URL may hold a password.
   log.fatal('REGISTRY_STORE must be a Redis URL (redis://[[user]:password@]host[:port][/db]) or "memory" (local trials only).');
   process.exit(1);
 }
 
-/**
- * A RedisStore, from @provider-kit/redis-store: loaded only when REGISTRY_STORE names Redis, so
- * the project needs that package only where it runs on Redis.
- */
-async function redisStore(url: string): Promise<Store> {
-  // In a variable: the project compiles without the package installed.
-  const specifier = "@provider-kit/redis-store";
-  let RedisStore: new (options: { url: string; log: typeof log }) => Store;
-  try {
-    ({ RedisStore } = (await import(specifier)) as { RedisStore: typeof RedisStore });
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
-    log.fatal("REGISTRY_STORE is a Redis URL, and @provider-kit/redis-store is not installed: npm install @provider-kit/redis-store.");
-    process.exit(1);
-  }
-  return new RedisStore({ url, log });
-}
-
-const store = await registryStore();
+const store = registryStore();
 const provider = createProvider(createHandlers(new InMemoryDatabases()), {
   auth: { usernames: [required("PROVIDER_USERNAME")], password: required("PROVIDER_PASSWORD") },
   registry: { store },
