@@ -3,11 +3,15 @@
 /**
  * The console in a real browser (headless Chromium from Debian's `chromium`), against a
  * platform process driving the Redis example with real processes. The example's redis-servers
- * start 3 s late, so the dedicated instance is seen pending before it is up.
+ * start 3 s late, so the dedicated instance is seen pending before it is up. A provider that
+ * reports its progress (`ctx.progress`) has it shown beside "pending".
  */
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../../../examples/redis/test/support.js";
+import { MemoryStore } from "provider-kit";
+import { start } from "../../../provider-kit/test/http/helpers.js";
+import { gate } from "../../../../test/support/gate.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
 import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
@@ -176,5 +180,44 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     await waitForText("#instances-rows th", "pooled");
     expect((await rowOf("pooled"))!.slice(0, 5)).toEqual(["pooled", "mc", "—", "gpu (cluster east)", "admin"]);
     expect(pooled!.received.map((call) => call.handler)).toContain("create");
+  });
+
+  it("shows the progress a provider reports while an instance is pending, then up", async () => {
+    const reported = gate();
+    const finish = gate();
+    const restoring = await start(
+      {
+        create: () => ({ pending: true }),
+        provision: async (_record, ctx) => {
+          await ctx.progress("restoring snapshot, 40%");
+          reported.open();
+          await finish.opened;
+        },
+        destroy: () => {},
+        bindApp: () => ({}),
+        unbindApp: () => {},
+      },
+      { registry: { store: new MemoryStore() } },
+    );
+    try {
+      await api.ok(api.post("/services", { text: manifest("snapshots", restoring.url) }));
+      await api.ok(api.post("/services/instances", { json: { name: "restored", service_name: "snapshots" } }), 201);
+      await reported.opened;
+      // Away and back: the list reads the new instance's status, with the provider's message.
+      await page.click('a[href="#/apps"]');
+      await page.click('a[href="#/instances"]');
+      await waitForText("#instances-rows .status", "pending (restoring snapshot, 40%)");
+      expect((await rowOf("restored"))![5]).toBe("pending (restoring snapshot, 40%)");
+      finish.open();
+      // A pending instance's status is read again while the page shows it.
+      await page.waitForFunction(
+        () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "restored" && row.querySelector(".status")?.textContent === "up"),
+        { timeout: 60_000, polling: 200 },
+      );
+      expect(pageErrors).toEqual([]);
+    } finally {
+      finish.open();
+      await restoring.stop();
+    }
   });
 });
