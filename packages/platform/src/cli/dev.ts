@@ -3,8 +3,8 @@
  * (or any project with a `start` script and package.json `providerKit.serviceId`), it starts a
  * local platform (state in memory), starts the provider as `npm start` would (its start script,
  * with the project's .env), registers the service with its actions, a team and a demo app, and
- * restarts the provider whenever its sources change. Ctrl-C stops everything it started; a
- * second Ctrl-C kills it.
+ * restarts the provider whenever its sources or its .env change. Ctrl-C stops everything it
+ * started; a second Ctrl-C kills it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -34,6 +34,8 @@ const DEMO_APP = "demo";
 const GENERATED_ADMIN_EMAIL = "admin@dev.localhost";
 /** Changes closer together than this are one restart (an editor's save is several events). */
 const DEBOUNCE_MS = 200;
+/** The project's settings file, read by its start script and by dev. */
+const ENV_FILE = ".env";
 /** How long a provider has to stop on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 10_000;
 const POLL_MS = 100;
@@ -52,7 +54,7 @@ interface Project {
   sources: string;
   /** The module declaring the provider's actions, when it has one. */
   actionsModule?: string;
-  /** The project's .env, under the process's environment (which wins, as for the provider). */
+  /** The settings at start: the project's .env, under the process's environment. */
   settings: NodeJS.Dict<string>;
 }
 
@@ -67,7 +69,7 @@ export function registerDev(program: Command): void {
   program
     .command("dev")
     .description(
-      "run the provider project in this directory on a local platform: the provider restarted on every change to its sources, " +
+      "run the provider project in this directory on a local platform: the provider restarted on every change to its sources or .env, " +
         "its service registered with its plans and actions, a team and a demo app",
     )
     .option("--port <port>", "the platform's port (0: any free port)", parsePort, DEFAULT_PORT)
@@ -121,10 +123,15 @@ async function readProject(dir: string, actionsFlag: string | undefined): Promis
   const configured = actionsFlag ?? (typeof pkg.providerKit?.actions === "string" ? pkg.providerKit.actions : undefined);
   const actionsModule = configured !== undefined ? path.resolve(dir, configured) : [path.join(dir, "src", "actions.ts")].find((file) => existsSync(file));
   if (actionsModule !== undefined && !existsSync(actionsModule)) throw new Error(`The actions module ${actionsModule} does not exist: fix --actions or package.json providerKit.actions.`);
-  const envFile = path.join(dir, ".env");
-  const dotEnv = existsSync(envFile) ? parseEnv(await readFile(envFile, "utf8")) : {};
   const src = path.join(dir, "src");
-  return { dir, serviceId, startScript, sources: existsSync(src) ? src : dir, actionsModule, settings: { ...dotEnv, ...process.env } };
+  return { dir, serviceId, startScript, sources: existsSync(src) ? src : dir, actionsModule, settings: await readSettings(dir) };
+}
+
+/** The project's settings: its .env, under the process's environment (which wins, as for the provider). */
+async function readSettings(dir: string): Promise<NodeJS.Dict<string>> {
+  const envFile = path.join(dir, ENV_FILE);
+  const dotEnv = existsSync(envFile) ? parseEnv(await readFile(envFile, "utf8")) : {};
+  return { ...dotEnv, ...process.env };
 }
 
 /** A port free on loopback now, for the provider: it must keep one address across restarts, the one registered. */
@@ -270,14 +277,17 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     return;
   }
 
-  const env: NodeJS.ProcessEnv = { ...settings, PORT: String(wantedPort), PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password, PATH: searchPath(project.dir) };
-  let provider = new ProviderProcess(project, env);
+  // The address and credentials the service was registered with stay; the other settings are read again from .env at each restart.
+  const registered = { PORT: String(wantedPort), PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password };
+  const providerEnv = (current: NodeJS.Dict<string>): NodeJS.ProcessEnv => ({ ...current, ...registered, PATH: searchPath(project.dir) });
+  let provider = new ProviderProcess(project, providerEnv(settings));
   let stopping = false;
   // Restarts one at a time; changes during one make one more.
   let restarting = false;
   let again: string | undefined;
   let pending: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;
+  let envWatcher: FSWatcher | undefined;
 
   let shutdown: Promise<void> | undefined;
   const stop = (signal: NodeJS.Signals) => {
@@ -290,6 +300,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     out.say("stopping the provider and the platform (Ctrl-C again to kill them)");
     clearTimeout(pending);
     watcher?.close();
+    envWatcher?.close();
     shutdown = (async () => {
       await provider.stop();
       await platform.close();
@@ -318,6 +329,20 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   out.plain(`Console: ${platform.url}  (log in as ${admin.email})`);
   out.plain(`tsuru:   tsuru target-add dev ${platform.url} -s && tsuru login ${admin.email}`);
 
+  /** The settings now, saying which changes to .env wait for the next `provider-kit dev`. */
+  const currentSettings = async () => {
+    const current = await readSettings(project.dir).catch((error: unknown) => {
+      out.warn(`${ENV_FILE} could not be read (${(error as Error).message}): the provider keeps the settings it started with`);
+      return settings;
+    });
+    for (const key of Object.keys(registered)) {
+      if (current[key] !== settings[key]) {
+        out.warn(`${key} changed in ${ENV_FILE}: the platform keeps the one the service was registered with until provider-kit dev starts again`);
+      }
+    }
+    return current;
+  };
+
   const restart = async (why: string) => {
     if (restarting) {
       again = why;
@@ -329,7 +354,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
       out.say(`${reason} changed: restarting the provider`);
       await provider.stop();
       if (stopping) break;
-      provider = new ProviderProcess(project, env);
+      provider = new ProviderProcess(project, providerEnv(await currentSettings()));
       watchExit(provider);
       // A newer change, or Ctrl-C, does not wait for a provider that never answers.
       if (await answers(provider, wantedPort, () => stopping || again !== undefined)) {
@@ -347,6 +372,12 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
       if (file === null || !isSource(file)) return;
       clearTimeout(pending);
       pending = setTimeout(() => void restart(shown(project, path.join(project.sources, file))), DEBOUNCE_MS);
+    });
+    // The folder, not the file: editors replace .env rather than write into it.
+    envWatcher = watch(project.dir, (_event, file) => {
+      if (file !== ENV_FILE) return;
+      clearTimeout(pending);
+      pending = setTimeout(() => void restart(ENV_FILE), DEBOUNCE_MS);
     });
   } catch (error) {
     out.warn(`watching ${project.sources} failed (${(error as Error).message}): the provider will not restart on changes`);

@@ -302,6 +302,26 @@ describe("a project made by provider-kit init", () => {
       await writeFile(handlers, edited);
       await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 3 GB."), 120_000, "the fixed handler served");
 
+      // A change to .env restarts the provider with its settings read again, but for the credentials the service was registered with.
+      const lines = (pattern: RegExp) => dev.output().split("\n").filter((line) => pattern.test(line)).length;
+      const failures = lines(/^dev: the provider failed to start/);
+      const envFile = path.join(project, ".env");
+      const settings = await readFile(envFile, "utf8");
+      await writeFile(envFile, settings.replace("REGISTRY_STORE=memory", "REGISTRY_STORE=nowhere").replace(/^PROVIDER_PASSWORD=.*$/m, "PROVIDER_PASSWORD=edited-secret-4x7q"));
+      try {
+        await eventually(() => lines(/^dev: the provider failed to start/) > failures, 120_000, "the restart with the edited .env failing");
+        expect(dev.output()).toMatch(/^dev: \.env changed: restarting the provider$/m);
+        expect(dev.output()).toContain("REGISTRY_STORE must be a Redis URL");
+        expect(dev.output()).toContain("PROVIDER_PASSWORD changed in .env: the platform keeps the one the service was registered with");
+        expect(dev.output()).not.toContain("edited-secret-4x7q");
+      } finally {
+        await writeFile(envFile, settings);
+      }
+      const restarts = providerPids().length;
+      await eventually(() => providerPids().length > restarts, 120_000, "the provider restarted with .env as it was");
+      // Still called with the registered password.
+      expect((await plans()).map((plan) => plan.description)).toContain("Shared database, 3 GB.");
+
       dev.signalGroup("SIGINT");
       await eventually(() => !dev.groupAlive() && !providerPids().some(processGroupAlive), 60_000, "dev, the platform and every provider it started gone");
       expect(dev.output()).toContain("dev: stopping the provider and the platform");
