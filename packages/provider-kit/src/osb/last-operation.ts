@@ -1,6 +1,7 @@
 /**
  * GET /v2/service_instances/:instance_id/last_operation → the registry's state of the instance:
- * provisioning or being removed is `in progress` (with the step's last failed attempt, if any),
+ * provisioning or being removed is `in progress` (described by the step's latest progress message,
+ * else its last failed attempt, if any),
  * ready is `succeeded`, failed is `failed` with the reason. An instance that is gone is 410 for a
  * removal (the platform forgets it), 404 otherwise.
  */
@@ -19,11 +20,12 @@ interface LastOperationRequest {
 /** OSB's `description` must be non-empty when present. */
 function stateOf(record: InstanceRecord): OsbAnswer {
   const withReason = (state: string, fallback: string) => answer(200, { state, description: record.reason ?? fallback });
+  const inProgress = (fallback: string) => answer(200, { state: "in progress", description: record.step?.progress ?? record.reason ?? fallback });
   switch (record.state) {
     case "provisioning":
-      return withReason("in progress", "Provisioning the instance.");
+      return inProgress("Provisioning the instance.");
     case "deleting":
-      return withReason("in progress", "Removing the instance.");
+      return inProgress("Removing the instance.");
     case "failed":
       return withReason("failed", "The instance failed.");
     case "ready":

@@ -106,6 +106,29 @@ describe("provisioning", () => {
     expect(await broker.call("PUT", `${INSTANCE}?accepts_incomplete=true`, provisionBody("dedicated"))).toMatchObject({ status: 200 });
   });
 
+  it("describes an operation in progress with the step's latest progress message", async () => {
+    const reported = gate();
+    const finish = gate();
+    const { handlers } = fakeService({
+      provision: async (_record, ctx) => {
+        await ctx.progress("restoring snapshot, 40%");
+        reported.open();
+        await finish.opened;
+      },
+    });
+    const broker = await start(handlers, new MemoryStore());
+    try {
+      expect((await broker.call("PUT", `${INSTANCE}?accepts_incomplete=true`, provisionBody("dedicated"))).status).toBe(202);
+      await reported.opened;
+      expect((await broker.call("GET", `${INSTANCE}/last_operation?operation=provision`)).body).toEqual({
+        state: "in progress",
+        description: "restoring snapshot, 40%",
+      });
+    } finally {
+      finish.open();
+    }
+  });
+
   it("answers 422 AsyncRequired for a plan of asyncPlans without accepts_incomplete, before calling create", async () => {
     const { handlers, seen } = fakeService();
     const broker = await start(handlers, new MemoryStore(), { osb: { ...OSB, asyncPlans: ["dedicated"] } });
