@@ -37,7 +37,7 @@ export interface InitOptions {
   registryVersion?: string;
   /** Told, in one line, of each step (packing, writing, copying) still running after `slowStepMs`: the CLI prints it. */
   onSlowStep?: (line: string) => void;
-  /** How long a step runs before `onSlowStep` hears of it. Default 1 000 ms. */
+  /** How long a step runs before `onSlowStep` hears of it (0: every step, as it starts). Default 1 000 ms. */
   slowStepMs?: number;
 }
 
@@ -69,7 +69,9 @@ type StepReporter = <T>(what: string, work: () => Promise<T>) => Promise<T>;
 function stepReporter(options: Pick<InitOptions, "onSlowStep" | "slowStepMs">): StepReporter {
   const { onSlowStep, slowStepMs = SLOW_STEP_MS } = options;
   return async (what, work) => {
-    const timer = onSlowStep && setTimeout(() => onSlowStep(`${what}...`), slowStepMs);
+    // 0: every step, told as it starts (a 0 ms timer could lose the race with a quick step).
+    if (slowStepMs <= 0) onSlowStep?.(`${what}...`);
+    const timer = onSlowStep && slowStepMs > 0 ? setTimeout(() => onSlowStep(`${what}...`), slowStepMs) : undefined;
     try {
       return await work();
     } finally {
