@@ -9,11 +9,8 @@
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../../../examples/redis/test/support.js";
-import { MemoryStore } from "provider-kit";
-import { start } from "../../../provider-kit/test/http/helpers.js";
-import { gate } from "../../../../test/support/gate.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
-import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
+import { ADMIN, manifest, startProgressProvider, startTestProvider, type Api, type TestProvider } from "./helpers.js";
 import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
 
 describe("the platform console in a real browser", { timeout: 180_000 }, () => {
@@ -183,32 +180,17 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   });
 
   it("shows the progress a provider reports while an instance is pending, then up", async () => {
-    const reported = gate();
-    const finish = gate();
-    const restoring = await start(
-      {
-        create: () => ({ pending: true }),
-        provision: async (_record, ctx) => {
-          await ctx.progress("restoring snapshot, 40%");
-          reported.open();
-          await finish.opened;
-        },
-        destroy: () => {},
-        bindApp: () => ({}),
-        unbindApp: () => {},
-      },
-      { registry: { store: new MemoryStore() } },
-    );
+    const restoring = await startProgressProvider("restoring snapshot, 40%");
     try {
       await api.ok(api.post("/services", { text: manifest("snapshots", restoring.url) }));
       await api.ok(api.post("/services/instances", { json: { name: "restored", service_name: "snapshots" } }), 201);
-      await reported.opened;
+      await restoring.reported;
       // Away and back: the list reads the new instance's status, with the provider's message.
       await page.click('a[href="#/apps"]');
       await page.click('a[href="#/instances"]');
       await waitForText("#instances-rows .status", "pending (restoring snapshot, 40%)");
       expect((await rowOf("restored"))![5]).toBe("pending (restoring snapshot, 40%)");
-      finish.open();
+      restoring.finish();
       // A pending instance's status is read again while the page shows it.
       await page.waitForFunction(
         () => [...document.querySelectorAll("#instances-rows tr")].some((row) => row.querySelector("th")?.textContent === "restored" && row.querySelector(".status")?.textContent === "up"),
@@ -216,7 +198,6 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
       );
       expect(pageErrors).toEqual([]);
     } finally {
-      finish.open();
       await restoring.stop();
     }
   });

@@ -7,7 +7,8 @@ import { stringify } from "yaml";
 import { startPlatform, type PlatformOptions, type RunningPlatform } from "../../src/platform/platform.js";
 import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
-import type { ProviderHandlers } from "provider-kit";
+import { gate } from "../../../../test/support/gate.js";
+import { MemoryStore, type ProviderHandlers } from "provider-kit";
 
 export const ADMIN = { email: "admin@example.com", password: "admin-password" };
 export type StoreKind = "memory" | "redis";
@@ -133,6 +134,44 @@ export async function startTestProvider(overrides: Partial<ProviderHandlers> = {
     received: resource.received,
     handlers: () => resource.received.map((call) => call.handler),
     stop: () => running.stop(),
+  };
+}
+
+export interface ProgressProvider {
+  url: string;
+  /** Settles once the background create has reported its progress. */
+  reported: Promise<void>;
+  /** Lets the background create finish: the instance becomes ready. */
+  finish(): void;
+  stop(): Promise<void>;
+}
+
+/** A provider whose creates go to the background, report `message` as their progress, and wait for `finish()`. */
+export async function startProgressProvider(message: string): Promise<ProgressProvider> {
+  const reported = gate();
+  const finished = gate();
+  const running = await start(
+    {
+      create: () => ({ pending: true }),
+      provision: async (_record, ctx) => {
+        await ctx.progress(message);
+        reported.open();
+        await finished.opened;
+      },
+      destroy: () => {},
+      bindApp: () => ({}),
+      unbindApp: () => {},
+    },
+    { registry: { store: new MemoryStore() } },
+  );
+  return {
+    url: running.url,
+    reported: reported.opened,
+    finish: () => finished.open(),
+    stop: async () => {
+      finished.open();
+      await running.stop();
+    },
   };
 }
 

@@ -1,10 +1,8 @@
 /** The service catalog and service instances through HTTP, against a createProvider provider. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryStore } from "provider-kit";
-import { GOOD_AUTH, start } from "../../../provider-kit/test/http/helpers.js";
+import { GOOD_AUTH } from "../../../provider-kit/test/http/helpers.js";
 import { eventually } from "../../../../test/support/eventually.js";
-import { gate } from "../../../../test/support/gate.js";
-import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
+import { manifest, STORES, startProgressProvider, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 describe.each(STORES)("services and instances (%s store)", (kind) => {
   let t: TestPlatform;
@@ -132,33 +130,17 @@ describe.each(STORES)("services and instances (%s store)", (kind) => {
 describe("an instance whose provider reports the progress of its create", () => {
   it("shows the latest message next to pending in the status and the instance's info, then up", async () => {
     const t = await startTestPlatform("memory");
-    const reported = gate();
-    const finish = gate();
-    const provider = await start(
-      {
-        create: () => ({ pending: true }),
-        provision: async (_record, ctx) => {
-          await ctx.progress("restoring snapshot, 40%");
-          reported.open();
-          await finish.opened;
-        },
-        destroy: () => {},
-        bindApp: () => ({}),
-        unbindApp: () => {},
-      },
-      { registry: { store: new MemoryStore() } },
-    );
+    const provider = await startProgressProvider("restoring snapshot, 40%");
     try {
       await t.admin.ok(t.admin.post("/services", { text: manifest("slow", provider.url) }));
       await t.admin.ok(t.admin.post("/services/instances", { json: { name: "snap", service_name: "slow" } }), 201);
-      await reported.opened;
+      await provider.reported;
       expect((await t.admin.get("/services/instances/snap/status")).text).toBe('Service instance "snap" is pending (restoring snapshot, 40%)');
       await t.admin.ok(t.admin.get("/healers/instance-status"));
       expect((await t.admin.get("/services/instances/snap")).json()).toMatchObject({ status: 'Service instance "snap" is pending (restoring snapshot, 40%)' });
-      finish.open();
+      provider.finish();
       await eventually(async () => ((await t.admin.get("/services/instances/snap/status")).text === 'Service instance "snap" is up' ? true : undefined));
     } finally {
-      finish.open();
       await t.stop();
       await provider.stop();
     }
