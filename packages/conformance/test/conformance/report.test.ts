@@ -157,4 +157,8 @@ describe("the reports", () => {
     const docs = await readFile(new URL("../../../../docs/osb-checks.md", import.meta.url), "utf8");
     expect(docs).toContain(formatCheckTable(OSB_CHECKS));
   });
+
+  it("every OSB check says what to change in one line, written as the native checks' advice is", () => {
+    for (const check of OSB_CHECKS) expect(check.advice, check.id).toMatch(/^[A-Z].{20,200}[^.]$/);
+  });
 });
