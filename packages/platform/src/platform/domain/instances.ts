@@ -194,6 +194,9 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
   return `Service instance "${name}" is ${await providerState(context, actor, instance)}`;
 }
 
+/** A provider's status text is shown on one line: longer ones are cut. */
+const STATUS_TEXT_MAX_LENGTH = 200;
+
 /**
  * The instance's state from the provider's status answer, as the endpoint's `Status` reads it
  * (platform-notes.md); `timeoutMs` shortens the wait when the state only adds to a message.
@@ -207,11 +210,12 @@ export async function providerState(context: Context, actor: Actor, instance: In
   );
   if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
+  const text = body.trim().slice(0, STATUS_TEXT_MAX_LENGTH);
   // A 202 may carry the step's progress as text (provider-kit's `ctx.progress`): today's platform
   // shows only "pending"; this one adds the text, so a slow create says how it goes.
-  return status === 202 ? (body.trim() === "" ? "pending" : `pending (${body.trim().slice(0, 200)})`)
+  return status === 202 ? (text === "" ? "pending" : `pending (${text})`)
     : status === 204 ? "up"
-    : status === 200 ? (service.variant === "current" && body.trim() !== "" ? body.trim().slice(0, 200) : "up")
+    : status === 200 ? (service.variant === "current" && text !== "" ? text : "up")
     : status === 404 ? "not implemented for this service"
     : "down";
 }
