@@ -180,7 +180,7 @@ async function bind(service: BrokerService, data: BrokerInstance, app: string, c
   const parsed = jsonOf(result);
   // The OSB client's decoding error for a success that is not JSON.
   if (parsed === undefined) return failed(result, osbFailure(result, shownBrokerUrl(service.broker.url)));
-  const credentials = (parsed as { credentials?: unknown } | null)?.credentials;
+  const credentials = parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>).credentials : undefined;
   const envs = Object.fromEntries(
     Object.entries(credentials !== null && typeof credentials === "object" ? credentials : {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );

@@ -11,7 +11,7 @@ export function osbFailure(result: CallResult, url: string): string {
   if (!result.answer) return `${result.exchange.method} ${url}${result.exchange.path.split("?")[0]}: ${result.error ?? "no answer"}`;
   const { status, body } = result.answer;
   const { fields, decodingError } = decoded(body);
-  const text = (name: string) => (typeof fields[name] === "string" ? (fields[name] as string) : "<nil>");
+  const text = (name: string) => (typeof fields[name] === "string" ? (fields[name]) : "<nil>");
   return `Status: ${status}; ErrorMessage: ${text("error")}; Description: ${text("description")}; ResponseError: ${decodingError ?? "<nil>"}`;
 }
 
