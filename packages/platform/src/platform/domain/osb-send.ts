@@ -9,7 +9,7 @@ import type { Broker } from "./model.js";
 const OSB_API_VERSION = "2.17";
 
 /** The most of a broker's answer the platform reads, as its proxy forwards at most (1 MiB): a bigger one is a failure. */
-export const OSB_ANSWER_BYTES = 1 << 20;
+const OSB_ANSWER_BYTES = 1 << 20;
 
 export interface OsbRequest {
   method: "GET" | "PUT" | "PATCH" | "DELETE";

@@ -5,7 +5,7 @@ import { createService, findService, grantService, listServices, providerOf, rem
 import { nameParam, query, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
 /** The header naming the brokers a listing left out (their catalog could not be had in time; the terminal says why). */
-export const BROKERS_LEFT_OUT_HEADER = "X-Brokers-Left-Out";
+const BROKERS_LEFT_OUT_HEADER = "X-Brokers-Left-Out";
 
 /** The listing in the real platform's shape; the brokers left out in a header, which its clients ignore. */
 export function sendServiceList(res: Response, { entries, leftOut }: Awaited<ReturnType<typeof listServices>>): void {
