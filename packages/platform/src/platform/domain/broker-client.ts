@@ -3,25 +3,16 @@
  * `brokerClient`, which implements the same client interface as a native provider's endpoint):
  * each call the platform makes to a provider is made as the OSB call that stands for it. The
  * instance's and bindings' ids at the broker are kept in `brokerInstances` (its BrokerInstanceData).
+ * A failure is no native answer but the real platform's words for it (`brokerProblem`).
  */
 import { createHash, randomUUID } from "node:crypto";
-import { redactSecrets, secretForms, type Call, type CallResult, type SecretForm } from "provider-kit/contract";
+import type { Call, CallResult } from "provider-kit/contract";
 import type { PlatformStore } from "../store/store.js";
-import type { Broker, BrokerInstance, BrokerService } from "./model.js";
-
-/** The OSB version the platform speaks. */
-const OSB_API_VERSION = "2.17";
-
-export interface OsbRequest {
-  method: "GET" | "PUT" | "PATCH" | "DELETE";
-  /** Below the broker's URL, from `/v2`. */
-  path: string;
-  body?: unknown;
-  /** Sent in X-Broker-API-Originating-Identity. */
-  user?: string;
-  /** The answer holds credentials: the timeline keeps their shape only. */
-  secretAnswer?: boolean;
-}
+import type { BrokerInstance, BrokerService } from "./model.js";
+import { currentOperation } from "./operation.js";
+import { osbFailure } from "./osb-failure.js";
+import { shownBrokerUrl, type OsbRequest } from "./osb-send.js";
+import type { PlatformCallResult } from "./provider-answer.js";
 
 export interface BrokerCallDeps {
   store: PlatformStore;
@@ -30,8 +21,8 @@ export interface BrokerCallDeps {
   send: (request: OsbRequest) => Promise<CallResult>;
 }
 
-/** The native call `call` made through the broker; answers as a native provider would (the callers word the failures). */
-export async function brokerCall(service: BrokerService, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+/** The native call `call` made through the broker; answers as a native provider would, or fails in the real platform's words. */
+export async function brokerCall(service: BrokerService, call: Call, deps: BrokerCallDeps): Promise<PlatformCallResult> {
   const route = /^\/resources(?:\/([^/?]+))?(\/[^?]*)?$/.exec(call.path);
   const instance = route?.[1] === undefined ? undefined : decodeURIComponent(route[1]);
   const rest = route?.[2] ?? "";
@@ -40,7 +31,8 @@ export async function brokerCall(service: BrokerService, call: Call, deps: Broke
   if (call.method === "GET" && instance === "plans" && rest === "") {
     return answer(call, 200, JSON.stringify(service.plans.map(({ name, description }) => ({ name, description }))));
   }
-  if (call.method === "POST" && instance === undefined) return provision(service, field("name") ?? "", field("plan"), call, deps);
+  const osb = osbSender(service, deps);
+  if (call.method === "POST" && instance === undefined) return provision(service, field("name") ?? "", field("plan"), call, deps, osb);
   if (instance === undefined) return unsupported(call);
   const data = await deps.store.get("brokerInstances", instance);
   // No broker instance: a native provider's 404.
@@ -48,84 +40,112 @@ export async function brokerCall(service: BrokerService, call: Call, deps: Broke
   const route2 = `${call.method} ${rest}`;
   switch (route2) {
     case "GET /status":
-      return lastOperation(data, call, deps);
+      return lastOperation(data, call, osb);
     case "GET ":
       // The broker client's Info lists the instance's parameters; the broker has no extra info to give.
       return answer(call, 404, "");
     case "PUT ":
-      return update(service, data, field("plan"), call, deps);
+      return update(service, data, field("plan"), call, deps, osb);
     case "DELETE ":
-      return deprovision(data, call, deps);
+      return deprovision(data, call, deps, osb);
     case "POST /bind-app":
-      return bind(service, data, field("app-name") ?? "", call, deps);
+      return bind(service, data, field("app-name") ?? "", call, deps, osb);
     case "DELETE /bind-app":
-      return unbind(data, field("app-name") ?? "", call, deps);
+      return unbind(data, field("app-name") ?? "", call, deps, osb);
     default:
       return unsupported(call);
   }
 }
 
+/** Sends one OSB request; an answer whose status is not among `ok` is a failure in the real platform's words. */
+type OsbSender = (request: Omit<OsbRequest, "user">, ...ok: number[]) => Promise<{ result: CallResult; failure?: PlatformCallResult }>;
+
+function osbSender(service: BrokerService, deps: BrokerCallDeps): OsbSender {
+  return async (request, ...ok) => {
+    const result = await deps.send({ ...request, user: deps.user });
+    if (result.answer && ok.includes(result.answer.status)) return { result };
+    return { result, failure: failed(result, osbFailure(result, shownBrokerUrl(service.broker.url))) };
+  };
+}
+
+/**
+ * The `context` of a provision, update or bind, as brokerClient builds it: `request_id` and
+ * `event_id` (one id here: the API request's, which is the platform's event), the org and space
+ * on a provision, then the broker's own `Config.Context`, which wins.
+ */
+function contextOf(service: BrokerService, extra: Record<string, string> = {}): Record<string, unknown> {
+  const id = currentOperation().operation?.id ?? randomUUID();
+  return { request_id: id, event_id: id, ...extra, ...service.broker.config.context };
+}
+
 /** `Create`: a new instance id, `accepts_incomplete=true`; the operation of a 202 is kept for the polls. */
-async function provision(service: BrokerService, name: string, planName: string | undefined, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+async function provision(service: BrokerService, name: string, planName: string | undefined, call: Call, deps: BrokerCallDeps, osb: OsbSender): Promise<PlatformCallResult> {
   const plan = service.plans.find((candidate) => candidate.name === planName);
-  // getPlan's words.
-  if (!plan) return answer(call, 400, `invalid plan: ${planName ?? ""}`);
+  // getPlan's words, returned as they are (a plain error: 500).
+  if (!plan) return refused(call, `invalid plan: ${planName ?? ""}`);
   const uuid = randomUUID();
   const org = randomUUID();
-  const result = await deps.send({
-    method: "PUT",
-    path: `/v2/service_instances/${uuid}?accepts_incomplete=true`,
-    user: deps.user,
-    body: {
-      service_id: service.serviceId,
-      plan_id: plan.id,
-      organization_guid: org,
-      space_guid: org,
-      ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
-      context: { platform: "tsuru", organization_guid: org, space_guid: org, instance_name: name, ...service.broker.config.context },
+  const { result, failure } = await osb(
+    {
+      method: "PUT",
+      path: `/v2/service_instances/${uuid}?accepts_incomplete=true`,
+      body: {
+        service_id: service.serviceId,
+        plan_id: plan.id,
+        organization_guid: org,
+        space_guid: org,
+        ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
+        context: contextOf(service, { organization_guid: org, space_guid: org }),
+      },
     },
-  });
-  if (!oneOf(result, 200, 201, 202)) return result;
+    200,
+    201,
+    202,
+  );
+  if (failure) return failure;
   await deps.store.put("brokerInstances", name, { instance: name, uuid, serviceId: service.serviceId, planId: plan.id, binds: {}, ...operationOf(result) });
   return answer(call, 201, "");
 }
 
-/** `Status`: the last operation's state, and its description after " - ". */
-async function lastOperation(data: BrokerInstance, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+/** `Status`: the last operation's state, and its description after " - "; any answer but 200 is an error. */
+async function lastOperation(data: BrokerInstance, call: Call, osb: OsbSender): Promise<PlatformCallResult> {
   const query = new URLSearchParams({ service_id: data.serviceId, plan_id: data.planId, ...(data.lastOperation ? { operation: data.lastOperation } : {}) });
-  const result = await deps.send({ method: "GET", path: `/v2/service_instances/${data.uuid}/last_operation?${query.toString()}`, user: deps.user });
-  if (!oneOf(result, 200)) return result;
-  const { state, description } = jsonOf(result) as { state?: unknown; description?: unknown };
+  const { result, failure } = await osb({ method: "GET", path: `/v2/service_instances/${data.uuid}/last_operation?${query.toString()}` }, 200);
+  if (failure) return failure;
+  const { state, description } = (jsonOf(result) ?? {}) as { state?: unknown; description?: unknown };
   return answer(call, 200, `${String(state)}${typeof description === "string" && description !== "" ? ` - ${description}` : ""}`);
 }
 
 /** `Update`: the plan changed with PATCH, the previous one in `previous_values`. */
-async function update(service: BrokerService, data: BrokerInstance, planName: string | undefined, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+async function update(service: BrokerService, data: BrokerInstance, planName: string | undefined, call: Call, deps: BrokerCallDeps, osb: OsbSender): Promise<PlatformCallResult> {
   const plan = planName ? service.plans.find((candidate) => candidate.name === planName) : undefined;
-  if (planName && !plan) return answer(call, 400, `invalid plan: ${planName}`);
-  const result = await deps.send({
-    method: "PATCH",
-    path: `/v2/service_instances/${data.uuid}?accepts_incomplete=true`,
-    user: deps.user,
-    body: {
-      service_id: data.serviceId,
-      plan_id: plan?.id ?? data.planId,
-      ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
-      previous_values: { service_id: data.serviceId, plan_id: data.planId },
-      context: { platform: "tsuru", instance_name: data.instance, ...service.broker.config.context },
+  if (planName && !plan) return refused(call, `invalid plan: ${planName}`);
+  const { result, failure } = await osb(
+    {
+      method: "PATCH",
+      path: `/v2/service_instances/${data.uuid}?accepts_incomplete=true`,
+      body: {
+        service_id: data.serviceId,
+        plan_id: plan?.id ?? data.planId,
+        ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
+        previous_values: { service_id: data.serviceId, plan_id: data.planId },
+        context: contextOf(service),
+      },
     },
-  });
-  if (!oneOf(result, 200, 202)) return result;
+    200,
+    202,
+  );
+  if (failure) return failure;
   await deps.store.put("brokerInstances", data.instance, { ...data, planId: plan?.id ?? data.planId, ...operationOf(result) });
   return answer(call, 200, "");
 }
 
 /** `Destroy`: the broker may finish in the background; the platform forgets the instance at once, as the real one does. */
-async function deprovision(data: BrokerInstance, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+async function deprovision(data: BrokerInstance, call: Call, deps: BrokerCallDeps, osb: OsbSender): Promise<PlatformCallResult> {
   const query = new URLSearchParams({ accepts_incomplete: "true", service_id: data.serviceId, plan_id: data.planId });
-  const result = await deps.send({ method: "DELETE", path: `/v2/service_instances/${data.uuid}?${query.toString()}`, user: deps.user });
   // 410: the broker has no such instance any more, which is what was asked.
-  if (!oneOf(result, 200, 202, 410)) return result;
+  const { failure } = await osb({ method: "DELETE", path: `/v2/service_instances/${data.uuid}?${query.toString()}` }, 200, 202, 410);
+  if (failure) return failure;
   await deps.store.delete("brokerInstances", data.instance);
   return answer(call, 200, "");
 }
@@ -133,40 +153,48 @@ async function deprovision(data: BrokerInstance, call: Call, deps: BrokerCallDep
 /**
  * `BindApp`: a new binding id for the app (its GUID stable per app name); the credentials'
  * string values become the app's variables, as the real platform keeps them (it drops the rest).
+ * Sent without `accepts_incomplete`, as the real platform's OSB client (alpha features off) sent
+ * its binds: a broker that can only bind in the background refuses it (422).
  */
-async function bind(service: BrokerService, data: BrokerInstance, app: string, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+async function bind(service: BrokerService, data: BrokerInstance, app: string, call: Call, deps: BrokerCallDeps, osb: OsbSender): Promise<PlatformCallResult> {
   const bindingId = randomUUID();
   const appGuid = appGuidOf(app);
-  const result = await deps.send({
-    method: "PUT",
-    path: `/v2/service_instances/${data.uuid}/service_bindings/${bindingId}?accepts_incomplete=true`,
-    user: deps.user,
-    secretAnswer: true,
-    body: {
-      service_id: data.serviceId,
-      plan_id: data.planId,
-      app_guid: appGuid,
-      bind_resource: { app_guid: appGuid },
-      ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
-      context: { platform: "tsuru", app_name: app, ...service.broker.config.context },
+  const { result, failure } = await osb(
+    {
+      method: "PUT",
+      path: `/v2/service_instances/${data.uuid}/service_bindings/${bindingId}`,
+      secretAnswer: true,
+      body: {
+        service_id: data.serviceId,
+        plan_id: data.planId,
+        app_guid: appGuid,
+        bind_resource: { app_guid: appGuid },
+        ...(call.payload?.parameters ? { parameters: call.payload.parameters } : {}),
+        context: contextOf(service),
+      },
     },
-  });
-  if (!oneOf(result, 200, 201, 202)) return result;
-  const credentials = (jsonOf(result) as { credentials?: unknown } | undefined)?.credentials;
+    200,
+    201,
+  );
+  if (failure) return failure;
+  const parsed = jsonOf(result);
+  // The OSB client's decoding error for a success that is not JSON.
+  if (parsed === undefined) return failed(result, osbFailure(result, shownBrokerUrl(service.broker.url)));
+  const credentials = parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>).credentials : undefined;
   const envs = Object.fromEntries(
     Object.entries(credentials !== null && typeof credentials === "object" ? credentials : {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
-  await deps.store.put("brokerInstances", data.instance, { ...data, binds: { ...data.binds, [app]: bindingId }, ...operationOf(result) });
+  await deps.store.put("brokerInstances", data.instance, { ...data, binds: { ...data.binds, [app]: bindingId } });
   return answer(call, 201, JSON.stringify(envs));
 }
 
-/** `UnbindApp`: the app's binding deleted; 410 (already gone) is what was asked. */
-async function unbind(data: BrokerInstance, app: string, call: Call, deps: BrokerCallDeps): Promise<CallResult> {
+/** `UnbindApp`: the app's binding deleted (without `accepts_incomplete`, as the bind); 410 (already gone) is what was asked. */
+async function unbind(data: BrokerInstance, app: string, call: Call, deps: BrokerCallDeps, osb: OsbSender): Promise<PlatformCallResult> {
   const bindingId = data.binds[app];
   if (bindingId === undefined) return answer(call, 404, `The app "${app}" has no binding at the broker.`);
-  const query = new URLSearchParams({ accepts_incomplete: "true", service_id: data.serviceId, plan_id: data.planId });
-  const result = await deps.send({ method: "DELETE", path: `/v2/service_instances/${data.uuid}/service_bindings/${bindingId}?${query.toString()}`, user: deps.user });
-  if (!oneOf(result, 200, 202, 410)) return result;
+  const query = new URLSearchParams({ service_id: data.serviceId, plan_id: data.planId });
+  const { failure } = await osb({ method: "DELETE", path: `/v2/service_instances/${data.uuid}/service_bindings/${bindingId}?${query.toString()}` }, 200, 410);
+  if (failure) return failure;
   const { [app]: _gone, ...binds } = data.binds;
   await deps.store.put("brokerInstances", data.instance, { ...data, binds });
   return answer(call, 200, "");
@@ -176,6 +204,16 @@ async function unbind(data: BrokerInstance, app: string, call: Call, deps: Broke
 function unsupported(call: Call): CallResult {
   const error = `${call.method} ${call.path.split("?")[0]} has no Open Service Broker equivalent: a broker's services are bound to apps only`;
   return { exchange: { method: call.method, path: call.path, requestHeaders: {}, requestBody: "", error }, durationMs: 0, curl: "", error, secrets: [] };
+}
+
+/** A failure found before any OSB request (an unknown plan), in the real platform's words. */
+function refused(call: Call, problem: string): PlatformCallResult {
+  return { exchange: { method: call.method, path: call.path, requestHeaders: {}, requestBody: "", error: problem }, durationMs: 0, curl: "", error: problem, secrets: [], brokerProblem: problem };
+}
+
+/** The OSB call's result as a failure: no native answer, the real platform's words. */
+function failed(result: CallResult, problem: string): PlatformCallResult {
+  return { ...result, answer: undefined, error: problem, brokerProblem: problem };
 }
 
 /** The native answer the platform reads (never sent, never kept: the OSB calls are). */
@@ -188,10 +226,6 @@ function answer(call: Call, status: number, body: string): CallResult {
     answer: { status, contentType: "application/json", body, bytes },
     secrets: [],
   };
-}
-
-function oneOf(result: CallResult, ...statuses: number[]): boolean {
-  return result.answer !== undefined && statuses.includes(result.answer.status);
 }
 
 function jsonOf(result: CallResult): unknown {
@@ -215,61 +249,4 @@ function appGuidOf(app: string): string {
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** Sends one OSB request to the broker: its version header, its auth, JSON. Never throws for HTTP or network failures. */
-export async function sendOsb(broker: Broker, request: OsbRequest, timeoutMs: number): Promise<{ result: CallResult; url: string }> {
-  const base = broker.url.replace(/\/+$/, "");
-  const headers: Record<string, string> = { "X-Broker-API-Version": OSB_API_VERSION };
-  const auth = broker.config.authConfig;
-  const secrets: SecretForm[] = [];
-  if (auth?.basicAuthConfig) {
-    const { username, password } = auth.basicAuthConfig;
-    headers.Authorization = `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
-    secrets.push(...secretForms(username, password));
-  } else if (auth?.bearerConfig) {
-    headers.Authorization = `Bearer ${auth.bearerConfig.token}`;
-    secrets.push({ what: "the bearer token", text: auth.bearerConfig.token });
-  }
-  if (request.user) headers["X-Broker-API-Originating-Identity"] = `tsuru ${Buffer.from(JSON.stringify({ user: request.user })).toString("base64")}`;
-  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const shownHeaders = { ...headers, ...(headers.Authorization ? { Authorization: `${headers.Authorization.split(" ")[0]} <redacted>` } : {}) };
-  const curl = [
-    `curl -X ${request.method} '${base}${request.path}'`,
-    ...Object.entries(shownHeaders).map(([name, value]) => `-H '${name}: ${value}'`),
-    ...(body === undefined ? [] : [`-d '${body.replaceAll("'", `'\\''`)}'`]),
-  ].join(" ");
-  const exchange: CallResult["exchange"] = { method: request.method, path: request.path, requestHeaders: shownHeaders, requestBody: body ?? "" };
-  const started = performance.now();
-  try {
-    const response = await fetch(`${base}${request.path}`, { method: request.method, headers, body, redirect: "manual", signal: AbortSignal.timeout(Math.min(timeoutMs, 2 ** 31 - 1)) });
-    const bytes = Buffer.from(await response.arrayBuffer());
-    const text = redactSecrets(bytes.toString("utf8"), secrets);
-    const contentType = response.headers.get("content-type") ?? "";
-    exchange.response = { status: response.status, contentType, body: request.secretAnswer && response.status < 300 ? credentialShape(text) : text };
-    return {
-      result: { exchange, durationMs: performance.now() - started, curl, answer: { status: response.status, contentType, body: text, bytes }, secrets },
-      url: base,
-    };
-  } catch (error) {
-    const cause = (error as Error & { cause?: { code?: string } }).cause;
-    const reason = redactSecrets(cause?.code ?? (error as Error).message, secrets);
-    exchange.error = reason;
-    return { result: { exchange, durationMs: performance.now() - started, curl, error: reason, secrets }, url: base };
-  }
-}
-
-/** A binding's answer with each credential replaced by its type: the timeline shows the shape, never the secret. */
-function credentialShape(text: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return `<not JSON, ${text.length} characters>`;
-  }
-  if (parsed === null || typeof parsed !== "object") return `<${typeof parsed}>`;
-  const { credentials, ...rest } = parsed as Record<string, unknown>;
-  if (credentials === null || typeof credentials !== "object") return JSON.stringify(rest);
-  return JSON.stringify({ ...rest, credentials: Object.fromEntries(Object.keys(credentials).map((key) => [key, `<${typeof (credentials as Record<string, unknown>)[key]}>`])) });
 }

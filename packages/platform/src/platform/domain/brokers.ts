@@ -2,35 +2,13 @@
  * Service brokers, as the real platform keeps them (api/service_broker.go, service/broker_service.go):
  * admins register, list, update and remove them; each service of a broker's catalog is a service
  * named `<broker>::<service>` (getBrokeredServices), open to every user, its calls made over OSB
- * (broker-client.ts). Catalogs are cached per broker for `cacheExpirationSeconds`, an hour by
- * default (broker_catalog_cache.go).
+ * (broker-client.ts). Catalogs are cached and their reads bounded (broker-catalog.ts).
  */
+import { forgetCatalog, fullCatalog, listingCatalog, type CatalogService } from "./broker-catalog.js";
 import type { Actor, Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
-import { BROKER_SERVICE_NAME, SERVICE_NAME, type Broker, type BrokerService, type Service } from "./model.js";
-
-const DEFAULT_CATALOG_SECONDS = 60 * 60;
-
-interface CatalogEntry {
-  services: CatalogService[];
-  expiresAt: number;
-}
-
-interface CatalogService {
-  id: string;
-  name: string;
-  description: string;
-  plans: BrokerService["plans"];
-}
-
-/** Catalogs by broker name, per platform (its store). */
-const catalogs = new WeakMap<Context["store"], Map<string, CatalogEntry>>();
-
-function catalogCache(context: Context): Map<string, CatalogEntry> {
-  let cache = catalogs.get(context.store);
-  if (!cache) catalogs.set(context.store, (cache = new Map<string, CatalogEntry>()));
-  return cache;
-}
+import { BROKER_SERVICE_NAME, SERVICE_NAME, type Broker, type Service } from "./model.js";
+import { hasUserInfo, shownBrokerUrl } from "./osb-send.js";
 
 /** permission.PermServiceBroker*: given to the admin team only. */
 function assertAdmin(actor: Actor): void {
@@ -44,6 +22,10 @@ function checkBroker(broker: Broker): void {
   }
   if (!URL.canParse(broker.url) || !/^https?:$/.test(new URL(broker.url).protocol)) {
     throw badRequest(`Invalid broker URL "${broker.url.slice(0, 200)}": give the http(s) address the broker's /v2 routes are under.`);
+  }
+  // A password in the URL would be shown wherever the URL is (the call timeline, messages, the terminal).
+  if (hasUserInfo(broker.url)) {
+    throw badRequest("Invalid broker URL: it holds a user or password (user:password@host). Give the URL without them, and the credentials in Config.AuthConfig.BasicAuthConfig (Username, Password).");
   }
 }
 
@@ -65,14 +47,14 @@ export async function updateBroker(context: Context, actor: Actor, name: string,
   const updated: Broker = { ...broker, name, config: { ...broker.config, ...(cacheExpirationSeconds === undefined ? {} : { cacheExpirationSeconds }) } };
   checkBroker(updated);
   await context.store.put("brokers", name, updated);
-  catalogCache(context).delete(name);
+  forgetCatalog(context, name);
 }
 
 /** `serviceBrokerDelete`. */
 export async function removeBroker(context: Context, actor: Actor, name: string): Promise<void> {
   assertAdmin(actor);
   if (!(await context.store.delete("brokers", name))) throw notFound("service broker not found");
-  catalogCache(context).delete(name);
+  forgetCatalog(context, name);
 }
 
 /** `serviceBrokerList`: the brokers, their passwords and tokens masked (the real platform shows them to admins as stored). */
@@ -82,7 +64,9 @@ export async function listBrokers(context: Context, actor: Actor): Promise<Broke
   return brokers.sort((a, b) => a.name.localeCompare(b.name)).map(masked);
 }
 
-function masked(broker: Broker): Broker {
+function masked(stored: Broker): Broker {
+  // A URL with user info, kept from before such URLs were refused, is shown without it.
+  const broker = hasUserInfo(stored.url) ? { ...stored, url: shownBrokerUrl(stored.url) } : stored;
   const auth = broker.config.authConfig;
   if (!auth) return broker;
   return {
@@ -95,45 +79,6 @@ function masked(broker: Broker): Broker {
       },
     },
   };
-}
-
-/** The broker's catalog, from the cache while it holds; the fetch is a call of the timeline. */
-async function catalogOf(context: Context, broker: Broker): Promise<CatalogService[]> {
-  const cache = catalogCache(context);
-  const cached = cache.get(broker.name);
-  if (cached && cached.expiresAt > Date.now()) return cached.services;
-  const target: Service = brokerServiceRecord(broker, { id: "", name: "", description: "", plans: [] });
-  const result = await context.providers.sendOsb({ service: { ...target, name: `${broker.name}::` } }, broker, { method: "GET", path: "/v2/catalog" });
-  if (result.answer?.status !== 200) {
-    throw failed(`Cannot read the catalog of the broker "${broker.name}": ${result.answer ? `GET /v2/catalog answered ${result.answer.status}` : result.error ?? "no answer"}. Check its URL and credentials (PUT /brokers/${broker.name}).`);
-  }
-  const services = parseCatalog(result.answer.body);
-  const seconds = broker.config.cacheExpirationSeconds || DEFAULT_CATALOG_SECONDS;
-  cache.set(broker.name, { services, expiresAt: Date.now() + seconds * 1000 });
-  return services;
-}
-
-function parseCatalog(body: string): CatalogService[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return [];
-  }
-  const text = (value: unknown) => (typeof value === "string" ? value : "");
-  const services = (parsed as { services?: unknown } | null)?.services;
-  return (Array.isArray(services) ? (services as Array<Record<string, unknown>>) : [])
-    .filter((service) => text(service.id) !== "" && text(service.name) !== "")
-    .map((service) => ({
-      id: text(service.id),
-      name: text(service.name),
-      description: text(service.description),
-      plans: (Array.isArray(service.plans) ? (service.plans as Array<Record<string, unknown>>) : []).map((plan) => ({
-        id: text(plan.id),
-        name: text(plan.name),
-        description: text(plan.description),
-      })),
-    }));
 }
 
 /** A catalog service as the platform's service record: open to every team, its calls going to the broker. */
@@ -163,22 +108,22 @@ export async function findBrokerService(context: Context, name: string): Promise
   const parts = BROKER_SERVICE_NAME.exec(name);
   const broker = parts && (await context.store.get("brokers", parts[1]!));
   if (!parts || !broker) throw notFound(`Service "${name}" not found.`);
-  const service = (await catalogOf(context, broker)).find((candidate) => candidate.name === parts[2]);
+  const catalog = await fullCatalog(context, broker);
+  if ("failure" in catalog) throw failed(catalog.failure);
+  const service = catalog.services.find((candidate) => candidate.name === parts[2]);
   if (!service) throw notFound(`Service "${name}" not found.`);
   return brokerServiceRecord(broker, service);
 }
 
-/** `getBrokeredServices`: every broker's services; a broker that cannot be read is left out (said on the terminal), as the real platform logs it. */
-export async function brokerServices(context: Context): Promise<Service[]> {
-  const lists = await Promise.all(
-    (await context.store.all("brokers")).map(async (broker) => {
-      try {
-        return (await catalogOf(context, broker)).map((service) => brokerServiceRecord(broker, service));
-      } catch (error) {
-        context.say(`[Broker=${broker.name}] error getting catalog: ${(error as Error).message}`);
-        return [];
-      }
-    }),
-  );
-  return lists.flat();
+/**
+ * `getBrokeredServices`: every broker's services, each catalog waited for a moment at most; a
+ * broker whose catalog cannot be had is left out (and named), as the real platform logs and skips it.
+ */
+export async function brokerServices(context: Context): Promise<{ services: Service[]; leftOut: string[] }> {
+  const brokers = await context.store.all("brokers");
+  const catalogs = await Promise.all(brokers.map(async (broker) => ({ broker, catalog: await listingCatalog(context, broker) })));
+  return {
+    services: catalogs.flatMap(({ broker, catalog }) => ("services" in catalog ? catalog.services.map((service) => brokerServiceRecord(broker, service)) : [])),
+    leftOut: catalogs.filter(({ catalog }) => "failure" in catalog).map(({ broker }) => broker.name).sort(),
+  };
 }

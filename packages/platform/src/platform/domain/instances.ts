@@ -56,6 +56,8 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
       calls.create({ name: wanted.name, team: ownerTeam, plan: wanted.plan }),
     );
     if (!succeeded(created)) {
+      // A broker's failure is brokerClient.Create's error as it is (a plain error: 500); a provider's, the endpoint's words.
+      if (created.brokerProblem !== undefined) throw failed(created.brokerProblem);
       const message = `Failed to create the instance ${wanted.name}: ${providerProblem(created)}`;
       throw statusOf(created) === 409 ? conflict(message) : failed(message);
     }
@@ -208,6 +210,8 @@ export async function providerState(context: Context, actor: Actor, instance: In
     context.providers.builder(service, actor.email).status(instance.name),
     timeoutMs === undefined ? {} : { timeoutMs },
   );
+  // brokerClient.Status: any last_operation answer but 200 is an error, which serviceInstanceStatus wraps (500).
+  if (result.brokerProblem !== undefined) throw failed(`Could not retrieve status of service instance, error: ${result.brokerProblem}`);
   if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
   const text = body.trim().slice(0, STATUS_TEXT_MAX_LENGTH);

@@ -3,8 +3,16 @@ import type { CallResult } from "provider-kit/contract";
 
 const MAX_SHOWN = 500;
 
-/** An answer in the words of the platform's `buildErrorMessage`: `invalid response: <body> (code: N)`. */
-export function providerProblem(result: CallResult): string {
+/**
+ * A call's result as the platform reads it. A call to a broker's service that failed has no
+ * native answer: `brokerProblem` holds the failure in the real platform's broker client's words
+ * (osb-failure.ts), so no native status rule (a 404 taken as success, a 412) applies to a broker.
+ */
+export type PlatformCallResult = CallResult & { brokerProblem?: string };
+
+/** An answer in the words of the platform's `buildErrorMessage`: `invalid response: <body> (code: N)`; a broker's failure in its own. */
+export function providerProblem(result: PlatformCallResult): string {
+  if (result.brokerProblem !== undefined) return result.brokerProblem;
   if (!result.answer) return `the provider did not answer (${result.error ?? "no answer"})`;
   const body = result.answer.body.trim().replace(/\s+/g, " ");
   const shown = body.length > MAX_SHOWN ? `${body.slice(0, MAX_SHOWN)}…` : body;

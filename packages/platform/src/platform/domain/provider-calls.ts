@@ -10,7 +10,9 @@ import { cut, PlatformClient, type Call, type CallResult } from "provider-kit/co
 import type { CallEntry, PlatformStore, TimelineBounds } from "../store/store.js";
 import { clusterOf, placementOf, type PlatformConfig } from "./config.js";
 import { currentOperation } from "./operation.js";
-import { brokerCall, sendOsb as sendOsbRequest, type OsbRequest } from "./broker-client.js";
+import { brokerCall } from "./broker-client.js";
+import { sendOsb as sendOsbRequest, type OsbRequest } from "./osb-send.js";
+import type { PlatformCallResult } from "./provider-answer.js";
 import type { Broker, BrokerService, ProviderCall, Service } from "./model.js";
 
 export interface CallTarget {
@@ -89,7 +91,7 @@ export class Providers {
     target: CallTarget,
     call: Call,
     { record: recorded = true, timeoutMs = Infinity, signal }: { record?: boolean; timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<CallResult> {
+  ): Promise<PlatformCallResult> {
     const { service } = target;
     if (service.broker) return this.sendToBroker(target, service.broker, call, { record: recorded, timeoutMs });
     const { url, placement } = this.route(service, target.pool);
@@ -115,7 +117,7 @@ export class Providers {
    * A call to a broker's service: the native call made as OSB calls to the broker (broker-client.ts),
    * each of them kept in the timeline as a provider call is.
    */
-  private sendToBroker(target: CallTarget, broker: BrokerService, call: Call, options: { record?: boolean; timeoutMs?: number }): Promise<CallResult> {
+  private sendToBroker(target: CallTarget, broker: BrokerService, call: Call, options: { record?: boolean; timeoutMs?: number }): Promise<PlatformCallResult> {
     return brokerCall(broker, call, { store: this.store, user: call.event?.user, send: (request) => this.sendOsb(target, broker.broker, request, options) });
   }
 

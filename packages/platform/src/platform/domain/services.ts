@@ -84,10 +84,13 @@ async function instancesOf(context: Context, service: string): Promise<Instance[
   return (await context.store.all("instances")).filter((instance) => instance.service === service);
 }
 
-/** `[{service, instances}]` for the services the actor may use, with the instances their teams see. */
+/**
+ * `[{service, instances}]` for the services the actor may use, with the instances their teams see,
+ * and the brokers left out of it (their catalog could not be had in time).
+ */
 export async function listServices(context: Context, actor: Actor, app?: string) {
   const [native, brokered, instances] = await Promise.all([context.store.all("services"), brokerServices(context), context.store.all("instances")]);
-  return [...native, ...brokered]
+  const entries = [...native, ...brokered.services]
     .filter((service) => mayUse(actor, service))
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((service) => ({
@@ -98,6 +101,7 @@ export async function listServices(context: Context, actor: Actor, app?: string)
         .map((instance) => instance.name)
         .sort(),
     }));
+  return { entries, leftOut: brokered.leftOut };
 }
 
 /**

@@ -11,6 +11,7 @@ import { createInstance, grantInstance, instanceData, instanceStatus, removeInst
 import { PRIVATE_SHOWN } from "../domain/env.js";
 import { listServices } from "../domain/services.js";
 import { body, flag, nameParam, query, sendEmpty, sendJson, sendText, type Route } from "./handler.js";
+import { sendServiceList } from "./services.js";
 import { badRequest } from "../domain/errors.js";
 import { APP_NAME } from "../domain/model.js";
 
@@ -25,7 +26,7 @@ const NEW_INSTANCE = z.object({
 export const instanceList: Route = async ({ req, res, context, actor }) => {
   const app = query(req, "app");
   if (app !== undefined && !APP_NAME.test(app)) throw badRequest(`Invalid app name "${app.slice(0, 60)}".`);
-  sendJson(res, 200, await listServices(context, actor, app));
+  sendServiceList(res, await listServices(context, actor, app));
 };
 
 export const instanceCreate: Route = async ({ req, res, context, actor }) => {

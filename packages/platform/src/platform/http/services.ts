@@ -1,10 +1,20 @@
 /** `/services`: the catalog, registered from raw YAML manifests. */
+import type { Response } from "express";
 import { sharesTeam } from "../domain/context.js";
 import { createService, findService, grantService, listServices, providerOf, removeService, revokeService, serviceDoc, serviceInstances, servicePlans, setDoc, updateService } from "../domain/services.js";
 import { nameParam, query, sendEmpty, sendJson, sendText, text, type Route } from "./handler.js";
 
+/** The header naming the brokers a listing left out (their catalog could not be had in time; the terminal says why). */
+const BROKERS_LEFT_OUT_HEADER = "X-Brokers-Left-Out";
+
+/** The listing in the real platform's shape; the brokers left out in a header, which its clients ignore. */
+export function sendServiceList(res: Response, { entries, leftOut }: Awaited<ReturnType<typeof listServices>>): void {
+  if (leftOut.length > 0) res.setHeader(BROKERS_LEFT_OUT_HEADER, leftOut.join(", "));
+  sendJson(res, 200, entries);
+}
+
 export const serviceList: Route = async ({ res, context, actor }) => {
-  sendJson(res, 200, await listServices(context, actor));
+  sendServiceList(res, await listServices(context, actor));
 };
 
 export const serviceCreate: Route = async ({ req, res, context, actor }) => {
