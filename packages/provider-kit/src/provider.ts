@@ -128,14 +128,15 @@ function finishing(scopes: RequestScopes, auth: RequestHandler | undefined, req:
 
 /**
  * The app as its callers see it: however it is called (`http.createServer(provider)`, `.listen()`,
- * `app.use(provider)`, which calls `provider.handle`), its router runs and `finishing` ends the
- * request. Everything else is the Express app itself: its methods, settings and router are
+ * `app.use(provider)`, which calls `provider.handle`, or `router.use(provider)`, which calls it as
+ * middleware), its router runs and `finishing` ends the request. Everything else is the Express app itself: its methods, settings and router are
  * reached through the prototype.
  */
 function answeringItsOwn(app: Express, scopes: RequestScopes, auth: RequestHandler | undefined): Express {
   const expressHandle = (app as unknown as { handle: Handle }).handle.bind(app);
   const handle: Handle = (req, res, next) => expressHandle(req, res, finishing(scopes, auth, req as Request, res as Response, next));
-  const provider = Object.setPrototypeOf((req: IncomingMessage, res: ServerResponse) => handle(req, res), app) as Express;
+  // Called with `next` as a middleware (`router.use(provider)`, which does not look for `handle`), without it as a server.
+  const provider = Object.setPrototypeOf((req: IncomingMessage, res: ServerResponse, next?: Next) => handle(req, res, next), app) as Express;
   return Object.assign(provider, { handle });
 }
 

@@ -1,6 +1,6 @@
 /**
  * One request pipeline, however the provider is served: `.listen()`, `http.createServer(provider)`,
- * mounted under a prefix of another Express app, or at that app's root. Every error of the
+ * mounted under a prefix of another Express app or of an `express.Router`, or at their root. Every error of the
  * provider's own routes (and of routes added on it) is answered by the provider itself, with its
  * plain-text body and request id, never by the parent app; the parent's routes, before and after
  * the provider, see none of its auth, body reading or log line.
@@ -58,6 +58,18 @@ const WAYS: Way[] = [
     base: "",
     mounted: true,
     serve: (provider) => parentApp((parent) => parent.use(provider), { errorHandler: false }).listen(0, "127.0.0.1"),
+  },
+  {
+    name: 'in a router, under a prefix: router.use("/redis", provider)',
+    base: "/redis",
+    mounted: true,
+    serve: (provider) => parentApp((parent) => parent.use(express.Router().use("/redis", provider)), { errorHandler: true }).listen(0, "127.0.0.1"),
+  },
+  {
+    name: "in a router, at its root: router.use(provider)",
+    base: "",
+    mounted: true,
+    serve: (provider) => parentApp((parent) => parent.use(express.Router().use(provider)), { errorHandler: false }).listen(0, "127.0.0.1"),
   },
 ];
 
