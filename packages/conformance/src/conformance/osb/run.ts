@@ -75,6 +75,8 @@ interface PollEnd {
 
 const STATES = ["in progress", "succeeded", "failed"];
 const APP = "pkc-app";
+/** How many times the kit races two requests before it concludes the broker serialises them. */
+const RACE_ROUNDS = 3;
 /** OSB 2.17's REQUIRED fields of a provision ("Provisioning", Body). */
 const REQUIRED_PROVISION_FIELDS = ["service_id", "plan_id", "organization_guid", "space_guid"] as const;
 
@@ -524,21 +526,25 @@ class OsbRun {
     return result;
   }
 
-  /** Two binds of one new binding id for two apps at once: at most one may succeed. */
+  /**
+   * Two binds of one new binding id for two apps at once: at most one may succeed. A race shows
+   * only when the two requests overlap in the broker: up to RACE_ROUNDS rounds, each with a new id.
+   */
   private async concurrentBinds(offering: Offering, planId: string, body: (app: string) => Record<string, unknown>): Promise<void> {
     if (!this.checks.wants("osb-binding.concurrent") || this.checks.skipIfBlocked("osb-binding.concurrent")) return;
-    const bindingId = randomUUID();
-    const both = await Promise.all([`${APP}-a`, `${APP}-b`].map((app) => this.bind(offering.id, planId, bindingId, body(app))));
-    const succeeded = both.filter(isSuccess);
+    let both: BrokerResult[] = [];
+    for (let round = 1; round <= RACE_ROUNDS; round += 1) {
+      const bindingId = randomUUID();
+      both = await Promise.all([`${APP}-a`, `${APP}-b`].map((app) => this.bind(offering.id, planId, bindingId, body(app))));
+      await this.unbind(this.bound.get(`${this.instanceId}/${bindingId}`));
+      if (both.filter(isSuccess).length > 1) break;
+    }
+    const answers = both.map(statusOf).join(" and ");
     this.checks.judge(
       "osb-binding.concurrent",
-      () =>
-        succeeded.length > 1
-          ? problem(`two binds of one binding id for two apps, sent at once, answered ${both.map(statusOf).join(" and ")}: both were taken as made`)
-          : ok(`answered ${both.map(statusOf).join(" and ")}`),
+      () => (both.filter(isSuccess).length > 1 ? problem(`two binds of one binding id for two apps, sent at once, answered ${answers}: both were taken as made`) : ok(`the last round answered ${answers}`)),
       both.map((result) => result.exchange),
     );
-    await this.unbind(this.bound.get(`${this.instanceId}/${bindingId}`));
   }
 
   /** Removes a binding the run made, following a 202 to its end; a failure is a leftover. */
