@@ -458,8 +458,8 @@ class OsbRun {
     const from = offering.plans.find((plan) => plan.id === this.made.get(id)?.planId) as Plan;
     const others = offering.plans.filter((plan) => plan.id !== from.id);
     // One that is plan_updateable too, if any: the race below changes the plan back.
-    const to = others.find((plan) => plan.updateable) ?? others.find(() => true);
-    if (to === undefined) return;
+    const to = others.find((plan) => plan.updateable) ?? others.at(0);
+    if (to === undefined) return; // `updates` comes here only with two plans or more
     const patched = await this.patch(offering, id, { plan_id: to.id, previous_values: { plan_id: from.id } });
     const seen = patched.applied ? await this.planSeen(offering, id) : undefined;
     const evidence = [patched.result.exchange, ...(seen ? [seen.result.exchange] : [])];
