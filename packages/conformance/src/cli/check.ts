@@ -72,7 +72,7 @@ export function registerCheck(program: Command): void {
   program
     .command("check")
     .description("play the platform against a running provider and report, check by check, where it differs from the contract")
-    .option("--osb", "check the URL as an Open Service Broker (API v2.17, the broker's side): catalog, provision, last_operation, bindings, deprovision, errors")
+    .option("--osb", "check the URL as an Open Service Broker (API v2.17, the broker's side): catalog, provision, last_operation, bindings, updates, deprovision, errors")
     .option("--url <url>", "base URL of the provider, e.g. http://127.0.0.1:8080 (a bare host:port means http://)", providerUrl)
     .option("--username <name>", "Basic auth user name (the service manifest's username, or the service id)")
     .addOption(new Option("--password <password>", "Basic auth password (the manifest's password)").env("PROVIDER_KIT_PASSWORD"))

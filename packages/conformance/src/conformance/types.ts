@@ -44,6 +44,7 @@ export type OsbCheckGroup =
   | "osb-provision"
   | "osb-last-operation"
   | "osb-binding"
+  | "osb-update"
   | "osb-deprovision"
   | "osb-errors";
 
@@ -54,6 +55,7 @@ export const OSB_CHECK_GROUPS: readonly OsbCheckGroup[] = [
   "osb-provision",
   "osb-last-operation",
   "osb-binding",
+  "osb-update",
   "osb-deprovision",
   "osb-errors",
 ];
@@ -163,9 +165,11 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** An instance the run created and could not remove. */
+/** An instance (or, `check --osb`, a binding of one) the run created and could not remove. */
 export interface Leftover {
   instance: string;
+  /** Set when what is left over is this binding of `instance`. */
+  binding?: string;
   /** What the last destroy got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
   reason: string;
 }

@@ -19,6 +19,8 @@ interface Case {
   skips?: string[];
   /** Instances the kit could not see removed (a broker whose polls it cannot read). Default 0. */
   leftovers?: number;
+  /** How many of those leftovers are bindings. Default 0. */
+  leftoverBindings?: number;
 }
 
 const cases: Case[] = [
@@ -34,27 +36,40 @@ const cases: Case[] = [
       "osb-provision.identical",
       "osb-provision.conflict",
       "osb-provision.malformed",
+      "osb-provision.required-fields",
       "osb-last-operation.states",
       "osb-last-operation.gone",
       "osb-binding.created",
       "osb-binding.identical",
       "osb-binding.conflict",
+      "osb-binding.concurrent",
       "osb-binding.unbind",
       "osb-binding.unbind-gone",
+      "osb-update.parameters",
+      "osb-update.plan",
+      "osb-update.not-updateable",
+      "osb-update.concurrent",
       "osb-deprovision.status",
     ],
   },
   { fault: "unstable-ids", fails: ["osb-catalog.stable-ids"] },
-  { fault: "any-version", warns: ["osb-version.unsupported"] },
+  // Refusing a version is a MAY: serving it is no finding; refusing it with another status than 412 is.
+  { fault: "any-version" },
+  { fault: "version-400", fails: ["osb-version.unsupported"] },
   { fault: "async-without-accepts", fails: ["osb-provision.sync"] },
   { fault: "wrong-async-code", fails: ["osb-provision.sync"] },
   { fault: "identical-201", warns: ["osb-provision.identical"] },
   { fault: "conflict-accepted", fails: ["osb-provision.conflict"] },
-  { fault: "malformed-accepted", fails: ["osb-provision.malformed"] },
+  { fault: "conflict-plan-only", fails: ["osb-provision.conflict"] },
+  // Without a check of service_id and plan_id, no REQUIRED field is checked either.
+  { fault: "malformed-accepted", fails: ["osb-provision.malformed", "osb-provision.required-fields"] },
+  { fault: "required-field-accepted", fails: ["osb-provision.required-fields"] },
+  { fault: "last-operation-unknown-410", fails: ["osb-last-operation.unknown"] },
   {
     fault: "bad-state",
-    // Its deprovisions answer 202, then a state the kit cannot read: it says so.
-    leftovers: 2,
+    // Its deprovisions answer 202, then a state the kit cannot read: it says so, for the run's
+    // instance and those of the two plans provisioned at once.
+    leftovers: 3,
     fails: ["osb-provision.async", "osb-last-operation.states"],
     follows: { "osb-last-operation.states": "osb-provision.async" },
     skips: [
@@ -64,19 +79,39 @@ const cases: Case[] = [
       "osb-binding.created",
       "osb-binding.identical",
       "osb-binding.conflict",
+      "osb-binding.concurrent",
       "osb-binding.unbind",
       "osb-binding.unbind-gone",
+      "osb-update.parameters",
+      "osb-update.plan",
+      "osb-update.not-updateable",
+      "osb-update.concurrent",
       "osb-deprovision.status",
     ],
   },
-  // The kit cannot see the small plan's instance removed either: it says so.
-  { fault: "deprovision-poll-404", fails: ["osb-last-operation.gone"], leftovers: 1 },
-  { fault: "binding-without-credentials", fails: ["osb-binding.created"], skips: ["osb-binding.identical", "osb-binding.conflict", "osb-binding.unbind", "osb-binding.unbind-gone"] },
+  // The kit cannot see the instances of the plans provisioned at once removed either: it says so.
+  { fault: "deprovision-poll-404", fails: ["osb-last-operation.gone"], leftovers: 2 },
+  {
+    fault: "binding-without-credentials",
+    fails: ["osb-binding.created"],
+    skips: ["osb-binding.identical", "osb-binding.conflict", "osb-binding.concurrent", "osb-binding.unbind", "osb-binding.unbind-gone"],
+  },
   { fault: "binding-identical-201", warns: ["osb-binding.identical"] },
-  { fault: "binding-conflict-accepted", fails: ["osb-binding.conflict"] },
+  // It takes a second app's bind of one binding id whenever it comes: at once too.
+  { fault: "binding-conflict-accepted", fails: ["osb-binding.conflict", "osb-binding.concurrent"] },
+  { fault: "binding-plan-conflict-accepted", fails: ["osb-binding.conflict"] },
+  { fault: "binding-concurrent-201", fails: ["osb-binding.concurrent"] },
+  { fault: "update-params-change-plan", fails: ["osb-update.parameters"] },
+  { fault: "update-plan-ignored", fails: ["osb-update.plan"], skips: ["osb-update.concurrent"] },
+  { fault: "not-updateable-accepted", fails: ["osb-update.not-updateable"] },
+  { fault: "update-lost", fails: ["osb-update.concurrent"] },
   { fault: "unbind-missing-200", fails: ["osb-binding.unbind-gone"] },
+  // Neither the run's binding nor those of the three rounds of concurrent binds can be removed: each is named.
+  { fault: "unbind-500", fails: ["osb-binding.unbind"], skips: ["osb-binding.unbind-gone"], leftovers: 4, leftoverBindings: 4 },
   { fault: "deprovision-missing-200", fails: ["osb-deprovision.gone"] },
-  { fault: "text-errors", fails: ["osb-errors.body"] },
+  // A body that is not JSON is a SHOULD of the spec ("Content Type"): it warns.
+  { fault: "text-errors", warns: ["osb-errors.json"] },
+  { fault: "empty-error-fields", fails: ["osb-errors.body"] },
 ];
 
 describe("check --osb", () => {
@@ -90,7 +125,7 @@ describe("check --osb", () => {
     expect(formatJunit(report)).toContain('<testsuite name="conformance.osb-provision"');
   });
 
-  it.each(cases)("gives $fault its verdict", async ({ fault, fails = [], warns = [], follows = {}, skips = [], leftovers = 0 }) => {
+  it.each(cases)("gives $fault its verdict", async ({ fault, fails = [], warns = [], follows = {}, skips = [], leftovers = 0, leftoverBindings = 0 }) => {
     const report = await check(fault);
     expect(ids(report, "fail").sort()).toEqual([...fails].sort());
     expect(ids(report, "warn").sort()).toEqual([...warns].sort());
@@ -99,5 +134,6 @@ describe("check --osb", () => {
     expect(followers).toEqual(follows);
     expect(report.passed).toBe(fails.length === 0);
     expect(report.leftovers).toHaveLength(leftovers);
+    expect(report.leftovers.filter((leftover) => leftover.binding !== undefined)).toHaveLength(leftoverBindings);
   });
 });

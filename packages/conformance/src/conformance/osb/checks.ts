@@ -63,12 +63,13 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   {
     id: "osb-version.unsupported",
     group: "osb-version",
-    // The spec lets a broker accept any version: refusing one it cannot serve is a MAY.
-    level: "SHOULD",
+    // Refusing a version is a MAY (line 155): serving it is never a finding. Refusing it with
+    // another status than the one the spec names is.
+    level: "MUST",
     variants: ANY,
-    title: "A call declaring X-Broker-API-Version 1.0 (a major version the broker cannot serve) is refused with 412",
-    advice: "Read X-Broker-API-Version and answer 412 to a major version other than 2",
-    cite: spec(155, "API Version Header", "Service Broker MAY reject the request with `412 Precondition Failed`"),
+    title: "A call declaring X-Broker-API-Version 1.0 is served (200) or refused with 412 Precondition Failed, the status the spec gives a refused version (refusing is a MAY)",
+    advice: "Serve the call, or refuse a version the broker cannot serve with 412 Precondition Failed, not another status",
+    cite: spec(304, "Service Broker Errors", "Where the specification defines the expected"),
   },
   {
     id: "osb-provision.sync",
@@ -105,8 +106,9 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     group: "osb-provision",
     level: "MUST",
     variants: ANY,
-    title: "A provision of an existing instance id with a different plan (or other parameters) answers 409",
-    advice: "Answer 409 when the instance id exists with another plan or other parameters",
+    title:
+      "A provision of an existing instance id answers 409 for each attribute changed in turn: another plan (when the offering has one), another organization_guid, another space_guid, other parameters (or 400 for parameters the plan does not take)",
+    advice: "Store each instance's plan, organization_guid, space_guid and parameters, and answer 409 when the same instance id comes with any of them different",
     cite: spec(995, "Provisioning", "MUST be returned if a Service Instance with the same id already exists or is being provisioned but with different attributes"),
     dependsOn: ["osb-provision.async"],
   },
@@ -115,9 +117,19 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     group: "osb-provision",
     level: "MUST",
     variants: ANY,
-    title: "A provision without service_id and plan_id answers 400",
-    advice: "Validate the provision body and answer 400 when service_id or plan_id is missing",
+    title: "A provision whose body is not JSON, or has neither service_id nor plan_id, answers 400",
+    advice: "Validate the provision body and answer 400 when it is not a JSON object or service_id or plan_id is missing",
     cite: spec(994, "Provisioning", "MUST be returned if the request is malformed or missing mandatory data"),
+  },
+  {
+    id: "osb-provision.required-fields",
+    group: "osb-provision",
+    level: "MUST",
+    variants: ANY,
+    title: "A provision missing one REQUIRED field (service_id, plan_id, organization_guid, space_guid), each in turn, or sending it as an empty string, answers 400",
+    advice: "Answer 400 when service_id, plan_id, organization_guid or space_guid is missing or not a non-empty string, before anything is made",
+    cite: spec(994, "Provisioning", "MUST be returned if the request is malformed or missing mandatory data"),
+    dependsOn: ["osb-catalog.shape"],
   },
   {
     id: "osb-last-operation.states",
@@ -130,6 +142,15 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     dependsOn: ["osb-catalog.shape"],
     // The operation whose poll went wrong fails on the same answer.
     followsFrom: ["osb-provision.async", "osb-last-operation.gone"],
+  },
+  {
+    id: "osb-last-operation.unknown",
+    group: "osb-last-operation",
+    level: "MUST",
+    variants: ANY,
+    title: "last_operation of an instance that never existed (no `operation` sent) answers 404 Not Found: not 410, which is for a finished deprovision, nor 200",
+    advice: "Answer last_operation of an instance id the broker never provisioned with 404 Not Found",
+    cite: spec(773, "Polling Last Operation for Service Instances", "MUST be returned if the Service Instance being polled does not exist"),
   },
   {
     id: "osb-last-operation.gone",
@@ -166,9 +187,20 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
-    title: "A binding of an existing binding id for another app, with other parameters, answers 409",
-    advice: "Store each binding's app and parameters, and answer 409 when the same binding id comes with others",
+    title:
+      "A binding of an existing binding id answers 409 for each attribute changed in turn: another app, another plan_id (when the offering has one), other parameters (or 400 for parameters the plan does not take)",
+    advice: "Store each binding's app, plan_id and parameters, and answer 409 when the same binding id comes with any of them different",
     cite: spec(1523, "Binding", "MUST be returned if a Service Binding with the same id, for the same Service Instance, already exists or is being created but with different parameters"),
+    dependsOn: ["osb-binding.created"],
+  },
+  {
+    id: "osb-binding.concurrent",
+    group: "osb-binding",
+    level: "MUST",
+    variants: ANY,
+    title: "Two binds of one new binding id for two apps, sent at once, never both succeed: one answers 201 (or 202), the other 409 (or 422 ConcurrencyError)",
+    advice: "Check and create a binding under one lock (or a unique key), so a second bind of the same id for another app sees the first and answers 409",
+    cite: spec(1523, "Binding", "already exists or is being created but with different parameters"),
     dependsOn: ["osb-binding.created"],
   },
   {
@@ -211,14 +243,69 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
     cite: spec(1877, "Deprovisioning", "MUST be returned if the Service Instance does not exist"),
   },
   {
+    id: "osb-update.parameters",
+    group: "osb-update",
+    level: "MUST",
+    variants: ANY,
+    title:
+      "A PATCH of the instance with `parameters` and no plan_id answers 200 (or 202, then `succeeded`), or 400/422 when the broker does not take them, and leaves the instance's plan as it was (seen through GET when the offering is instances_retrievable)",
+    advice: "On an update without plan_id keep the instance's plan; apply the parameters and answer 200, or refuse them with 400 or 422",
+    cite: spec(1165, "Updating a Service Instance", "then the Service Broker MUST NOT change the Service Plan"),
+    dependsOn: ["osb-provision.async"],
+  },
+  {
+    id: "osb-update.plan",
+    group: "osb-update",
+    level: "MUST",
+    variants: ANY,
+    title:
+      "A PATCH changing the plan of an instance on a `plan_updateable` plan answers 200 (or 202, then `succeeded`), the instance then on the new plan (seen through GET when the offering is instances_retrievable), or 422 for a plan change the broker does not support",
+    advice: "Apply a plan change of a plan_updateable plan and answer 200 once it holds (or 202 and then `succeeded`), or refuse it with 422",
+    cite: spec(1252, "Updating a Service Instance", "MUST be returned if the request's changes have been applied"),
+    dependsOn: ["osb-catalog.shape"],
+  },
+  {
+    id: "osb-update.not-updateable",
+    group: "osb-update",
+    level: "MUST",
+    variants: ANY,
+    title: "A PATCH changing the plan of an instance on a plan that is not `plan_updateable` is refused with 422 (or 400), never applied",
+    advice: "Refuse a plan change of an instance whose plan (or offering) is not plan_updateable with 422 and leave the instance as it is",
+    cite: spec(1255, "Updating a Service Instance", "MUST be returned if the requested change is not supported"),
+    dependsOn: ["osb-catalog.shape"],
+  },
+  {
+    id: "osb-update.concurrent",
+    group: "osb-update",
+    level: "MUST",
+    variants: ANY,
+    title:
+      "A plan change and an update of parameters only, sent at once, lose nothing: when the plan change answered 200 (or 202, then `succeeded`) the instance is then on the new plan (seen through GET); the other may answer 422 ConcurrencyError",
+    advice: "Apply updates of one instance one at a time (a lock, or 422 ConcurrencyError while one runs) so an update without plan_id never writes back the plan it read before another changed it",
+    cite: spec(1165, "Updating a Service Instance", "then the Service Broker MUST NOT change the Service Plan"),
+    dependsOn: ["osb-update.plan"],
+  },
+  {
     id: "osb-errors.body",
     group: "osb-errors",
     level: "MUST",
     variants: ANY,
-    title: "Every error answer (4xx, 5xx) but 401 is a JSON object whose `error` and `description`, when present, are non-empty strings",
-    advice: "Answer every error but 401 with a JSON object; leave out `error` and `description` rather than send them empty",
+    title: "In every error answer (4xx, 5xx) with a JSON object body, `error` and `description`, when present, are non-empty strings",
+    advice: "Leave out `error` and `description` of an error body rather than send them empty or as another type than a string",
     cite: spec(312, "Service Broker Errors", "If present, MUST be a non-empty string"),
     // A broken answer fails its own check first: that check is the cause to fix.
+    followsSharedAnswer: true,
+  },
+  {
+    id: "osb-errors.json",
+    group: "osb-errors",
+    // Only a SHOULD in 2.17: the error fields are defined, no line makes a JSON body a MUST.
+    level: "SHOULD",
+    variants: ANY,
+    title:
+      "Every error answer with a body (401, 400 to a body that is not JSON, 404 to an unknown /v2 route, any 4xx or 5xx) is a JSON object sent as Content-Type application/json",
+    advice: "Answer every error on /v2 with Content-Type application/json and a JSON object such as {\"error\": \"BadRequest\", \"description\": \"...\"}, also from the auth and body-parsing layers and for unknown routes",
+    cite: spec(341, "Content Type", "bodies SHOULD contain a `Content-Type` header set to `application/json`"),
     followsSharedAnswer: true,
   },
 ];

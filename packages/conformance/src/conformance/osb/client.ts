@@ -14,6 +14,8 @@ export interface BrokerCall {
   /** Below the broker URL, starting with `/v2`; a query string may follow. */
   path: string;
   body?: unknown;
+  /** Sent as it is, as `application/json`, instead of `body`: a body that is not JSON. */
+  rawBody?: string;
   /** Default `valid`. */
   credentials?: "valid" | "none" | { password: string };
   /** The X-Broker-API-Version sent; `null` sends none. Default 2.17. */
@@ -63,7 +65,7 @@ export class BrokerClient {
       const password = credentials === "valid" ? this.options.password : credentials.password;
       headers.Authorization = `Basic ${Buffer.from(`${this.options.username}:${password}`).toString("base64")}`;
     }
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const body = call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const exchange: Exchange = {
       method: call.method,

@@ -5,12 +5,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Recorder, ok, problem, should, skip, type Verdict } from "../recorder.js";
+import { Recorder, ok, problem, skip, type Verdict } from "../recorder.js";
 import { ConformanceUsageError } from "../run.js";
 import { CredentialsRefusedError, Interrupted, ProviderUnreachableError } from "../scenario.js";
 import type { ConformanceReport, Leftover, OsbCheckGroup, ProgressEvent } from "../types.js";
 import { OSB_CHECKS } from "./checks.js";
 import { BrokerClient, type BrokerCall, type BrokerResult } from "./client.js";
+import { errorFieldsProblem, errorMediaProblem } from "./error-bodies.js";
 
 export interface OsbConformanceOptions {
   /** Base URL of the broker, e.g. `http://127.0.0.1:8080` (the kit adds `/v2/...`). */
@@ -29,16 +30,41 @@ export interface OsbConformanceOptions {
   onProgress?: (event: ProgressEvent) => void;
 }
 
+interface Plan {
+  id: string;
+  name: string;
+  /** `plan_updateable`: the plan's, else its offering's (default false). */
+  updateable: boolean;
+}
+
 interface Offering {
   id: string;
   bindable: boolean;
-  plans: Array<{ id: string; name: string }>;
+  /** `instances_retrievable`: the kit can read an instance's plan back (GET). */
+  instancesRetrievable: boolean;
+  plans: Plan[];
 }
 
-/** An instance the run made, with what its deprovision must name. */
+/** An instance the run made, with what its deprovision must name (its plan now). */
 interface Made {
   serviceId: string;
   planId: string;
+}
+
+/** A binding the run made, with what its unbind must name. */
+interface Bound {
+  instanceId: string;
+  bindingId: string;
+  serviceId: string;
+  planId: string;
+}
+
+/** How a PATCH ended: its answer and, after a 202, the end of its polling. */
+interface Patched {
+  result: BrokerResult;
+  end?: PollEnd;
+  /** 200, or 202 and then `succeeded`. */
+  applied: boolean;
 }
 
 /** How a poll of last_operation ended: its last answer's state, or the status that stopped it. */
@@ -49,6 +75,10 @@ interface PollEnd {
 
 const STATES = ["in progress", "succeeded", "failed"];
 const APP = "pkc-app";
+/** How many times the kit races two requests before it concludes the broker serialises them. */
+const RACE_ROUNDS = 3;
+/** OSB 2.17's REQUIRED fields of a provision ("Provisioning", Body). */
+const REQUIRED_PROVISION_FIELDS = ["service_id", "plan_id", "organization_guid", "space_guid"] as const;
 
 export async function runOsbConformance(options: OsbConformanceOptions): Promise<ConformanceReport> {
   const started = Date.now();
@@ -65,7 +95,7 @@ export async function runOsbConformance(options: OsbConformanceOptions): Promise
     if (!(error instanceof Interrupted)) throw error;
     interrupted = true;
   } finally {
-    await run.removeInstances();
+    await run.removeWhatWasMade();
   }
   const { results, counts } = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
   return {
@@ -88,6 +118,10 @@ class OsbRun {
   readonly instanceId = randomUUID();
   readonly leftovers: Leftover[] = [];
   private readonly made = new Map<string, Made>();
+  /** Bindings made and not yet removed, by `<instance>/<binding>`. */
+  private readonly bound = new Map<string, Bound>();
+  /** The instances of `syncProvisions` provisioned at once (201), by plan id. */
+  private readonly ready = new Map<string, string>();
   /** Every poll of an instance's last_operation: judged together at the end. */
   private readonly polls: BrokerResult[] = [];
   private readonly timeoutMs: number;
@@ -107,18 +141,26 @@ class OsbRun {
     await this.auth();
     await this.version();
     await this.deprovisionUnknown(offering);
+    await this.lastOperationUnknown(offering);
+    // An unknown route: its 404 is judged only by the error-body checks.
+    await this.send({ method: "GET", path: "/v2/pkc-no-such-route" });
     if (offering) {
       await this.malformedProvision(offering);
       const asyncPlans = await this.syncProvisions(offering);
+      await this.requiredFields(offering, offering.plans.find((candidate) => !asyncPlans.has(candidate.id)) ?? offering.plans[0]);
       const plan = offering.plans.find((candidate) => asyncPlans.has(candidate.id)) ?? offering.plans[0];
       if (plan && (await this.provision(offering, plan.id))) {
         await this.rerequests(offering, plan.id);
         await this.binding(offering, plan.id);
-        await this.deprovision(offering, plan.id);
+        await this.updates(offering);
+        await this.deprovision(offering, this.made.get(this.instanceId)?.planId ?? plan.id);
+      } else {
+        this.checks.skipAll(UPDATE_CHECKS, "the run's instance was not provisioned: nothing to update");
       }
     }
     this.checks.judge("osb-last-operation.states", () => this.statesVerdict(), this.polls.map((poll) => poll.exchange));
-    this.checks.judge("osb-errors.body", () => this.errorBodiesVerdict(), this.badErrorBodies().map((result) => result.exchange));
+    this.judgeErrorAnswers("osb-errors.body", errorFieldsProblem);
+    this.judgeErrorAnswers("osb-errors.json", errorMediaProblem);
   }
 
   /** The catalog twice (the second time for stable ids): also tells whether the broker is there and takes the credentials. */
@@ -136,7 +178,13 @@ class OsbRun {
       (service): Offering => ({
         id: service.id as string,
         bindable: service.bindable === true || (service.plans as Array<Record<string, unknown>>).some((plan) => plan.bindable === true),
-        plans: (service.plans as Array<Record<string, unknown>>).map((plan) => ({ id: plan.id as string, name: plan.name as string })),
+        instancesRetrievable: service.instances_retrievable === true,
+        plans: (service.plans as Array<Record<string, unknown>>).map((plan) => ({
+          id: plan.id as string,
+          name: plan.name as string,
+          // A plan's own plan_updateable takes precedence over its offering's ("Service Plan Object").
+          updateable: typeof plan.plan_updateable === "boolean" ? plan.plan_updateable : service.plan_updateable === true,
+        })),
       }),
     );
     // A bindable offering lets the binding checks run.
@@ -154,7 +202,11 @@ class OsbRun {
     const old = await this.send({ method: "GET", path: "/v2/catalog", version: "1.0" });
     this.checks.judge(
       "osb-version.unsupported",
-      () => (old.answer?.status === 412 ? ok() : should(`${describe(old)} answered ${statusOf(old)}: a platform speaking API 1.0 is not told the broker cannot serve it`)),
+      () => {
+        if (old.answer?.status === 200) return ok("served API 1.0 (refusing it is a MAY)");
+        if (old.answer?.status === 412) return ok("refused API 1.0 with 412");
+        return problem(`${describe(old)} with X-Broker-API-Version 1.0 answered ${statusOf(old)}: serve it (200) or refuse it with 412 Precondition Failed`);
+      },
       [old.exchange],
     );
   }
@@ -165,11 +217,51 @@ class OsbRun {
     this.checks.judge("osb-deprovision.gone", () => expect(gone, [410], "410 Gone"), [gone.exchange]);
   }
 
+  private async lastOperationUnknown(offering: Offering | undefined): Promise<void> {
+    // No `operation`: the kit never started one, so nothing tells the broker the instance was ever there.
+    const query = offering ? pollQuery(offering.id, offering.plans[0]?.id ?? "", undefined) : "";
+    const unknown = await this.send({ method: "GET", path: `/v2/service_instances/${randomUUID()}/last_operation${query}` });
+    this.checks.judge("osb-last-operation.unknown", () => expect(unknown, [404], "404 Not Found"), [unknown.exchange]);
+  }
+
   private async malformedProvision(offering: Offering): Promise<void> {
+    const planId = offering.plans[0]?.id ?? "";
+    const notJson = await this.provisionExpectingRefusal(offering.id, planId, { rawBody: '{"service_id": ' });
+    const noIds = await this.provisionExpectingRefusal(offering.id, planId, { body: { organization_guid: "pkc-org", space_guid: "pkc-space" } });
+    const wrong = [notJson, noIds].filter((result) => result.answer?.status !== 400);
+    this.checks.judge(
+      "osb-provision.malformed",
+      () => (wrong.length === 0 ? ok() : problem(wrong.map((result) => `${result === notJson ? "a body that is not JSON" : "no service_id nor plan_id"}: ${statusOf(result)}`).join("; ") + ", not 400 Bad Request")),
+      (wrong.length > 0 ? wrong : [notJson, noIds]).map((result) => result.exchange),
+    );
+  }
+
+  /** Each REQUIRED field of a provision left out, then sent empty, in turn. */
+  private async requiredFields(offering: Offering, plan: Plan | undefined): Promise<void> {
+    if (!plan) return;
+    const wrong: Array<{ what: string; result: BrokerResult }> = [];
+    for (const field of REQUIRED_PROVISION_FIELDS) {
+      for (const empty of [false, true]) {
+        const body = provisionBody(offering.id, plan.id);
+        if (empty) body[field] = "";
+        else delete body[field];
+        const result = await this.provisionExpectingRefusal(offering.id, plan.id, { body });
+        if (result.answer?.status !== 400) wrong.push({ what: empty ? `${field} "": ${statusOf(result)}` : `without ${field}: ${statusOf(result)}`, result });
+      }
+    }
+    this.checks.judge(
+      "osb-provision.required-fields",
+      () => (wrong.length === 0 ? ok() : problem(`${wrong.map(({ what }) => what).join("; ")}, not 400 Bad Request`)),
+      wrong.map(({ result }) => result.exchange),
+    );
+  }
+
+  /** A provision of a new id the broker should refuse; if it made the instance anyway, it is removed at the end. */
+  private async provisionExpectingRefusal(serviceId: string, planId: string, call: Pick<BrokerCall, "body" | "rawBody">): Promise<BrokerResult> {
     const id = randomUUID();
-    const malformed = await this.send({ method: "PUT", path: `/v2/service_instances/${id}?accepts_incomplete=true`, body: { organization_guid: "pkc-org", space_guid: "pkc-space" } });
-    if (isSuccess(malformed)) this.made.set(id, { serviceId: offering.id, planId: offering.plans[0]?.id ?? "" });
-    this.checks.judge("osb-provision.malformed", () => expect(malformed, [400], "400 Bad Request"), [malformed.exchange]);
+    const result = await this.send({ method: "PUT", path: `/v2/service_instances/${id}?accepts_incomplete=true`, ...call });
+    if (isSuccess(result) || !result.answer) this.made.set(id, { serviceId, planId });
+    return result;
   }
 
   /** Each plan provisioned by a platform that cannot poll; returns the plans that answered AsyncRequired. */
@@ -183,6 +275,7 @@ class OsbRun {
       answers.push(result);
       if (isSuccess(result) || !result.answer) this.made.set(id, { serviceId: offering.id, planId: plan.id });
       const status = result.answer?.status;
+      if (status === 201) this.ready.set(plan.id, id);
       const error = errorCode(result);
       if (status === 422 && error === "AsyncRequired") asyncPlans.add(plan.id);
       else if (status === 202) problems.push(`plan "${plan.name}": ${describe(result)} answered 202 though the platform did not send accepts_incomplete=true`);
@@ -230,12 +323,33 @@ class OsbRun {
       () => (again.answer?.status === 200 ? ok() : problem(`${describe(again)} answered ${statusOf(again)} to the same provision of an instance already provisioned`)),
       [again.exchange],
     );
+    const same = provisionBody(offering.id, planId);
     const otherPlan = offering.plans.find((plan) => plan.id !== planId);
-    const different = otherPlan
-      ? provisionBody(offering.id, otherPlan.id)
-      : { ...provisionBody(offering.id, planId), parameters: { "pkc-conflict": randomUUID() } };
-    const conflict = await this.send({ method: "PUT", path, body: different });
-    this.checks.judge("osb-provision.conflict", () => expect(conflict, [409], "409 Conflict"), [conflict.exchange]);
+    const conflicts = await this.conflicts([
+      ...(otherPlan ? [{ what: `plan "${otherPlan.name}"`, call: { method: "PUT" as const, path, body: { ...same, plan_id: otherPlan.id } } }] : []),
+      { what: "another organization_guid", call: { method: "PUT", path, body: { ...same, organization_guid: "pkc-org-other" } } },
+      { what: "another space_guid", call: { method: "PUT", path, body: { ...same, space_guid: "pkc-space-other" } } },
+      { what: "other parameters", call: { method: "PUT", path, body: { ...same, parameters: { "pkc-conflict": randomUUID() } } }, invalidData: true },
+    ]);
+    this.checks.judge("osb-provision.conflict", () => conflicts.verdict, conflicts.evidence);
+  }
+
+  /**
+   * Each request in turn, to be answered 409 (or 400 where the request may carry data the broker
+   * does not take): the verdict names every other answer.
+   */
+  private async conflicts(requests: Array<{ what: string; call: BrokerCall; invalidData?: boolean }>): Promise<{ verdict: Verdict; evidence: BrokerResult["exchange"][] }> {
+    const wrong: Array<{ what: string; result: BrokerResult }> = [];
+    const all: BrokerResult[] = [];
+    for (const { what, call, invalidData } of requests) {
+      const result = await this.send(call);
+      all.push(result);
+      const status = result.answer?.status;
+      if (status !== 409 && !(invalidData && status === 400)) wrong.push({ what, result });
+    }
+    if (wrong.length === 0) return { verdict: ok(), evidence: all.map((result) => result.exchange) };
+    const text = wrong.map(({ what, result }) => `with ${what}: ${statusOf(result)}`).join("; ");
+    return { verdict: problem(`${describe((wrong[0] as { result: BrokerResult }).result)} of an existing id answered ${text}, not 409 Conflict`), evidence: wrong.map(({ result }) => result.exchange) };
   }
 
   private async binding(offering: Offering, planId: string): Promise<void> {
@@ -243,15 +357,16 @@ class OsbRun {
       this.checks.skipAll(BINDING_CHECKS, "the offering is not bindable: nothing to bind");
       return;
     }
-    const path = `/v2/service_instances/${this.instanceId}/service_bindings/${randomUUID()}`;
-    const body = (app: string, parameters?: Record<string, string>) => ({
+    const bindingId = randomUUID();
+    const path = `/v2/service_instances/${this.instanceId}/service_bindings/${bindingId}`;
+    const body = (app: string, plan = planId, parameters?: Record<string, string>) => ({
       service_id: offering.id,
-      plan_id: planId,
+      plan_id: plan,
       app_guid: app,
       bind_resource: { app_guid: app },
       ...(parameters ? { parameters } : {}),
     });
-    const created = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(APP), secretAnswer: true });
+    const created = await this.bind(offering.id, planId, bindingId, body(APP));
     let withCredentials = created;
     if (created.answer?.status === 202) {
       const end = await this.poll(`${path}/last_operation${pollQuery(offering.id, planId, operationOf(created) ?? undefined)}`, this.instanceId);
@@ -266,21 +381,186 @@ class OsbRun {
 
     const again = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(APP), secretAnswer: true });
     this.checks.judge("osb-binding.identical", () => (again.answer?.status === 200 ? ok() : problem(`${describe(again)} answered ${statusOf(again)} to the same binding again`)), [again.exchange]);
-    // Another app and other parameters: a conflict whichever the broker compares.
-    const conflict = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: body(`${APP}-other`, { "pkc-conflict": randomUUID() }), secretAnswer: true });
-    this.checks.judge("osb-binding.conflict", () => expect(conflict, [409], "409 Conflict"), [conflict.exchange]);
+    const bindCall = (request: Record<string, unknown>): BrokerCall => ({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: request, secretAnswer: true });
+    const otherPlan = offering.plans.find((plan) => plan.id !== planId);
+    const conflicts = await this.conflicts([
+      { what: "another app", call: bindCall(body(`${APP}-other`)) },
+      ...(otherPlan ? [{ what: `plan "${otherPlan.name}"`, call: bindCall(body(APP, otherPlan.id)) }] : []),
+      { what: "other parameters", call: bindCall(body(APP, planId, { "pkc-conflict": randomUUID() })), invalidData: true },
+    ]);
+    this.checks.judge("osb-binding.conflict", () => conflicts.verdict, conflicts.evidence);
+    await this.concurrentBinds(offering, planId, (app) => body(app));
 
     const unbindPath = `${path}?accepts_incomplete=true${idsQuery(offering.id, planId)}`;
     const unbound = await this.send({ method: "DELETE", path: unbindPath });
+    if (unbound.answer?.status === 200 || unbound.answer?.status === 410) this.bound.delete(`${this.instanceId}/${bindingId}`);
     let unbindVerdict = expect(unbound, [200, 202], "200 (or 202)");
     if (unbound.answer?.status === 202) {
       const end = await this.poll(`${path}/last_operation${pollQuery(offering.id, planId, operationOf(unbound) ?? undefined)}`, this.instanceId);
       if (end.state !== "succeeded" && end.state !== "gone") unbindVerdict = problem(`202, then the binding's last_operation ${pollEndText(end, this.timeoutMs)}`);
+      else this.bound.delete(`${this.instanceId}/${bindingId}`);
     }
     this.checks.judge("osb-binding.unbind", () => unbindVerdict, [unbound.exchange]);
     if (!this.checks.passed("osb-binding.unbind")) return;
     const gone = await this.send({ method: "DELETE", path: unbindPath });
     this.checks.judge("osb-binding.unbind-gone", () => expect(gone, [410], "410 Gone"), [gone.exchange]);
+  }
+
+  /**
+   * The update checks, on the run's instance and on those `syncProvisions` made: parameters
+   * alone, a plan change of a plan that is not plan_updateable, one of a plan that is, and that
+   * plan change raced by an update of parameters.
+   */
+  private async updates(offering: Offering): Promise<void> {
+    const instances = [this.instanceId, ...this.ready.values()];
+    const planOf = (id: string) => offering.plans.find((plan) => plan.id === this.made.get(id)?.planId);
+    const onPlan = (updateable: boolean) => instances.find((id) => planOf(id)?.updateable === updateable);
+
+    const before = planOf(this.instanceId);
+    const parameters = await this.patch(offering, this.instanceId, { parameters: { "pkc-update": randomUUID() } });
+    const seen = parameters.applied ? await this.planSeen(offering, this.instanceId) : undefined;
+    this.checks.judge("osb-update.parameters", () => parametersVerdict(parameters, before, seen, offering, this.timeoutMs), [parameters.result.exchange, ...(seen ? [seen.result.exchange] : [])]);
+
+    if (offering.plans.length < 2) {
+      this.checks.skipAll(["osb-update.not-updateable", "osb-update.plan", "osb-update.concurrent"], "the offering has one plan: there is no plan to change to");
+      return;
+    }
+    const fixed = onPlan(false);
+    if (fixed === undefined) this.checks.judge("osb-update.not-updateable", () => skip("every plan the run provisioned is plan_updateable"));
+    else await this.updateNotUpdateable(offering, fixed);
+
+    const changing = onPlan(true);
+    if (changing === undefined) {
+      this.checks.skipAll(["osb-update.plan", "osb-update.concurrent"], "no plan the run provisioned is plan_updateable: a platform may not change it");
+      return;
+    }
+    await this.updatePlan(offering, changing);
+  }
+
+  private async updateNotUpdateable(offering: Offering, id: string): Promise<void> {
+    const from = this.made.get(id)?.planId ?? "";
+    const to = offering.plans.find((plan) => plan.id !== from) as Plan;
+    const patched = await this.patch(offering, id, { plan_id: to.id, previous_values: { plan_id: from } });
+    const status = patched.result.answer?.status;
+    const evidence = [patched.result.exchange, ...(patched.end?.polls.slice(-1).map((poll) => poll.exchange) ?? [])];
+    this.checks.judge(
+      "osb-update.not-updateable",
+      () => {
+        if (status === 422 || status === 400) return ok(`refused with ${status}`);
+        if (patched.applied) return problem(`${describe(patched.result)} changed the plan of an instance whose plan is not plan_updateable (${statusOf(patched.result)}${patched.end ? ", then succeeded" : ""}), not 422`);
+        return problem(`${describe(patched.result)} answered ${statusOf(patched.result)}${patched.end ? `, then last_operation ${pollEndText(patched.end, this.timeoutMs)}` : ""}, not 422 to a plan change of a plan that is not plan_updateable`);
+      },
+      evidence,
+    );
+  }
+
+  private async updatePlan(offering: Offering, id: string): Promise<void> {
+    const from = offering.plans.find((plan) => plan.id === this.made.get(id)?.planId) as Plan;
+    const others = offering.plans.filter((plan) => plan.id !== from.id);
+    // One that is plan_updateable too, if any: the race below changes the plan back.
+    const to = others.find((plan) => plan.updateable) ?? others.at(0);
+    if (to === undefined) return; // `updates` comes here only with two plans or more
+    const patched = await this.patch(offering, id, { plan_id: to.id, previous_values: { plan_id: from.id } });
+    const seen = patched.applied ? await this.planSeen(offering, id) : undefined;
+    const evidence = [patched.result.exchange, ...(seen ? [seen.result.exchange] : [])];
+    this.checks.judge("osb-update.plan", () => planChangeVerdict(patched, from, to, seen, this.timeoutMs), evidence);
+    if (!this.checks.passed("osb-update.plan")) return this.checks.judge("osb-update.concurrent", () => skip("blocked"));
+    if (!patched.applied) return this.checks.judge("osb-update.concurrent", () => skip(`the broker refused the plan change (${statusOf(patched.result)}): there is no plan change to race`));
+    if (!to.updateable) return this.checks.judge("osb-update.concurrent", () => skip(`plan "${to.name}" is not plan_updateable: the kit may not change it back`));
+    if (!offering.instancesRetrievable) return this.checks.judge("osb-update.concurrent", () => skip("the offering is not instances_retrievable: the kit cannot see which plan the instance ends on"));
+
+    const [change, other] = await Promise.all([
+      this.patch(offering, id, { plan_id: from.id, previous_values: { plan_id: to.id } }),
+      this.patch(offering, id, { parameters: { "pkc-update": randomUUID() } }),
+    ]);
+    const after = await this.planSeen(offering, id);
+    this.checks.judge(
+      "osb-update.concurrent",
+      () => {
+        if (!change.applied) return ok(`the plan change answered ${statusOf(change.result)}, the update of parameters ${statusOf(other.result)}`);
+        if (after?.planId === undefined) return skip(`${describe(after?.result ?? change.result)} showed no plan_id: the kit cannot see which plan the instance ends on`);
+        if (after.planId === from.id) return ok();
+        return problem(
+          `the plan change to "${from.name}" answered ${statusOf(change.result)} and the update of parameters sent at once ${statusOf(other.result)}, yet the instance is then on plan ${JSON.stringify(after.planId)}: the plan change was lost`,
+        );
+      },
+      [change.result.exchange, other.result.exchange, ...(after ? [after.result.exchange] : [])],
+    );
+  }
+
+  /** A PATCH of an instance the run made, with accepts_incomplete=true, followed to its end. */
+  private async patch(offering: Offering, id: string, body: Record<string, unknown>): Promise<Patched> {
+    const made = this.made.get(id) as Made;
+    const path = `/v2/service_instances/${id}`;
+    const previousPlan = made.planId;
+    const result = await this.send({ method: "PATCH", path: `${path}?accepts_incomplete=true`, body: { service_id: offering.id, context: provisionBody(offering.id, previousPlan).context, ...body } });
+    let end: PollEnd | undefined;
+    if (result.answer?.status === 202) {
+      // The plan before the update names the instance while it changes ("Polling Last Operation").
+      end = await this.poll(`${path}/last_operation${pollQuery(offering.id, previousPlan, operationOf(result) ?? undefined)}`, id);
+      this.polls.push(...end.polls);
+    }
+    const applied = result.answer?.status === 200 || end?.state === "succeeded";
+    if (applied && typeof body.plan_id === "string") made.planId = body.plan_id;
+    return { result, ...(end ? { end } : {}), applied };
+  }
+
+  /** The instance's plan as the broker shows it (GET), when the offering is instances_retrievable. */
+  private async planSeen(offering: Offering, id: string): Promise<{ result: BrokerResult; planId?: string } | undefined> {
+    if (!offering.instancesRetrievable) return undefined;
+    const made = this.made.get(id) as Made;
+    const result = await this.send({ method: "GET", path: `/v2/service_instances/${id}${pollQuery(offering.id, made.planId, undefined)}` });
+    const planId = (result.answer?.json as { plan_id?: unknown } | undefined)?.plan_id;
+    if (result.answer?.status === 200 && typeof planId === "string") {
+      made.planId = planId;
+      return { result, planId };
+    }
+    return { result };
+  }
+
+  /** A bind of the run's instance; whatever it may have made is kept to be removed. */
+  private async bind(serviceId: string, planId: string, bindingId: string, body: Record<string, unknown>): Promise<BrokerResult> {
+    const path = `/v2/service_instances/${this.instanceId}/service_bindings/${bindingId}`;
+    const result = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body, secretAnswer: true });
+    if (isSuccess(result) || !result.answer) this.bound.set(`${this.instanceId}/${bindingId}`, { instanceId: this.instanceId, bindingId, serviceId, planId });
+    return result;
+  }
+
+  /**
+   * Two binds of one new binding id for two apps at once: at most one may succeed. A race shows
+   * only when the two requests overlap in the broker: up to RACE_ROUNDS rounds, each with a new id.
+   */
+  private async concurrentBinds(offering: Offering, planId: string, body: (app: string) => Record<string, unknown>): Promise<void> {
+    if (!this.checks.wants("osb-binding.concurrent") || this.checks.skipIfBlocked("osb-binding.concurrent")) return;
+    let both: BrokerResult[] = [];
+    for (let round = 1; round <= RACE_ROUNDS; round += 1) {
+      const bindingId = randomUUID();
+      both = await Promise.all([`${APP}-a`, `${APP}-b`].map((app) => this.bind(offering.id, planId, bindingId, body(app))));
+      await this.unbind(this.bound.get(`${this.instanceId}/${bindingId}`));
+      if (both.filter(isSuccess).length > 1) break;
+    }
+    const answers = both.map(statusOf).join(" and ");
+    this.checks.judge(
+      "osb-binding.concurrent",
+      () => (both.filter(isSuccess).length > 1 ? problem(`two binds of one binding id for two apps, sent at once, answered ${answers}: both were taken as made`) : ok(`the last round answered ${answers}`)),
+      both.map((result) => result.exchange),
+    );
+  }
+
+  /** Removes a binding the run made, following a 202 to its end; a failure is a leftover. */
+  private async unbind(binding: Bound | undefined): Promise<void> {
+    if (!binding) return;
+    const path = `/v2/service_instances/${binding.instanceId}/service_bindings/${binding.bindingId}`;
+    const result = await this.client.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(binding.serviceId, binding.planId)}` });
+    let reason: string | undefined;
+    if (result.answer?.status === 202) {
+      const end = await this.poll(`${path}/last_operation${pollQuery(binding.serviceId, binding.planId, operationOf(result) ?? undefined)}`, binding.instanceId).catch(() => undefined);
+      if (end?.state !== "gone" && end?.state !== "succeeded") reason = end ? `202, then last_operation ${pollEndText(end, this.timeoutMs)}` : "interrupted";
+    } else if (result.answer?.status !== 200 && result.answer?.status !== 410) {
+      reason = `${describe(result)} answered ${statusOf(result)}`;
+    }
+    this.bound.delete(`${binding.instanceId}/${binding.bindingId}`);
+    if (reason) this.leftovers.push({ instance: binding.instanceId, binding: binding.bindingId, reason });
   }
 
   private async deprovision(offering: Offering, planId: string): Promise<void> {
@@ -332,18 +612,24 @@ class OsbRun {
     return wrong.length > 0 ? problem(wrong[0] as string) : ok(`${this.polls.length} polls`);
   }
 
-  private badErrorBodies(): BrokerResult[] {
-    return this.client.log.filter((result) => errorBodyProblem(result) !== undefined);
+  /** Judges `id` over every answer of the run: it fails (or warns) on the first `problemOf` finds, counting the others. */
+  private judgeErrorAnswers(id: string, problemOf: (result: BrokerResult) => string | undefined): void {
+    const bad = this.client.log.filter((result) => problemOf(result) !== undefined);
+    const first = bad[0];
+    this.checks.judge(
+      id,
+      () => (first === undefined ? ok() : problem(`${describe(first)}: ${problemOf(first)}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ""}`)),
+      bad.map((result) => result.exchange),
+    );
   }
 
-  private errorBodiesVerdict(): Verdict {
-    const bad = this.badErrorBodies();
-    return bad.length === 0 ? ok() : problem(`${describe(bad[0] as BrokerResult)}: ${errorBodyProblem(bad[0] as BrokerResult)}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ""}`);
-  }
-
-  /** Deprovisions what the run made, following a 202 to its end: 200 or 410 means removed. */
-  async removeInstances(): Promise<void> {
-    for (const [id, { serviceId, planId }] of this.made) {
+  /**
+   * Removes what the run made, the newest first: its bindings, then its instances (following a
+   * 202 to its end: 200 or 410 means removed). What it could not remove is a leftover.
+   */
+  async removeWhatWasMade(): Promise<void> {
+    for (const binding of [...this.bound.values()].reverse()) await this.unbind(binding);
+    for (const [id, { serviceId, planId }] of [...this.made].reverse()) {
       this.options.onProgress?.({ type: "destroying", instance: id });
       const path = `/v2/service_instances/${id}`;
       const result = await this.client.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(serviceId, planId)}` });
@@ -369,7 +655,8 @@ class OsbRun {
   }
 }
 
-const BINDING_CHECKS = ["osb-binding.created", "osb-binding.identical", "osb-binding.conflict", "osb-binding.unbind", "osb-binding.unbind-gone"];
+const BINDING_CHECKS = ["osb-binding.created", "osb-binding.identical", "osb-binding.conflict", "osb-binding.concurrent", "osb-binding.unbind", "osb-binding.unbind-gone"];
+const UPDATE_CHECKS = ["osb-update.parameters", "osb-update.plan", "osb-update.not-updateable", "osb-update.concurrent"];
 
 function provisionBody(serviceId: string, planId: string): Record<string, unknown> {
   return {
@@ -514,6 +801,33 @@ function bindingVerdict(created: BrokerResult, withCredentials: BrokerResult): V
   return ok();
 }
 
+function parametersVerdict(patched: Patched, before: Plan | undefined, seen: { result: BrokerResult; planId?: string } | undefined, offering: Offering, timeoutMs: number): Verdict {
+  const status = patched.result.answer?.status;
+  if (status === 400 || status === 422) return ok(`refused the parameters with ${status}`);
+  if (patched.end?.state === "failed") return ok("the update ended \"failed\"");
+  if (!patched.applied) {
+    return problem(`${describe(patched.result)} answered ${statusOf(patched.result)}${patched.end ? `, then last_operation ${pollEndText(patched.end, timeoutMs)}` : ""}, not 200 (or 202), 400 or 422`);
+  }
+  if (seen?.planId === undefined) return ok(offering.instancesRetrievable ? "the instance's GET showed no plan_id" : "applied (the offering is not instances_retrievable: its plan was not read back)");
+  if (before !== undefined && seen.planId !== before.id) {
+    const now = offering.plans.find((plan) => plan.id === seen.planId);
+    return problem(`an update with parameters and no plan_id moved the instance from plan "${before.name}" to ${now ? `"${now.name}"` : JSON.stringify(seen.planId)}`);
+  }
+  return ok();
+}
+
+function planChangeVerdict(patched: Patched, from: Plan, to: Plan, seen: { result: BrokerResult; planId?: string } | undefined, timeoutMs: number): Verdict {
+  const status = patched.result.answer?.status;
+  if (status === 422) return ok(`refused the change from "${from.name}" to "${to.name}" with 422`);
+  if (!patched.applied) {
+    return problem(`${describe(patched.result)} changing plan "${from.name}" to "${to.name}" answered ${statusOf(patched.result)}${patched.end ? `, then last_operation ${pollEndText(patched.end, timeoutMs)}` : ""}, not 200 (or 202, then succeeded) or 422`);
+  }
+  if (seen === undefined) return ok("applied (the offering is not instances_retrievable: its plan was not read back)");
+  if (seen.planId === undefined) return ok(`applied; ${describe(seen.result)} answered ${statusOf(seen.result)} without a plan_id`);
+  if (seen.planId !== to.id) return problem(`${describe(patched.result)} answered ${statusOf(patched.result)} to a change from "${from.name}" to "${to.name}", yet the instance is on plan ${JSON.stringify(seen.planId)}`);
+  return ok();
+}
+
 function deprovisionVerdict(result: BrokerResult): Verdict {
   const status = result.answer?.status;
   if (status === 200) return ok("removed at once");
@@ -526,17 +840,5 @@ function pollProblem(poll: BrokerResult): string | undefined {
   const body = (poll.answer.json ?? {}) as { state?: unknown; description?: unknown };
   if (typeof body.state !== "string" || !STATES.includes(body.state)) return `${describe(poll)} answered state ${JSON.stringify(body.state)}, not one of ${STATES.map((s) => `"${s}"`).join(", ")}`;
   if (body.description !== undefined && !nonEmpty(body.description)) return `${describe(poll)} answered a \`description\` that is not a non-empty string`;
-  return undefined;
-}
-
-/** What is wrong with an error answer's body (401 aside: an auth layer answers it before the broker). */
-function errorBodyProblem(result: BrokerResult): string | undefined {
-  const status = result.answer?.status ?? 0;
-  if (status < 400 || status === 401) return undefined;
-  const json = result.answer?.json;
-  if (json === null || typeof json !== "object" || Array.isArray(json)) return `answered ${status} with a body that is not a JSON object`;
-  const { error, description } = json as { error?: unknown; description?: unknown };
-  if (error !== undefined && !nonEmpty(error)) return `answered ${status} with an \`error\` that is not a non-empty string`;
-  if (description !== undefined && !nonEmpty(description)) return `answered ${status} with a \`description\` that is not a non-empty string`;
   return undefined;
 }
