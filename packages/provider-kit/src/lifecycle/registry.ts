@@ -41,13 +41,13 @@ import { newStep, StepRunner, type StepWork } from "./steps.js";
 export type { RegistryOptions } from "./options.js";
 
 /** What a create that may be a repeat found: the instance it made, or the one already there. */
-export interface CreateOutcome {
+interface CreateOutcome {
   created: boolean;
   record: InstanceRecord;
 }
 
 /** What a bind that may be a repeat did: `created` false when the binding was there already. */
-export interface BindOutcome {
+interface BindOutcome {
   created: boolean;
   env: BoundEnv;
 }
