@@ -64,15 +64,20 @@ export interface RegistryLifecycle extends Lifecycle {
   /**
    * Create, unless the name holds an instance already: the same request made it (plan, team,
    * tags, description, parameters), or it is being removed, then that record, else
-   * `AlreadyExistsError` (409).
+   * `AlreadyExistsError` (409). With `refuseNew`, a free name is refused with its error instead
+   * of created (a repeat is still answered).
    */
-  createOrRepeat(request: CreateRequest, context: RequestContext): Promise<CreateOutcome>;
+  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome>;
   /**
    * Bind, unless the app key is bound already: for the same app (`appHost`) and `terms`, the
    * bind handler runs again (`created` false), else `AlreadyExistsError` (409).
    */
   bindAppOrRepeat(request: BindAppRequest, terms: BindingTerms, context: RequestContext): Promise<BindOutcome>;
-  /** Update the fields `change` gives, the rest merged from the record under the lock (no concurrent change is lost). */
+  /**
+   * Update the fields `change` gives, the rest merged from the record under the lock (no
+   * concurrent change is lost). A change to nothing is done without an update handler (the
+   * handler runs when there is one: it may act on the call's context).
+   */
   updatePartly(change: InstanceChange, context: RequestContext): Promise<void>;
   /** The instance's record; "removed" for one whose removal (asked for by the platform) ended in the last day; undefined otherwise. */
   lookup(instance: string): Promise<InstanceRecord | "removed" | undefined>;
@@ -288,12 +293,12 @@ class Registry implements RegistryLifecycle {
     await this.#create(request, context, false);
   }
 
-  createOrRepeat(request: CreateRequest, context: RequestContext): Promise<CreateOutcome> {
-    return this.#create(request, context, true);
+  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome> {
+    return this.#create(request, context, true, refuseNew);
   }
 
   /** Create the instance; with `repeatable`, a name taken by the same request (or by one being removed) answers its record. */
-  async #create(request: CreateRequest, context: RequestContext, repeatable: boolean): Promise<CreateOutcome> {
+  async #create(request: CreateRequest, context: RequestContext, repeatable: boolean, refuseNew?: () => Error): Promise<CreateOutcome> {
     const instance = request.instance;
     const outcome = await this.#locked(instance, context, async (held) => {
       // Under the lock, a create still at its first stage is one whose process died before
@@ -303,6 +308,7 @@ class Registry implements RegistryLifecycle {
         if (repeatable && (existing.state === "deleting" || sameCreate(existing, request))) return { created: false, record: existing, stepQueued: false };
         throw repeatable ? new AlreadyExistsError(`An instance named "${instance}" already exists with other settings.`) : alreadyExists(existing, instance);
       }
+      if (refuseNew) throw refuseNew();
       const record = newRecord(request);
       await held.saveInstance(record);
       let result: LifecycleResult;
@@ -340,7 +346,7 @@ class Registry implements RegistryLifecycle {
   }
 
   update(request: UpdateRequest, context: RequestContext): Promise<void> {
-    return this.#update(request.instance, () => request, context);
+    return this.#update(request.instance, () => request, context, false);
   }
 
   updatePartly(change: InstanceChange, context: RequestContext): Promise<void> {
@@ -355,16 +361,20 @@ class Registry implements RegistryLifecycle {
         parameters: change.parameters ?? record.parameters,
       }),
       context,
+      true,
     );
   }
 
-  /** The update handler with the request `requestFor` makes of the record read under the lock. */
-  async #update(instance: string, requestFor: (record: InstanceRecord) => UpdateRequest, context: RequestContext): Promise<void> {
-    const handler = handlerFor(this.#handlers, "update");
+  /** The update handler with the request `requestFor` makes of the record read under the lock; `partly`: see `updatePartly`. */
+  async #update(instance: string, requestFor: (record: InstanceRecord) => UpdateRequest, context: RequestContext, partly: boolean): Promise<void> {
+    // A full update needs the handler: known before waiting for the lock.
+    if (!partly) handlerFor(this.#handlers, "update");
     await this.#locked(instance, context, async (held) => {
       const before = found(held.record, instance);
       refuseUnlessReady(before);
       const request = requestFor(structuredClone(before));
+      if (partly && !this.#handlers.update && sameCreate(before, request)) return;
+      const handler = handlerFor(this.#handlers, "update");
       const record: InstanceRecord = { ...structuredClone(before), state: "updating", updatedAt: now() };
       await held.saveInstance(record);
       let result: UpdateResult;

@@ -59,7 +59,6 @@ export function provision({ options }: OsbDeps): OsbCallDefinition<ProvisionRequ
       requiredText(body, "space_guid");
       const context = objectField(body, "context");
       const osb = osbCallOf(req, scope, instanceId, context);
-      if (options.asyncPlans.has(plan) && !osb.acceptsIncomplete) throw asyncRequired(`Plan "${plan}"`);
       return {
         create: { instance: registryName(instanceId), plan, team, tags: [], parameters: nativeParameters(objectField(body, "parameters")) },
         osb,
@@ -69,7 +68,9 @@ export function provision({ options }: OsbDeps): OsbCallDefinition<ProvisionRequ
       const context = withOsb(call, request.osb);
       let outcome;
       try {
-        outcome = await registry.createOrRepeat(request.create, context);
+        // A plan of `asyncPlans` the platform will not poll for is refused before anything is made; a repeat is still answered (409, 200).
+        const mustPoll = options.asyncPlans.has(request.create.plan ?? "") && !request.osb.acceptsIncomplete;
+        outcome = await registry.createOrRepeat(request.create, context, mustPoll ? () => asyncRequired(`Plan "${request.create.plan}"`) : undefined);
       } catch (error) {
         if (!(error instanceof AlreadyExistsError)) throw error;
         throw new OsbError(409, "Conflict", `Instance "${request.osb.instanceId}" exists already with another plan, organization or parameters.`);

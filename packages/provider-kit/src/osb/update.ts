@@ -3,9 +3,10 @@
  * the registry merges what the request changes (`plan_id`, `parameters`) into the record it reads
  * under the instance lock (`updatePartly`), so two overlapping updates both keep their change.
  * Always synchronous: 200 `{}`. Without an update handler the catalog says
- * `plan_updateable: false` and this answers 422.
+ * `plan_updateable: false`: an update that changes nothing is 200, any other 422 (OSB 2.17
+ * "Updating a Service Instance", 422 "if the requested change is not supported").
  */
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, ProviderError } from "../errors.js";
 import type { InstanceChange } from "../lifecycle/registry.js";
 import {
   answer,
@@ -48,11 +49,14 @@ export function update({ options, handlers }: OsbDeps): OsbCallDefinition<OsbUpd
       return { change, osb: osbCallOf(req, scope, instanceId, objectField(body, "context")) };
     },
     async run(registry, request, call) {
-      if (handlers.update === undefined) throw new OsbError(422, "NotSupported", "This broker's instances cannot be updated.");
       try {
         await registry.updatePartly(request.change, withOsb(call, request.osb));
       } catch (error) {
         if (error instanceof NotFoundError) throw new NotFoundError(`Instance "${request.osb.instanceId}" not found (or being removed).`);
+        // A change to make, and no update handler to make it (the registry's "not supported").
+        if (handlers.update === undefined && error instanceof ProviderError && error.status === 404) {
+          throw new OsbError(422, "NotSupported", "This broker's instances cannot be updated (plan_updateable: false): send no plan_id or parameters that differ.");
+        }
         throw error;
       }
       return answer(200);

@@ -9,7 +9,7 @@ import { MemoryStore, type Store } from "../../src/index.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { gate } from "../../../../test/support/gate.js";
 import { STORE_KINDS, useStores } from "../lifecycle/helpers.js";
-import { AUTH_HEADER, fakeService, PLAN_IDS, provisionBody, query, SERVICE_ID, useBrokers, type Broker } from "./helpers.js";
+import { AUTH_HEADER, fakeService, OSB, PLAN_IDS, provisionBody, query, SERVICE_ID, useBrokers, type Broker } from "./helpers.js";
 
 const stores = useStores();
 const start = useBrokers();
@@ -114,6 +114,25 @@ describe("binding ids reused", () => {
     expectOsbError(await broker.call("PUT", BINDING, bindBody({ plan_id: PLAN_IDS.dedicated })), 409);
     expectOsbError(await broker.call("PUT", BINDING, bindBody({ parameters: { role: "writer" } })), 409);
     expect((await broker.call("PUT", BINDING, bindBody())).status).toBe(200);
+  });
+});
+
+describe("refusals in the order the platform needs them", () => {
+  it("answers 409 to a different provision of an existing id even on a plan that must be polled, 422 AsyncRequired only to a new one", async () => {
+    const broker = await start(fakeService().handlers, new MemoryStore(), { osb: { ...OSB, asyncPlans: ["dedicated"] } });
+    expect((await broker.call("PUT", INSTANCE, provisionBody("shared"))).status).toBe(201);
+    expectOsbError(await broker.call("PUT", INSTANCE, provisionBody("dedicated")), 409);
+    expectOsbError(await broker.call("PUT", `${INSTANCE}-2`, provisionBody("dedicated")), 422, "accepts_incomplete");
+  });
+
+  it("without an update handler, answers 200 to an update that changes nothing and 422 to one that changes the plan or parameters", async () => {
+    const { update: _update, ...handlers } = fakeService().handlers;
+    const broker = await start(handlers, new MemoryStore());
+    expect((await broker.call("PUT", INSTANCE, provisionBody("shared", { parameters: { maxmemory: "64mb" } }))).status).toBe(201);
+    expect((await broker.call("PATCH", INSTANCE, { service_id: SERVICE_ID })).status).toBe(200);
+    expect((await broker.call("PATCH", INSTANCE, { service_id: SERVICE_ID, plan_id: PLAN_IDS.shared, parameters: { maxmemory: "64mb" } })).status).toBe(200);
+    expectOsbError(await broker.call("PATCH", INSTANCE, { service_id: SERVICE_ID, plan_id: PLAN_IDS.dedicated }), 422);
+    expectOsbError(await broker.call("PATCH", INSTANCE, { service_id: SERVICE_ID, parameters: { maxmemory: "128mb" } }), 422);
   });
 });
 
