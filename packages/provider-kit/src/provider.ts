@@ -20,7 +20,7 @@ import { unbindJob } from "./endpoints/unbind-job.js";
 import { unbindUnit } from "./endpoints/unbind-unit.js";
 import { update } from "./endpoints/update.js";
 import { actionRoutes } from "./endpoints/action.js";
-import { osbRoutes } from "./osb/routes.js";
+import { osbRouter } from "./osb/routes.js";
 import { checkActions } from "./actions.js";
 import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
@@ -155,10 +155,8 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   checkHandlers(handlers);
   const config = resolveOptions(options);
   const metrics = createMetrics();
-  const lifecycle =
-    config.registry === false
-      ? statelessLifecycle(handlers)
-      : registryLifecycle(handlers, config.registry, config.logger, metrics.steps);
+  const registry = config.registry === false ? undefined : registryLifecycle(handlers, config.registry, config.logger, metrics.steps);
+  const lifecycle = registry ?? statelessLifecycle(handlers);
   const { store } = lifecycle;
   if (store) metrics.observeStore(store);
   const healthChecks: Array<readonly [string, HealthCheck]> = [
@@ -167,7 +165,8 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   ];
   const drain = createDrain();
   let closed: Promise<void> | undefined;
-  const deps = { lifecycle, logger: config.logger, deadlines: deadlinesOf(config.handlerTimeoutMs) };
+  const deadlines = deadlinesOf(config.handlerTimeoutMs);
+  const deps = { lifecycle, logger: config.logger, deadlines };
 
   const app = express();
   // No ETag work on tiny answers, no framework banner, no query parsing (the API uses none).
@@ -178,18 +177,22 @@ export function createProvider(handlers: ProviderHandlers, options: ProviderOpti
   const scopes = requestScopes(config.logger, config.requestIdHeader, drain, metrics); // request id, in-flight count, log line, metrics
   app.enable("case sensitive routing"); // before the router is made, on first use
   const { router } = app;
+  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
+  if (config.osb) {
+    if (registry === undefined) throw new ConfigurationError("createProvider: osb needs the registry: pass registry: { store }.");
+    // First, OPTIONS included: /v2 is OSB's, with its own answers (see osb/routes.ts).
+    router.use(osbRouter(config.osb, handlers, { lifecycle: registry, logger: config.logger, deadlines }, { scopes, auth: config.auth, body }));
+  }
   router.use(leavingOptions);
   // Load balancers probe exactly /healthcheck (no trailing slash), without credentials.
   const exactly = (path: string): RequestHandler => (req, _res, next) => next(req.path === path ? undefined : "route");
   router.get(HEALTHCHECK_PATH, exactly(HEALTHCHECK_PATH), scopes.enter, healthcheck(healthChecks, config.healthCheckTimeoutMs));
   // Every route from here on, the provider's and those added on it (`provider.get(...)`), runs behind this guard.
   const auth = config.auth === false ? undefined : authentication(config.auth);
-  const body = bodyParsing({ bytes: config.bodyLimitBytes, formFields: config.formFieldLimit });
   guardRoutes(router, auth === undefined ? [scopes.enter, body] : [scopes.enter, auth, body]);
   const served = ROUTES.filter(({ variants }) => variants.some((variant) => config.variants.has(variant)));
   const routes = served.map(({ method, path, mount }) => ({ method, path, handler: mount(deps) }));
   routes.push(...actionRoutes(handlers.actions, deps)); // after the contract's, which they never overlap
-  if (config.osb) routes.push(...osbRoutes(config.osb, handlers, deps)); // under /v2, which no native route uses
   if (config.metricsRoute) routes.push({ method: "get", path: METRICS_PATH, handler: metricsRoute(metrics) });
   for (const { method, path, handler } of routes) router[method](path, handler);
   const provider = answeringItsOwn(app, scopes, auth);

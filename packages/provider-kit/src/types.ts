@@ -183,8 +183,20 @@ export interface BindingRecord {
   appHost?: string;
   unitHost?: string;
   jobName?: string;
+  /** Set by a bind that may be repeated only as it was made (`BindingTerms`): what it asked for. */
+  terms?: BindingTerms;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * What a bind that may be repeated only identically asks for besides its app: the platform's
+ * plan and parameters (OSB's `plan_id` and `parameters`). A binding recorded with other terms,
+ * or for another app, refuses it.
+ */
+export interface BindingTerms {
+  plan?: string;
+  parameters: Parameters;
 }
 
 // ---------------------------------------------------------------------------

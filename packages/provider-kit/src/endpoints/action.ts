@@ -18,6 +18,7 @@ import { sendEmpty, sendJson } from "../http/answer.js";
 import { identifyCaller, mountCall, type Call, type EndpointDeps } from "../http/endpoint.js";
 import type { Method, RouteEntry } from "../http/router.js";
 import type { RequestScope } from "../http/scope.js";
+import type { Lifecycle } from "../lifecycle/lifecycle.js";
 import { validate, validateWith } from "../http/validate.js";
 import { instanceSchema } from "../schemas.js";
 import type { InstanceData } from "../types.js";
@@ -114,7 +115,7 @@ export function actionRoutes(actions: ProviderActions | undefined, deps: Endpoin
       return {
         method: declaration.method.toLowerCase() as Method,
         path: PREFIX[declaration.kind] + declaration.path,
-        handler: mountCall<ActionInput, unknown>(call, deps),
+        handler: mountCall<ActionInput, unknown, Lifecycle>(call, deps),
       };
     });
 }

@@ -26,7 +26,12 @@ function matchesAny(given: string, accepted: readonly Buffer[]): boolean {
   return matched;
 }
 
-export function authentication({ usernames, password, realm }: Required<AuthOptions>): RequestHandler {
+/** The 401's body for a reason: the native answer is the reason as plain text; another API's (OSB) may be a JSON object. */
+export type UnauthorizedBody = (reason: string) => string | Record<string, string>;
+
+const asText: UnauthorizedBody = (reason) => reason;
+
+export function authentication({ usernames, password, realm }: Required<AuthOptions>, bodyFor: UnauthorizedBody = asText): RequestHandler {
   const acceptedUsers = usernames.map((name) => Buffer.from(name));
   const acceptedPassword = [Buffer.from(password)];
   return basicAuth({
@@ -38,15 +43,16 @@ export function authentication({ usernames, password, realm }: Required<AuthOpti
       return userMatches && passwordMatches;
     },
     unauthorizedResponse(req: basicAuth.IBasicAuthedRequest) {
-      // express-basic-auth sends strings with res.send, which would default to text/html.
-      req.res?.type("text/plain; charset=utf-8");
+      // express-basic-auth sends strings with res.send, which would default to text/html (objects with res.json).
       // Its types say `auth` is always there; it is set only when the header could be read.
       const sentCredentials = (req as Partial<basicAuth.IBasicAuthedRequest>).auth !== undefined;
       const reason = sentCredentials
         ? "Wrong user name or password for this provider: check the service manifest's username and password."
         : "Authentication required: send the service's user name and password with HTTP Basic auth.";
       scopeOf(req).reason = reason;
-      return reason;
+      const body = bodyFor(reason);
+      if (typeof body === "string") req.res?.type("text/plain; charset=utf-8");
+      return body;
     },
   });
 }

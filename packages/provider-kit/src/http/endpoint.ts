@@ -22,9 +22,9 @@ import { validate } from "./validate.js";
  * Any route's call: how its typed request is read from the request and its scope (which it
  * also tells the instance and the caller), the work, and the answer.
  */
-export interface Call<Req, Res> {
+export interface Call<Req, Res, L extends Lifecycle = Lifecycle> {
   parse(req: IncomingMessage, scope: RequestScope): Req;
-  run(lifecycle: Lifecycle, request: Req, context: RequestContext): Promise<Res>;
+  run(lifecycle: L, request: Req, context: RequestContext): Promise<Res>;
   answer(res: ServerResponse, result: Res): void;
 }
 
@@ -38,8 +38,8 @@ export function endpoint<Req, Res>(definition: Endpoint<Req, Res>): Endpoint<Req
   return definition;
 }
 
-export interface EndpointDeps {
-  lifecycle: Lifecycle;
+export interface EndpointDeps<L extends Lifecycle = Lifecycle> {
+  lifecycle: L;
   logger: Logger;
   /** The provider's handler timeout. */
   deadlines: Deadlines;
@@ -137,7 +137,7 @@ class CallContext implements RequestContext {
   }
 }
 
-export function mountCall<Req, Res>(call: Call<Req, Res>, deps: EndpointDeps): RouteHandler {
+export function mountCall<Req, Res, L extends Lifecycle>(call: Call<Req, Res, L>, deps: EndpointDeps<L>): RouteHandler {
   return async (req, res, next) => {
     try {
       const scope = scopeOf(req);

@@ -33,6 +33,8 @@ export class MemoryStore implements Store {
   private readonly bindings = new Map<string, Map<string, string>>();
   /** Names of the instances that owe a background step, so the step runner's poll walks only them. */
   private readonly pending = new Set<string>();
+  /** Name → when its tombstone lapses (`Date.now()` time). */
+  private readonly tombstones = new Map<string, number>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
   private readonly locks = new KeyedMutex();
   /** Kept up to date by every write, so a scrape costs nothing. */
@@ -40,6 +42,14 @@ export class MemoryStore implements Store {
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
     return this.readInstance(name);
+  }
+
+  async wasRemoved(name: string): Promise<boolean> {
+    const lapses = this.tombstones.get(name);
+    if (lapses === undefined) return false;
+    if (lapses > Date.now()) return true;
+    this.tombstones.delete(name);
+    return false;
   }
 
   async listPendingSteps(): Promise<InstanceRecord[]> {
@@ -88,6 +98,13 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {}
 
+  /** Leaves a tombstone for `name`, and lets lapsed ones go so the map holds only the recent. */
+  private bury(name: string, ttlMs: number): void {
+    const now = Date.now();
+    for (const [buried, lapses] of this.tombstones) if (lapses <= now) this.tombstones.delete(buried);
+    this.tombstones.set(name, now + ttlMs);
+  }
+
   private readInstance(name: string): InstanceRecord | undefined {
     const stored = this.instances.get(name);
     return stored && (JSON.parse(stored.json) as InstanceRecord);
@@ -105,16 +122,18 @@ export class MemoryStore implements Store {
         if (previous) this.counts.instances[previous.state] -= 1;
         this.counts.instances[record.state] += 1;
         this.instances.set(instance, { json: JSON.stringify(record), state: record.state });
+        this.tombstones.delete(instance);
         if (record.step) this.pending.add(instance);
         else this.pending.delete(instance);
       },
-      deleteInstance: async () => {
+      deleteInstance: async (options) => {
         const stored = this.instances.get(instance);
         if (stored) this.counts.instances[stored.state] -= 1;
         for (const field of this.bindings.get(instance)?.keys() ?? []) this.counts.bindings[kindOfField(field)] -= 1;
         this.instances.delete(instance);
         this.bindings.delete(instance);
         this.pending.delete(instance);
+        if (options?.tombstoneMs !== undefined) this.bury(instance, options.tombstoneMs);
       },
       saveBinding: async (binding) => {
         let forInstance = this.bindings.get(instance);

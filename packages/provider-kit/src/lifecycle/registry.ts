@@ -4,14 +4,15 @@
  * do the resource work. The state machine and every automatic answer are in the README
  * section "lifecycle".
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import type { StepMetrics } from "../metrics.js";
-import type { OsbCall } from "../osb/types.js";
 import { AlreadyExistsError, BadRequestError, NotFoundError, NotReadyError, ProviderError } from "../errors.js";
 import type {
   BindAppRequest,
   BindingKind,
   BindingRecord,
+  BindingTerms,
   BindJobRequest,
   BindResult,
   BindUnitRequest,
@@ -33,11 +34,54 @@ import type {
   UpdateResult,
 } from "../types.js";
 import { bindEnv, handlerFor, statelessLifecycle, type ActionWork, type BoundEnv, type Lifecycle, type RequestContext } from "./lifecycle.js";
-import { LAST_WRITE, type BindingRef, type LockedInstance, type Store } from "./store.js";
+import { LAST_WRITE, REMOVAL, type BindingRef, type LockedInstance, type Store } from "./store.js";
 import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from "./options.js";
 import { newStep, StepRunner, type StepWork } from "./steps.js";
 
 export type { RegistryOptions } from "./options.js";
+
+/** What a create that may be a repeat found: the instance it made, or the one already there. */
+interface CreateOutcome {
+  created: boolean;
+  record: InstanceRecord;
+}
+
+/** What a bind that may be a repeat did: `created` false when the binding was there already. */
+interface BindOutcome {
+  created: boolean;
+  env: BoundEnv;
+}
+
+/** An update of some fields: those given replace the instance's, the others stay as the record holds them under the lock. */
+export type InstanceChange = Pick<UpdateRequest, "instance"> & Partial<Omit<UpdateRequest, "instance">>;
+
+/**
+ * The registry-backed lifecycle, with the questions an adapter (the OSB routes) asks it besides
+ * the native calls; each is decided under the instance lock, never from a read made before it.
+ */
+export interface RegistryLifecycle extends Lifecycle {
+  readonly store: Store;
+  /**
+   * Create, unless the name holds an instance already: the same request made it (plan, team,
+   * tags, description, parameters), or it is being removed, then that record, else
+   * `AlreadyExistsError` (409). With `refuseNew`, a free name is refused with its error instead
+   * of created (a repeat is still answered).
+   */
+  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome>;
+  /**
+   * Bind, unless the app key is bound already: for the same app (`appHost`) and `terms`, the
+   * bind handler runs again (`created` false), else `AlreadyExistsError` (409).
+   */
+  bindAppOrRepeat(request: BindAppRequest, terms: BindingTerms, context: RequestContext): Promise<BindOutcome>;
+  /**
+   * Update the fields `change` gives, the rest merged from the record under the lock (no
+   * concurrent change is lost). A change to nothing is done without an update handler (the
+   * handler runs when there is one: it may act on the call's context).
+   */
+  updatePartly(change: InstanceChange, context: RequestContext): Promise<void>;
+  /** The instance's record; "removed" for one whose removal (asked for by the platform) ended in the last day; undefined otherwise. */
+  lookup(instance: string): Promise<InstanceRecord | "removed" | undefined>;
+}
 
 /** Which binding a bind or unbind call is about, and what to remember of it. */
 interface BindingTarget {
@@ -88,6 +132,12 @@ function alreadyExists(existing: InstanceRecord | undefined, instance: string): 
   return new AlreadyExistsError(`An instance named "${instance}" already exists.`);
 }
 
+/** What makes two creates of one name the same request. */
+function sameCreate(record: InstanceRecord, request: CreateRequest): boolean {
+  const { plan, team, tags, description, parameters } = request;
+  return record.plan === plan && record.team === team && record.description === description && isDeepStrictEqual(record.tags, tags) && isDeepStrictEqual(record.parameters, parameters);
+}
+
 /**
  * A record whose create the platform may not have been answered 201 for: as `create` keeps it
  * while its handler runs (provisioning, no background step yet), or its last write, sent but not
@@ -108,7 +158,7 @@ class RegistryContext implements HandlerContext {
   readonly requestId: string;
   readonly user: string | undefined;
   readonly eventId: string | undefined;
-  readonly osb: OsbCall | undefined;
+  readonly osb: HandlerContext["osb"];
   readonly #call: RequestContext;
   readonly #lock: LockedInstance | undefined;
   #signal: AbortSignal | undefined;
@@ -205,7 +255,7 @@ function newRecord(request: CreateRequest): InstanceRecord {
  * The registry-backed lifecycle: one method per call, each holding the instance lock where the
  * call changes the instance; what they share (the lock, bind and unbind) is private below.
  */
-class Registry implements Lifecycle {
+class Registry implements RegistryLifecycle {
   readonly store: Store;
   readonly #handlers: ProviderHandlers;
   /** What needs no registry: the plans. */
@@ -237,14 +287,28 @@ class Registry implements Lifecycle {
   }
 
   async create(request: CreateRequest, context: RequestContext): Promise<void> {
+    // Fast answer for the common retry; the check under the lock is the one that counts.
+    const taken = await this.store.getInstance(request.instance);
+    if (taken && !createUnfinished(taken)) throw alreadyExists(taken, request.instance);
+    await this.#create(request, context, false);
+  }
+
+  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome> {
+    return this.#create(request, context, true, refuseNew);
+  }
+
+  /** Create the instance; with `repeatable`, a name taken by the same request (or by one being removed) answers its record. */
+  async #create(request: CreateRequest, context: RequestContext, repeatable: boolean, refuseNew?: () => Error): Promise<CreateOutcome> {
     const instance = request.instance;
-    // Fast answer for the common retry; the check under the lock below is the one that counts.
-    const taken = await this.store.getInstance(instance);
-    if (taken && !createUnfinished(taken)) throw alreadyExists(taken, instance);
-    const stepQueued = await this.#locked(instance, context, async (held) => {
+    const outcome = await this.#locked(instance, context, async (held) => {
       // Under the lock, a create still at its first stage is one whose process died before
       // answering: the platform got no instance, so this create takes its place.
-      if (held.record && !createUnfinished(held.record)) throw alreadyExists(held.record, instance);
+      const existing = held.record;
+      if (existing && !createUnfinished(existing)) {
+        if (repeatable && (existing.state === "deleting" || sameCreate(existing, request))) return { created: false, record: existing, stepQueued: false };
+        throw repeatable ? new AlreadyExistsError(`An instance named "${instance}" already exists with other settings.`) : alreadyExists(existing, instance);
+      }
+      if (refuseNew) throw refuseNew();
       const record = newRecord(request);
       await held.saveInstance(record);
       let result: LifecycleResult;
@@ -262,7 +326,7 @@ class Registry implements Lifecycle {
         // and will never remove this instance, so undo what the handler made.
         this.#log.warn({ instance, requestId: context.requestId }, "create finished after its timeout answered 500; removing what it made");
         await this.#queueRemoval(record, held);
-        return true;
+        return { created: true, record, stepQueued: true };
       }
       if (pending) record.step = newStep("provision", this.#settings.stepTimeLimitMs);
       else record.state = "ready";
@@ -275,16 +339,42 @@ class Registry implements Lifecycle {
       await held.saveInstance(record, LAST_WRITE).catch((error: unknown) => {
         this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not clear the create's mark on a created instance; it stays marked");
       });
-      return pending;
+      return { created: true, record, stepQueued: pending };
     });
-    if (stepQueued) this.#runner.run(instance);
+    if (outcome.stepQueued) this.#runner.run(instance);
+    return { created: outcome.created, record: outcome.record };
   }
 
-  async update(request: UpdateRequest, context: RequestContext): Promise<void> {
-    const handler = handlerFor(this.#handlers, "update");
-    await this.#locked(request.instance, context, async (held) => {
-      const before = found(held.record, request.instance);
+  update(request: UpdateRequest, context: RequestContext): Promise<void> {
+    return this.#update(request.instance, () => request, context, false);
+  }
+
+  updatePartly(change: InstanceChange, context: RequestContext): Promise<void> {
+    return this.#update(
+      change.instance,
+      (record) => ({
+        instance: change.instance,
+        plan: change.plan ?? record.plan,
+        team: change.team ?? record.team,
+        tags: change.tags ?? record.tags,
+        description: change.description ?? record.description,
+        parameters: change.parameters ?? record.parameters,
+      }),
+      context,
+      true,
+    );
+  }
+
+  /** The update handler with the request `requestFor` makes of the record read under the lock; `partly`: see `updatePartly`. */
+  async #update(instance: string, requestFor: (record: InstanceRecord) => UpdateRequest, context: RequestContext, partly: boolean): Promise<void> {
+    // A full update needs the handler: known before waiting for the lock.
+    if (!partly) handlerFor(this.#handlers, "update");
+    await this.#locked(instance, context, async (held) => {
+      const before = found(held.record, instance);
       refuseUnlessReady(before);
+      const request = requestFor(structuredClone(before));
+      if (partly && !this.#handlers.update && sameCreate(before, request)) return;
+      const handler = handlerFor(this.#handlers, "update");
       const record: InstanceRecord = { ...structuredClone(before), state: "updating", updatedAt: now() };
       await held.saveInstance(record);
       let result: UpdateResult;
@@ -296,7 +386,7 @@ class Registry implements Lifecycle {
       }
       if (!context.claimAnswer()) {
         // The platform was told the update failed and keeps the instance as it was: so does the registry.
-        this.#lateSuccess(request.instance, context, "update", "the instance's record is restored as it was before the update");
+        this.#lateSuccess(instance, context, "update", "the instance's record is restored as it was before the update");
         await held.saveInstance({ ...before, state: "ready" });
         return;
       }
@@ -329,7 +419,7 @@ class Registry implements Lifecycle {
         return false;
       }
       if (!absorb(record, result)) {
-        await held.deleteInstance();
+        await held.deleteInstance(REMOVAL);
         return false;
       }
       await this.#queueRemoval(record, held);
@@ -338,20 +428,26 @@ class Registry implements Lifecycle {
     if (queued) this.#runner.run(instance);
   }
 
-  bindApp(request: BindAppRequest, context: RequestContext): Promise<BoundEnv> {
+  async bindApp(request: BindAppRequest, context: RequestContext): Promise<BoundEnv> {
+    return (await this.#bindApp(request, context, undefined)).env;
+  }
+
+  bindAppOrRepeat(request: BindAppRequest, terms: BindingTerms, context: RequestContext): Promise<BindOutcome> {
+    return this.#bindApp(request, context, terms);
+  }
+
+  #bindApp(request: BindAppRequest, context: RequestContext, terms: BindingTerms | undefined): Promise<BindOutcome> {
     const { instance, appName, appHost, appHosts, placement } = request;
     const unbind: UnbindAppRequest = { instance, appName, appHost, appHosts, placement };
-    return this.#bind(instance, appTarget(request), context, {
-      bind: (ctx) => this.#handlers.bindApp(request, ctx),
-      unbind: (ctx) => this.#handlers.unbindApp(unbind, ctx),
-    });
+    const calls: BindCalls = { bind: (ctx) => this.#handlers.bindApp(request, ctx), unbind: (ctx) => this.#handlers.unbindApp(unbind, ctx) };
+    return this.#bind(instance, appTarget(request), context, calls, terms);
   }
 
   unbindApp(request: UnbindAppRequest, context: RequestContext): Promise<void> {
     return this.#unbind(request.instance, appTarget(request), context, (ctx) => this.#handlers.unbindApp(request, ctx));
   }
 
-  bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BoundEnv> {
+  async bindUnit(request: BindUnitRequest, context: RequestContext): Promise<BoundEnv> {
     const handler = handlerFor(this.#handlers, "bindUnit");
     const unbind = this.#handlers.unbindUnit;
     const target: BindingTarget = {
@@ -359,7 +455,7 @@ class Registry implements Lifecycle {
       key: request.unitHost,
       fields: { appName: request.appName, appHost: request.appHost, unitHost: request.unitHost },
     };
-    return this.#bind(request.instance, target, context, { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind(request, ctx)) });
+    return (await this.#bind(request.instance, target, context, { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind(request, ctx)) })).env;
   }
 
   unbindUnit(request: UnbindUnitRequest, context: RequestContext): Promise<void> {
@@ -368,12 +464,13 @@ class Registry implements Lifecycle {
     return this.#unbind(request.instance, target, context, (ctx) => handler(request, ctx));
   }
 
-  bindJob(request: BindJobRequest, context: RequestContext): Promise<BoundEnv> {
+  async bindJob(request: BindJobRequest, context: RequestContext): Promise<BoundEnv> {
     const handler = handlerFor(this.#handlers, "bindJob");
     const unbind = this.#handlers.unbindJob;
     const { instance, jobName, placement } = request;
     const target: BindingTarget = { kind: "job", key: jobName, fields: { jobName } };
-    return this.#bind(instance, target, context, { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind({ instance, jobName, placement }, ctx)) });
+    const calls: BindCalls = { bind: (ctx) => handler(request, ctx), unbind: unbind && ((ctx) => unbind({ instance, jobName, placement }, ctx)) };
+    return (await this.#bind(instance, target, context, calls)).env;
   }
 
   unbindJob(request: UnbindJobRequest, context: RequestContext): Promise<void> {
@@ -396,6 +493,12 @@ class Registry implements Lifecycle {
         // With a status handler the resource itself is checked; otherwise the registry's word is enough.
         return this.#handlers.status ? this.#handlers.status(request, handlerContext(context, record)) : "running";
     }
+  }
+
+  async lookup(instance: string): Promise<InstanceRecord | "removed" | undefined> {
+    const record = await this.store.getInstance(instance);
+    if (record !== undefined) return record;
+    return (await this.store.wasRemoved(instance)) ? "removed" : undefined;
   }
 
   async info(request: InstanceRequest, context: RequestContext): Promise<InfoResult> {
@@ -476,8 +579,9 @@ class Registry implements Lifecycle {
    * only when the platform gets this call's answer. When it does not (the handler finished after
    * its timeout answered 500, or returned what cannot be an environment), the platform believes
    * the app unbound and never unbinds it: the unbind handler undoes the bind (`#undoBind`).
+   * With `terms`, a binding already under the key must be for the same app and terms (else 409).
    */
-  #bind(instance: string, target: BindingTarget, context: RequestContext, calls: BindCalls): Promise<BoundEnv> {
+  #bind(instance: string, target: BindingTarget, context: RequestContext, calls: BindCalls, terms?: BindingTerms): Promise<BindOutcome> {
     return this.#locked(
       instance,
       context,
@@ -485,11 +589,15 @@ class Registry implements Lifecycle {
         const record = found(held.record, instance);
         refuseUnlessReady(record);
         const before = held.binding;
+        if (terms !== undefined && before !== undefined && (before.appHost !== target.fields.appHost || !isDeepStrictEqual(before.terms, terms))) {
+          throw new AlreadyExistsError(`"${target.key}" of instance "${instance}" is bound already, for another app or with other terms.`);
+        }
         const result = await calls.bind(handlerContext(context, record, held, before));
         const time = now();
         const binding: BindingRecord = {
           ...before,
           ...target.fields,
+          ...(terms === undefined ? {} : { terms }),
           instance,
           kind: target.kind,
           key: target.key,
@@ -508,10 +616,10 @@ class Registry implements Lifecycle {
         if (!context.claimAnswer()) {
           this.#lateSuccess(instance, context, "bind", "the unbind handler undoes it");
           await this.#undoBind(held, record, binding, calls, context);
-          return env;
+          return { created: before === undefined, env };
         }
         await held.saveBinding(binding, LAST_WRITE);
-        return env;
+        return { created: before === undefined, env };
       },
       target,
     );
@@ -599,6 +707,6 @@ class Registry implements Lifecycle {
   }
 }
 
-export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): Lifecycle {
+export function registryLifecycle(handlers: ProviderHandlers, options: RegistryOptions, log: Logger, stepMetrics: StepMetrics): RegistryLifecycle {
   return new Registry(handlers, options, log, stepMetrics);
 }

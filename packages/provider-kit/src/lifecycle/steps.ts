@@ -19,7 +19,7 @@ import { ProviderError } from "../errors.js";
 import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
-import type { LockedInstance, Store } from "./store.js";
+import { REMOVAL, type LockedInstance, type Store } from "./store.js";
 import { keepRenewed } from "./renewal.js";
 
 export type StepKind = PendingStep["kind"];
@@ -218,7 +218,7 @@ export class StepRunner {
       if (outcome.ok) {
         this.log.info({ instance, step: step.kind, attempts: record.step.attempts }, `${step.kind} finished`);
         if (step.kind === "deprovision") {
-          await held.deleteInstance();
+          await held.deleteInstance(REMOVAL);
           return 0;
         }
         record.state = "ready";

@@ -78,6 +78,22 @@ export interface WriteOptions {
 /** A write made with `last`, for the calls that make their last write in one place. */
 export const LAST_WRITE: WriteOptions = Object.freeze({ last: true });
 
+/** How an instance is deleted. */
+export interface DeleteOptions extends WriteOptions {
+  /**
+   * Leave a tombstone for this long (ms): `Store.wasRemoved` answers true until it lapses or the
+   * name is saved again. Absent: none, for an instance the platform was never given.
+   */
+  tombstoneMs?: number;
+}
+
+/**
+ * A removal the platform asked for, remembered for a day: long enough for a platform polling
+ * the removal (OSB `last_operation`) to learn it finished (410), not to be told the instance
+ * never existed (404).
+ */
+export const REMOVAL: DeleteOptions = Object.freeze({ tombstoneMs: 24 * 60 * 60 * 1_000 });
+
 /** What the work of `withLock` gets: the state read as the lock was taken, and the only way to change it. */
 export interface LockedInstance {
   /** The instance record, read once the lock was held; undefined when there is no such instance. */
@@ -89,7 +105,7 @@ export interface LockedInstance {
   /** Writes the locked instance's record (created or replaced). */
   saveInstance(record: InstanceRecord, options?: WriteOptions): Promise<void>;
   /** Removes the locked instance and every binding it has. */
-  deleteInstance(options?: WriteOptions): Promise<void>;
+  deleteInstance(options?: DeleteOptions): Promise<void>;
   saveBinding(binding: BindingRecord, options?: WriteOptions): Promise<void>;
   /** Resolves false when there was no such binding. */
   deleteBinding(binding: BindingRef, options?: WriteOptions): Promise<boolean>;
@@ -177,7 +193,7 @@ export class HeldLock implements LockedInstance {
     return this.write(() => this.writes.saveInstance(record, options), options);
   }
 
-  deleteInstance(options?: WriteOptions): Promise<void> {
+  deleteInstance(options?: DeleteOptions): Promise<void> {
     return this.write(() => this.writes.deleteInstance(options), options);
   }
 
@@ -208,6 +224,9 @@ export interface Store {
   getInstance(name: string): Promise<InstanceRecord | undefined>;
   /** Instances that still owe background work (`record.step` set). */
   listPendingSteps(): Promise<InstanceRecord[]>;
+
+  /** True while the tombstone a deletion left (`DeleteOptions.tombstoneMs`) lasts and the name was not saved since. */
+  wasRemoved(name: string): Promise<boolean>;
 
   getBinding(instance: string, kind: BindingKind, key: string): Promise<BindingRecord | undefined>;
   listBindings(instance: string): Promise<BindingRecord[]>;

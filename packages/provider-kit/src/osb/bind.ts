@@ -3,10 +3,13 @@
  * The registry files the binding under the app key `osb:<binding_id>` (`request.appName`), so
  * each binding has credentials of its own; the platform's app (`bind_resource.app_guid`,
  * `app_guid` or `context.app_name`) is `request.appHost` and `ctx.osb.app`. 201
- * `{credentials}` (the handler's environment); the same binding again, for the same app: 200 and
- * the handler's environment again; for another app: 409.
+ * `{credentials}` (the handler's environment); the same binding again, for the same app, plan and
+ * parameters: 200 and the handler's environment again; for another app, plan or parameters: 409
+ * (OSB 2.17 "Binding", Response). The registry decides under the instance lock
+ * (`bindAppOrRepeat`), so two concurrent binds of one id never both answer 201.
  */
-import type { BindAppRequest } from "../types.js";
+import { AlreadyExistsError } from "../errors.js";
+import type { BindAppRequest, BindingTerms } from "../types.js";
 import {
   answer,
   bodyOf,
@@ -17,6 +20,7 @@ import {
   osbCallOf,
   planNamed,
   registryName,
+  requiredText,
   sendAnswer,
   textField,
   withOsb,
@@ -28,20 +32,23 @@ import type { OsbCall } from "./types.js";
 
 interface OsbBindRequest {
   bind: BindAppRequest;
+  terms: BindingTerms;
   osb: OsbCall;
 }
 
-export function bind({ options, store }: OsbDeps): OsbCallDefinition<OsbBindRequest> {
+export function bind({ options }: OsbDeps): OsbCallDefinition<OsbBindRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
       const bindingId = idOf(scope, "binding_id");
       const body = bodyOf(scope);
-      checkServiceId(options, body.service_id);
-      planNamed(options, body.plan_id);
+      // OSB 2.17 "Binding", Body: `service_id` and `plan_id` REQUIRED.
+      checkServiceId(options, requiredText(body, "service_id"));
+      const plan = planNamed(options, requiredText(body, "plan_id"));
       const context = objectField(body, "context");
       const app = textField(objectField(body, "bind_resource").app_guid) ?? textField(body.app_guid) ?? textField(context.app_name);
       const osb: OsbCall = { ...osbCallOf(req, scope, instanceId, context), bindingId, ...(app === undefined ? {} : { app }) };
+      const parameters = nativeParameters(objectField(body, "parameters"));
       return {
         bind: {
           instance: registryName(instanceId),
@@ -49,21 +56,22 @@ export function bind({ options, store }: OsbDeps): OsbCallDefinition<OsbBindRequ
           ...(app === undefined ? {} : { appHost: app }),
           appHosts: [],
           appInternalHosts: [],
-          parameters: nativeParameters(objectField(body, "parameters")),
+          parameters,
           placement: { clusterAddresses: [] },
         },
+        terms: { plan, parameters },
         osb,
       };
     },
-    async run(lifecycle, request, call) {
+    async run(registry, request, call) {
       if (!options.bindable) throw new OsbError(400, "BadRequest", "This broker's instances are not bindable (the catalog says bindable: false).");
-      const { instance, appName, appHost } = request.bind;
-      const before = await store.getBinding(instance, "app", appName!);
-      if (before !== undefined && before.appHost !== appHost) {
-        throw new OsbError(409, "Conflict", `Binding "${request.osb.bindingId}" exists already for another app.`);
+      try {
+        const { created, env } = await registry.bindAppOrRepeat(request.bind, request.terms, withOsb(call, request.osb));
+        return answer(created ? 201 : 200, { credentials: env });
+      } catch (error) {
+        if (!(error instanceof AlreadyExistsError)) throw error;
+        throw new OsbError(409, "Conflict", `Binding "${request.osb.bindingId}" exists already for another app, plan or parameters.`);
       }
-      const credentials = await lifecycle.bindApp(request.bind, withOsb(call, request.osb));
-      return answer(before === undefined ? 201 : 200, { credentials });
     },
     answer: sendAnswer,
   };

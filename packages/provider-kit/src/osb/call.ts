@@ -10,7 +10,7 @@ import { sendJson } from "../http/answer.js";
 import type { Call } from "../http/endpoint.js";
 import type { RequestScope } from "../http/scope.js";
 import type { RequestContext } from "../lifecycle/lifecycle.js";
-import type { Store } from "../lifecycle/store.js";
+import type { RegistryLifecycle } from "../lifecycle/registry.js";
 import type { CallPlacement, Parameters, ProviderHandlers } from "../types.js";
 import { badRequest, OsbError } from "./errors.js";
 import type { ResolvedOsbOptions } from "./options.js";
@@ -36,15 +36,14 @@ export function sendAnswer(res: ServerResponse, result: OsbAnswer): void {
   sendJson(res, result.status, result.body);
 }
 
-/** What an OSB call needs besides the lifecycle `mountCall` hands it. */
+/** What an OSB call needs besides the registry `mountCall` hands it. */
 export interface OsbDeps {
   options: ResolvedOsbOptions;
   handlers: ProviderHandlers;
-  store: Store;
 }
 
-/** An OSB route's call: JSON answers, the rest as any route's. */
-export type OsbCallDefinition<Req> = Call<Req, OsbAnswer>;
+/** An OSB route's call: JSON answers, on the registry (OSB needs one), the rest as any route's. */
+export type OsbCallDefinition<Req> = Call<Req, OsbAnswer, RegistryLifecycle>;
 
 const VERSION_HEADER = "x-broker-api-version";
 const IDENTITY_HEADER = "x-broker-api-originating-identity";
@@ -125,18 +124,50 @@ export function textField(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
+/** Where a call's fields come from: its JSON body, or its query string (unbind, deprovision, polls, fetches). */
+type Fields = Record<string, unknown> | URLSearchParams;
+
+function fieldOf(fields: Fields, name: string): unknown {
+  return fields instanceof URLSearchParams ? (fields.get(name) ?? undefined) : fields[name];
+}
+
+/**
+ * A field the spec marks optional: absent, or "if present, MUST be a non-empty string" (OSB 2.17,
+ * e.g. last_operation's `service_id`); 400 naming it otherwise.
+ */
+export function optionalText(fields: Fields, name: string): string | undefined {
+  const value = fieldOf(fields, name);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value === "") throw badRequest(`${name} must be a non-empty string when it is sent.`);
+  return value;
+}
+
+/** A field the spec marks REQUIRED (`*`): 400 "missing mandatory data", naming it, when absent or not a non-empty string. */
+export function requiredText(fields: Fields, name: string): string {
+  const value = optionalText(fields, name);
+  if (value === undefined) throw badRequest(`${name} is missing: OSB 2.17 requires it on this call (a non-empty string).`);
+  return value;
+}
+
 /** `service_id` must be this broker's service. */
-export function checkServiceId(options: ResolvedOsbOptions, serviceId: unknown): void {
-  if (serviceId === undefined || serviceId === null || serviceId === "") throw badRequest("service_id is missing.");
-  if (serviceId !== options.serviceId) throw badRequest(`service_id ${JSON.stringify(serviceId)} is not this broker's service ("${options.serviceId}").`);
+export function checkServiceId(options: ResolvedOsbOptions, serviceId: string | undefined): void {
+  if (serviceId !== undefined && serviceId !== options.serviceId) {
+    throw badRequest(`service_id ${JSON.stringify(serviceId)} is not this broker's service ("${options.serviceId}").`);
+  }
 }
 
 /** The plan name of a catalog plan id. */
-export function planNamed(options: ResolvedOsbOptions, planId: unknown): string {
-  if (planId === undefined || planId === null || planId === "") throw badRequest("plan_id is missing.");
-  const name = typeof planId === "string" ? options.planNames.get(planId) : undefined;
+export function planNamed(options: ResolvedOsbOptions, planId: string): string {
+  const name = options.planNames.get(planId);
   if (name === undefined) throw badRequest(`plan_id ${JSON.stringify(planId)} is not a plan of this broker's catalog.`);
   return name;
+}
+
+/** The ids a fetch or poll may send ("if present"): this broker's service, a plan of its catalog. */
+export function checkOptionalIds(options: ResolvedOsbOptions, fields: Fields): void {
+  checkServiceId(options, optionalText(fields, "service_id"));
+  const planId = optionalText(fields, "plan_id");
+  if (planId !== undefined) planNamed(options, planId);
 }
 
 export function objectField(body: Record<string, unknown>, field: string): Record<string, unknown> {

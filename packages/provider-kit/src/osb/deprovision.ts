@@ -15,6 +15,7 @@ import {
   planNamed,
   queryOf,
   registryName,
+  requiredText,
   sendAnswer,
   withOsb,
   type OsbCallDefinition,
@@ -32,31 +33,32 @@ export const DEPROVISION_OPERATION = "deprovision";
 
 const gone = () => answer(410);
 
-export function deprovision({ options, store }: OsbDeps): OsbCallDefinition<DeprovisionRequest> {
+export function deprovision({ options }: OsbDeps): OsbCallDefinition<DeprovisionRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
       const query = queryOf(req);
-      checkServiceId(options, query.get("service_id") ?? undefined);
-      planNamed(options, query.get("plan_id") ?? undefined);
+      // OSB 2.17 "Deprovisioning", Query: `service_id` and `plan_id` REQUIRED.
+      checkServiceId(options, requiredText(query, "service_id"));
+      planNamed(options, requiredText(query, "plan_id"));
       return { destroy: { instance: registryName(instanceId) }, osb: osbCallOf(req, scope, instanceId, {}) };
     },
-    async run(lifecycle, request, call) {
+    async run(registry, request, call) {
       const { instance } = request.destroy;
       const { acceptsIncomplete } = request.osb;
-      const before = await store.getInstance(instance);
+      const before = await registry.store.getInstance(instance);
       if (before === undefined) return gone();
       // A step owed (provisioning, or a removal under way): the removal ends in the background.
       if (!acceptsIncomplete && before.step !== undefined) {
         throw asyncRequired("Removing this instance");
       }
       try {
-        await lifecycle.destroy(request.destroy, withOsb(call, request.osb));
+        await registry.destroy(request.destroy, withOsb(call, request.osb));
       } catch (error) {
         if (error instanceof NotFoundError) return gone();
         throw error;
       }
-      const after = await store.getInstance(instance);
+      const after = await registry.store.getInstance(instance);
       if (after === undefined) return answer(200);
       // A removal the handler left to the background: the platform that does not poll is told it is
       // done, and the registry retries it until it is.

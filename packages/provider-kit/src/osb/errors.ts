@@ -65,6 +65,17 @@ function answerFor(error: unknown, requestId: string): Answer {
   };
 }
 
+/** The 401's body under `/v2` (see http/auth.ts). */
+export const osbUnauthorized = (description: string) => ({ error: "Unauthorized", description });
+
+/** A path or method under `/v2` that no OSB call serves. */
+export function osbNotFound(req: IncomingMessage, res: ServerResponse): void {
+  const scope = scopeOf(req);
+  const description = `This broker has no route for ${req.method} ${scope.path} (OSB 2.17 calls are under /v2/catalog and /v2/service_instances).`;
+  scope.reason = description;
+  sendJson(res, 404, { error: "NotFound", description });
+}
+
 /** Answers `error` as OSB does; once the answer has begun, `next` gets it (as the native error answer does). */
 export function osbErrorAnswer(error: unknown, req: IncomingMessage, res: ServerResponse, next: Next): void {
   if (res.headersSent) return next(error);

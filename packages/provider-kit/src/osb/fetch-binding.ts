@@ -3,7 +3,7 @@
  * exists, 404 otherwise. Credentials are never kept (they are secrets): bindings are synchronous,
  * so OSB needs them only in the bind's answer.
  */
-import { answer, idOf, osbCallOf, registryName, sendAnswer, type OsbCallDefinition, type OsbDeps } from "./call.js";
+import { answer, checkOptionalIds, idOf, osbCallOf, queryOf, registryName, sendAnswer, type OsbCallDefinition, type OsbDeps } from "./call.js";
 import { OsbError } from "./errors.js";
 
 interface FetchBindingRequest {
@@ -11,16 +11,18 @@ interface FetchBindingRequest {
   bindingId: string;
 }
 
-export function fetchBinding({ store }: OsbDeps): OsbCallDefinition<FetchBindingRequest> {
+export function fetchBinding({ options }: OsbDeps): OsbCallDefinition<FetchBindingRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
       const bindingId = idOf(scope, "binding_id");
+      // OSB 2.17 "Fetching a Service Binding": `service_id`, `plan_id` optional, non-empty when sent.
+      checkOptionalIds(options, queryOf(req));
       osbCallOf(req, scope, instanceId, {});
       return { instance: registryName(instanceId), bindingId };
     },
-    async run(_lifecycle, { instance, bindingId }) {
-      const binding = await store.getBinding(instance, "app", registryName(bindingId));
+    async run(registry, { instance, bindingId }) {
+      const binding = await registry.store.getBinding(instance, "app", registryName(bindingId));
       if (binding === undefined) throw new OsbError(404, "NotFound", `Binding "${bindingId}" not found.`);
       return answer(200);
     },

@@ -3,7 +3,7 @@
  * registry; 404 while it does not exist or is still provisioning, 422 ConcurrencyError while it
  * is being updated.
  */
-import { answer, idOf, osbCallOf, registryName, sendAnswer, type OsbCallDefinition, type OsbDeps } from "./call.js";
+import { answer, checkOptionalIds, idOf, osbCallOf, queryOf, registryName, sendAnswer, type OsbCallDefinition, type OsbDeps } from "./call.js";
 import { concurrencyError, OsbError } from "./errors.js";
 
 interface FetchRequest {
@@ -11,15 +11,17 @@ interface FetchRequest {
   instance: string;
 }
 
-export function fetchInstance({ options, store }: OsbDeps): OsbCallDefinition<FetchRequest> {
+export function fetchInstance({ options }: OsbDeps): OsbCallDefinition<FetchRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
+      // OSB 2.17 "Fetching a Service Instance": `service_id`, `plan_id` optional, non-empty when sent.
+      checkOptionalIds(options, queryOf(req));
       osbCallOf(req, scope, instanceId, {});
       return { instanceId, instance: registryName(instanceId) };
     },
-    async run(_lifecycle, { instanceId, instance }) {
-      const record = await store.getInstance(instance);
+    async run(registry, { instanceId, instance }) {
+      const record = await registry.store.getInstance(instance);
       if (record === undefined || record.state === "provisioning" || record.state === "deleting") {
         throw new OsbError(404, "NotFound", `Instance "${instanceId}" not found (or still being provisioned).`);
       }

@@ -4,9 +4,9 @@
  * background (the handler's `{ pending: true }`) and the platform accepts that; 422 AsyncRequired
  * when it does not (a plan of `osb.asyncPlans` is refused before anything is made; an unexpected
  * background create is removed again). Sent again: 200 when identical and finished, 202 while it
- * is still provisioning, 409 when plan, parameters or organization differ.
+ * is still provisioning, 409 when plan, parameters or organization differ (decided by the
+ * registry under the instance lock: `createOrRepeat`).
  */
-import { isDeepStrictEqual } from "node:util";
 import { AlreadyExistsError } from "../errors.js";
 import type { CreateRequest, InstanceRecord } from "../types.js";
 import {
@@ -19,8 +19,8 @@ import {
   osbCallOf,
   planNamed,
   registryName,
+  requiredText,
   sendAnswer,
-  textField,
   withOsb,
   type OsbAnswer,
   type OsbCallDefinition,
@@ -36,63 +36,50 @@ interface ProvisionRequest {
 
 export const PROVISION_OPERATION = "provision";
 
-/** What makes two provisions of one id the same request. */
-function sameRequest(record: InstanceRecord, request: CreateRequest): boolean {
-  return record.plan === request.plan && record.team === request.team && isDeepStrictEqual(record.parameters, request.parameters);
-}
-
 function inProgress(osb: OsbCall): OsbAnswer {
   if (!osb.acceptsIncomplete) throw asyncRequired("Provisioning this instance");
   return answer(202, { operation: PROVISION_OPERATION });
 }
 
-export function provision({ options, store }: OsbDeps): OsbCallDefinition<ProvisionRequest> {
-  /** The answer to a provision of an id the registry holds already. */
-  async function again(request: ProvisionRequest): Promise<OsbAnswer> {
-    const record = await store.getInstance(request.create.instance);
-    if (record === undefined || record.state === "deleting") {
-      throw concurrencyError(`Instance "${request.osb.instanceId}" is being removed; provision it again once that has finished.`);
-    }
-    if (!sameRequest(record, request.create)) {
-      throw new OsbError(409, "Conflict", `Instance "${request.osb.instanceId}" exists already with another plan, organization or parameters.`);
-    }
-    return record.state === "ready" || record.state === "updating" ? answer(200) : inProgress(request.osb);
-  }
+/** The answer to a provision of an id the registry held already, for the same request (or being removed). */
+function again(record: InstanceRecord, osb: OsbCall): OsbAnswer {
+  if (record.state === "deleting") throw concurrencyError(`Instance "${osb.instanceId}" is being removed; provision it again once that has finished.`);
+  return record.state === "ready" || record.state === "updating" ? answer(200) : inProgress(osb);
+}
 
+export function provision({ options }: OsbDeps): OsbCallDefinition<ProvisionRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
       const body = bodyOf(scope);
-      checkServiceId(options, body.service_id);
-      const plan = planNamed(options, body.plan_id);
+      // OSB 2.17 "Provisioning", Body: these four are REQUIRED (`*`), each "MUST be a non-empty string".
+      checkServiceId(options, requiredText(body, "service_id"));
+      const plan = planNamed(options, requiredText(body, "plan_id"));
+      const team = requiredText(body, "organization_guid");
+      requiredText(body, "space_guid");
       const context = objectField(body, "context");
       const osb = osbCallOf(req, scope, instanceId, context);
-      if (options.asyncPlans.has(plan) && !osb.acceptsIncomplete) throw asyncRequired(`Plan "${plan}"`);
-      const team = textField(body.organization_guid) ?? textField(context.organization_guid);
       return {
-        create: {
-          instance: registryName(instanceId),
-          plan,
-          ...(team === undefined ? {} : { team }),
-          tags: [],
-          parameters: nativeParameters(objectField(body, "parameters")),
-        },
+        create: { instance: registryName(instanceId), plan, team, tags: [], parameters: nativeParameters(objectField(body, "parameters")) },
         osb,
       };
     },
-    async run(lifecycle, request, call) {
+    async run(registry, request, call) {
       const context = withOsb(call, request.osb);
+      let outcome;
       try {
-        await lifecycle.create(request.create, context);
+        // A plan of `asyncPlans` the platform will not poll for is refused before anything is made; a repeat is still answered (409, 200).
+        const mustPoll = options.asyncPlans.has(request.create.plan ?? "") && !request.osb.acceptsIncomplete;
+        outcome = await registry.createOrRepeat(request.create, context, mustPoll ? () => asyncRequired(`Plan "${request.create.plan}"`) : undefined);
       } catch (error) {
-        if (error instanceof AlreadyExistsError) return again(request);
-        throw error;
+        if (!(error instanceof AlreadyExistsError)) throw error;
+        throw new OsbError(409, "Conflict", `Instance "${request.osb.instanceId}" exists already with another plan, organization or parameters.`);
       }
-      const record = await store.getInstance(request.create.instance);
-      if (record?.state === "ready") return answer(201);
+      if (!outcome.created) return again(outcome.record, request.osb);
+      if (outcome.record.state === "ready") return answer(201);
       if (request.osb.acceptsIncomplete) return answer(202, { operation: PROVISION_OPERATION });
       // The platform cannot wait for it: take it back (the removal runs once the provision step ends).
-      await lifecycle.destroy({ instance: request.create.instance }, context);
+      await registry.destroy({ instance: request.create.instance }, context);
       throw asyncRequired("Provisioning this instance");
     },
     answer: sendAnswer,

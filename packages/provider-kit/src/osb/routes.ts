@@ -1,19 +1,26 @@
 /**
- * The Open Service Broker API v2.17 as routes of the provider's own route table: behind the same
- * request scope, auth, body reading, timeout, log line and metrics as the native routes, on the
- * same lifecycle (registry, locks, background steps). Each call checks `X-Broker-API-Version`
- * first and answers its errors as OSB does (`errors.ts`).
+ * The Open Service Broker API v2.17 as a router of its own under `/v2`, as hono's `app.route` and
+ * fastify's encapsulated plugins give a sub-app its own answers: the same request scope, auth,
+ * body reading, timeout, log line and metrics as the native routes, on the same lifecycle
+ * (registry, locks, background steps), but every answer under `/v2` is OSB's JSON, whoever
+ * raised it: auth (401), body reading (400, 413, 415), an undecodable path (400), a path or
+ * method it has no route for (404), the handler timeout (500). Each call checks
+ * `X-Broker-API-Version` first and answers its errors as OSB does (`errors.ts`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ConfigurationError } from "../errors.js";
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { authentication } from "../http/auth.js";
 import { mountCall, type EndpointDeps } from "../http/endpoint.js";
-import type { Method, RouteEntry, RouteHandler } from "../http/router.js";
+import type { Method, Middleware, Next, RouteHandler } from "../http/router.js";
+import type { RequestScopes } from "../http/scope.js";
+import type { RegistryLifecycle } from "../lifecycle/registry.js";
+import type { AuthOptions } from "../options.js";
 import type { ProviderHandlers } from "../types.js";
 import { bind } from "./bind.js";
 import { checkVersion, type OsbCallDefinition, type OsbDeps } from "./call.js";
 import { catalog } from "./catalog.js";
 import { deprovision } from "./deprovision.js";
-import { osbErrorAnswer } from "./errors.js";
+import { osbErrorAnswer, osbNotFound, osbUnauthorized } from "./errors.js";
 import { fetchBinding } from "./fetch-binding.js";
 import { fetchInstance } from "./fetch-instance.js";
 import { lastOperation } from "./last-operation.js";
@@ -22,9 +29,13 @@ import { provision } from "./provision.js";
 import { unbind } from "./unbind.js";
 import { update } from "./update.js";
 
-const INSTANCE = "/v2/service_instances/:instance_id";
+const PREFIX = "/v2";
+const INSTANCE = `${PREFIX}/service_instances/:instance_id`;
 const BINDING = `${INSTANCE}/service_bindings/:binding_id`;
 const REQUEST_IDENTITY = "x-broker-api-request-identity";
+
+/** The paths OSB owns: `/v2` and everything under it. */
+const underPrefix = (req: IncomingMessage & { path?: string }) => req.path === PREFIX || req.path?.startsWith(`${PREFIX}/`) === true;
 
 /** The platform's request identity, echoed as OSB recommends (the provider's own request id header is set too). */
 function echoRequestIdentity(req: IncomingMessage, res: ServerResponse): void {
@@ -32,33 +43,56 @@ function echoRequestIdentity(req: IncomingMessage, res: ServerResponse): void {
   if (typeof identity === "string" && /^[\x21-\x7e]{1,200}$/.test(identity)) res.setHeader("X-Broker-API-Request-Identity", identity);
 }
 
-function mountOsb<Req>(call: OsbCallDefinition<Req>, deps: EndpointDeps): RouteHandler {
+function mountOsb<Req>(call: OsbCallDefinition<Req>, deps: EndpointDeps<RegistryLifecycle>): RouteHandler {
   const parse: OsbCallDefinition<Req>["parse"] = (req, scope) => {
     checkVersion(req);
     return call.parse(req, scope);
   };
-  const handler = mountCall({ ...call, parse }, deps);
-  return (req, res, next) => {
-    echoRequestIdentity(req, res);
-    return handler(req, res, (error) => (error === undefined || error === null ? next() : osbErrorAnswer(error, req, res, next)));
-  };
+  return mountCall({ ...call, parse }, deps);
 }
 
-/** The OSB routes, for the provider's route table (they share no path with the native ones). */
-export function osbRoutes(options: ResolvedOsbOptions, handlers: ProviderHandlers, deps: EndpointDeps): RouteEntry[] {
-  const store = deps.lifecycle.store;
-  if (store === undefined) throw new ConfigurationError("createProvider: osb needs the registry: pass registry: { store }.");
-  const osbDeps: OsbDeps = { options, handlers, store };
-  const route = <Req>(method: Method, path: string, call: OsbCallDefinition<Req>): RouteEntry => ({ method, path, handler: mountOsb(call, deps) });
-  return [
-    route("get", "/v2/catalog", catalog(osbDeps)),
-    route("get", `${INSTANCE}/last_operation`, lastOperation(osbDeps)),
-    route("put", BINDING, bind(osbDeps)),
-    route("delete", BINDING, unbind(osbDeps)),
-    route("get", BINDING, fetchBinding(osbDeps)),
-    route("put", INSTANCE, provision(osbDeps)),
-    route("patch", INSTANCE, update(osbDeps)),
-    route("delete", INSTANCE, deprovision(osbDeps)),
-    route("get", INSTANCE, fetchInstance(osbDeps)),
-  ];
+/** What the OSB router shares with the provider's own: the request scopes, auth options and body reading. */
+export interface OsbGuard {
+  scopes: RequestScopes;
+  auth: Required<AuthOptions> | false;
+  body: Middleware;
+}
+
+/**
+ * The OSB router, mounted before the provider's own routes: it takes every request under `/v2`
+ * (OPTIONS included) and leaves every other one untouched.
+ */
+export function osbRouter(options: ResolvedOsbOptions, handlers: ProviderHandlers, deps: EndpointDeps<RegistryLifecycle>, guard: OsbGuard): Router {
+  const osbDeps: OsbDeps = { options, handlers };
+  const { scopes } = guard;
+  const auth = guard.auth === false ? undefined : authentication(guard.auth, osbUnauthorized);
+  const guards: RequestHandler[] = auth === undefined ? [scopes.enter, guard.body] : [scopes.enter, auth, guard.body];
+  const router = Router({ caseSensitive: true });
+  router.use((req, res, next) => {
+    if (underPrefix(req)) echoRequestIdentity(req, res);
+    next();
+  });
+  const route = <Req>(method: Method, path: string, call: OsbCallDefinition<Req>) => router[method](path, ...guards, mountOsb(call, deps));
+  route("get", `${PREFIX}/catalog`, catalog(osbDeps));
+  route("get", `${INSTANCE}/last_operation`, lastOperation(osbDeps));
+  route("put", BINDING, bind(osbDeps));
+  route("delete", BINDING, unbind(osbDeps));
+  route("get", BINDING, fetchBinding(osbDeps));
+  route("put", INSTANCE, provision(osbDeps));
+  route("patch", INSTANCE, update(osbDeps));
+  route("delete", INSTANCE, deprovision(osbDeps));
+  route("get", INSTANCE, fetchInstance(osbDeps));
+  // No route took it: behind auth, OSB's 404 (never 405, as the native routes).
+  router.use((req: Request, res: Response, next: Next) => {
+    if (!underPrefix(req)) return next();
+    if (!scopes.open(req, res)) return;
+    if (auth === undefined) osbNotFound(req, res);
+    else auth(req, res, () => osbNotFound(req, res));
+  });
+  // Whatever went wrong under /v2, before its handler (body, path decoding) or in it, is answered here.
+  router.use((error: unknown, req: Request, res: Response, next: Next) => {
+    if (!underPrefix(req)) return next(error);
+    if (scopes.open(req, res)) osbErrorAnswer(error, req, res, () => req.socket.destroy());
+  });
+  return router;
 }

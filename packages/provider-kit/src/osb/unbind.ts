@@ -12,6 +12,7 @@ import {
   planNamed,
   queryOf,
   registryName,
+  requiredText,
   sendAnswer,
   withOsb,
   type OsbCallDefinition,
@@ -24,26 +25,27 @@ interface OsbUnbindRequest {
   osb: OsbCall;
 }
 
-export function unbind({ options, store }: OsbDeps): OsbCallDefinition<OsbUnbindRequest> {
+export function unbind({ options }: OsbDeps): OsbCallDefinition<OsbUnbindRequest> {
   return {
     parse(req, scope) {
       const instanceId = idOf(scope, "instance_id");
       const bindingId = idOf(scope, "binding_id");
       const query = queryOf(req);
-      checkServiceId(options, query.get("service_id") ?? undefined);
-      planNamed(options, query.get("plan_id") ?? undefined);
+      // OSB 2.17 "Unbinding", Query: `service_id` and `plan_id` REQUIRED.
+      checkServiceId(options, requiredText(query, "service_id"));
+      planNamed(options, requiredText(query, "plan_id"));
       const osb: OsbCall = { ...osbCallOf(req, scope, instanceId, {}), bindingId };
       return {
         unbind: { instance: registryName(instanceId), appName: registryName(bindingId), appHosts: [], placement: { clusterAddresses: [] } },
         osb,
       };
     },
-    async run(lifecycle, request, call) {
+    async run(registry, request, call) {
       const { instance, appName } = request.unbind;
-      const binding = await store.getBinding(instance, "app", appName!);
+      const binding = await registry.store.getBinding(instance, "app", appName!);
       if (binding === undefined) return answer(410);
       const osb: OsbCall = { ...request.osb, ...(binding.appHost === undefined ? {} : { app: binding.appHost }) };
-      await lifecycle.unbindApp({ ...request.unbind, ...(binding.appHost === undefined ? {} : { appHost: binding.appHost }) }, withOsb(call, osb));
+      await registry.unbindApp({ ...request.unbind, ...(binding.appHost === undefined ? {} : { appHost: binding.appHost }) }, withOsb(call, osb));
       return answer(200);
     },
     answer: sendAnswer,

@@ -9,7 +9,7 @@ import type { Lifecycle, RequestContext } from "../../src/lifecycle/lifecycle.js
 import { createMetrics } from "../../src/metrics.js";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
 import { RedisStore } from "@provider-kit/redis-store";
-import { registryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
+import { registryLifecycle, type RegistryLifecycle, type RegistryOptions } from "../../src/lifecycle/registry.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import type { BindAppRequest, CreateRequest, ProviderHandlers, UnbindAppRequest } from "../../src/types.js";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
@@ -111,7 +111,7 @@ export function useStores(): Stores {
 export type StartLifecycle = (
   handlers: ProviderHandlers,
   options?: Partial<RegistryOptions>,
-) => { lifecycle: Lifecycle; store: Store };
+) => { lifecycle: RegistryLifecycle; store: Store };
 
 /**
  * Registers hooks: `start` opens a registry lifecycle on a fresh store of `kind` (or the one in

@@ -43,20 +43,22 @@ local function recountInstance(census, old, newState)
   if newState then redis.call('HINCRBY', census, 'instance:' .. newState, 1) end
 end`;
 
-// KEYS: lock, instance, pending, census. ARGV: token, record JSON, "1" when it owes a step, name, state.
+// KEYS: lock, instance, pending, census, tombstone. ARGV: token, record JSON, "1" when it owes a step, name, state.
 export const SAVE_INSTANCE = fenced(`${RECOUNT_INSTANCE}
 recountInstance(KEYS[4], redis.call('GET', KEYS[2]), ARGV[5])
 redis.call('SET', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[5])
 if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) else redis.call('SREM', KEYS[3], ARGV[4]) end`);
 
-// KEYS: lock, instance, bindings, pending, census. ARGV: token, name.
+// KEYS: lock, instance, bindings, pending, census, tombstone. ARGV: token, name, tombstone ttl in ms ("0": none).
 export const DELETE_INSTANCE = fenced(`${RECOUNT_INSTANCE}
 recountInstance(KEYS[5], redis.call('GET', KEYS[2]), nil)
 for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
   redis.call('HINCRBY', KEYS[5], 'binding:' .. string.match(field, '^[^:]*'), -1)
 end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[2])`);
+redis.call('SREM', KEYS[4], ARGV[2])
+if ARGV[3] ~= '0' then redis.call('SET', KEYS[6], '1', 'PX', ARGV[3]) end`);
 
 // KEYS: lock, bindings, census. ARGV: token, field, kind, binding JSON.
 export const SAVE_BINDING = fenced(`

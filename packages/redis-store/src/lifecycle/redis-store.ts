@@ -9,6 +9,7 @@
  *
  *   <p>instance:<name>   string  the instance record, JSON
  *   <p>bindings:<name>   hash    "<kind>:<key>" → binding record, JSON (kind: app, unit, job)
+ *   <p>removed:<name>    string  "1": the instance was removed at the platform's request (expires; gone once the name is saved again)
  *   <p>pending           set     names of instances that owe a background step
  *   <p>lock:<name>       string  random token of the call holding the instance lock (expires)
  *   <p>lock-queue:<name> zset    token of each caller waiting for that lock → arrival, Redis time in µs (expires)
@@ -145,7 +146,7 @@ export class RedisStore implements Store {
   }
 
   /** The full name of a key of this store (see the key layout above). */
-  private key(kind: "instance" | "bindings" | "lock" | "lock-queue" | "lock-lapse" | "lease", name: string): string;
+  private key(kind: "instance" | "bindings" | "removed" | "lock" | "lock-queue" | "lock-lapse" | "lease", name: string): string;
   private key(kind: "pending" | "census"): string;
   private key(kind: string, name?: string): string {
     return name === undefined ? `${this.prefix}${kind}` : `${this.prefix}${kind}:${name}`;
@@ -154,6 +155,10 @@ export class RedisStore implements Store {
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
     const json = await this.redis.run((redis) => redis.get(this.key("instance", name)));
     return json === null ? undefined : (JSON.parse(json) as InstanceRecord);
+  }
+
+  async wasRemoved(name: string): Promise<boolean> {
+    return (await this.redis.run((redis) => redis.exists(this.key("removed", name)))) === 1;
   }
 
   async listPendingSteps(): Promise<InstanceRecord[]> {
@@ -291,12 +296,19 @@ export class RedisStore implements Store {
     };
     return {
       saveInstance: async (record, options) => {
-        const keys = [lockKey, this.key("instance", instance), this.key("pending"), this.key("census")];
+        const keys = [lockKey, this.key("instance", instance), this.key("pending"), this.key("census"), this.key("removed", instance)];
         await run(SAVE_INSTANCE, keys, [token, JSON.stringify(record), record.step ? "1" : "0", instance, record.state], options);
       },
       deleteInstance: async (options) => {
-        const keys = [lockKey, this.key("instance", instance), this.key("bindings", instance), this.key("pending"), this.key("census")];
-        await run(DELETE_INSTANCE, keys, [token, instance], options);
+        const keys = [
+          lockKey,
+          this.key("instance", instance),
+          this.key("bindings", instance),
+          this.key("pending"),
+          this.key("census"),
+          this.key("removed", instance),
+        ];
+        await run(DELETE_INSTANCE, keys, [token, instance, String(Math.ceil(options?.tombstoneMs ?? 0))], options);
       },
       saveBinding: async (binding, options) => {
         const keys = [lockKey, this.key("bindings", instance), this.key("census")];
