@@ -47,9 +47,12 @@ describe("conformance kit against the Redis provider", () => {
   it("passes every OSB check as a broker, both plans (the dedicated one in the background)", async () => {
     const report = await runOsbConformance({ url: provider.url, username: "redis", password: PASSWORD, pollIntervalMs: 100 });
     const notPassed = report.results.filter((result) => result.outcome !== "pass");
-    // Removing a dedicated server takes no time: the deprovision answers 200, so there is nothing to poll.
+    // Removing a dedicated server takes no time: the deprovision answers 200, so there is nothing to
+    // poll. The example changes no plan (no update handler: plan_updateable false), so no plan change is judged.
     expect(notPassed.map((result) => `${result.id} ${result.outcome}: ${result.detail ?? ""}`)).toEqual([
       "osb-last-operation.gone skip: the deprovision finished at once (200): nothing to poll",
+      "osb-update.plan skip: no plan the run provisioned is plan_updateable: a platform may not change it",
+      "osb-update.concurrent skip: needs osb-update.plan, which was skipped",
     ]);
     expect(report.passed).toBe(true);
     expect(report.leftovers).toEqual([]);

@@ -161,6 +161,11 @@ export interface InstanceRecord {
    * answered 503 while its write was in flight: the next create of that name replaces it.
    */
   createUnanswered?: true;
+  /**
+   * Set by a create that may be repeated only as it was made: what it asked for beyond the create
+   * request (OSB's `space_guid`). A create of the name with other terms is refused.
+   */
+  terms?: Record<string, string>;
 }
 
 export interface PendingStep {

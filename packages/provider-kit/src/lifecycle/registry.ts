@@ -52,6 +52,12 @@ interface BindOutcome {
   env: BoundEnv;
 }
 
+/** How `createOrRepeat` tells a repeat: `terms` it must ask for too; `refuseNew` refuses a free name. */
+export interface CreateRepeat {
+  terms?: Record<string, string>;
+  refuseNew?: () => Error;
+}
+
 /** An update of some fields: those given replace the instance's, the others stay as the record holds them under the lock. */
 export type InstanceChange = Pick<UpdateRequest, "instance"> & Partial<Omit<UpdateRequest, "instance">>;
 
@@ -63,11 +69,11 @@ export interface RegistryLifecycle extends Lifecycle {
   readonly store: Store;
   /**
    * Create, unless the name holds an instance already: the same request made it (plan, team,
-   * tags, description, parameters), or it is being removed, then that record, else
-   * `AlreadyExistsError` (409). With `refuseNew`, a free name is refused with its error instead
-   * of created (a repeat is still answered).
+   * tags, description, parameters, and `terms`, kept on the record), or it is being removed,
+   * then that record, else `AlreadyExistsError` (409). With `refuseNew`, a free name is refused
+   * with its error instead of created (a repeat is still answered).
    */
-  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome>;
+  createOrRepeat(request: CreateRequest, context: RequestContext, repeat: CreateRepeat): Promise<CreateOutcome>;
   /**
    * Bind, unless the app key is bound already: for the same app (`appHost`) and `terms`, the
    * bind handler runs again (`created` false), else `AlreadyExistsError` (409).
@@ -245,10 +251,10 @@ function absorb(record: InstanceRecord, result: LifecycleResult): boolean {
   return result?.pending === true;
 }
 
-function newRecord(request: CreateRequest): InstanceRecord {
+function newRecord(request: CreateRequest, terms: Record<string, string> | undefined): InstanceRecord {
   const { instance, plan, team, tags, description, parameters } = request;
   const time = now();
-  return { name: instance, plan, team, tags, description, parameters, state: "provisioning", data: {}, createdAt: time, updatedAt: time };
+  return { name: instance, plan, team, tags, description, parameters, state: "provisioning", data: {}, createdAt: time, updatedAt: time, ...(terms && { terms }) };
 }
 
 /**
@@ -290,26 +296,27 @@ class Registry implements RegistryLifecycle {
     // Fast answer for the common retry; the check under the lock is the one that counts.
     const taken = await this.store.getInstance(request.instance);
     if (taken && !createUnfinished(taken)) throw alreadyExists(taken, request.instance);
-    await this.#create(request, context, false);
+    await this.#create(request, context);
   }
 
-  createOrRepeat(request: CreateRequest, context: RequestContext, refuseNew?: () => Error): Promise<CreateOutcome> {
-    return this.#create(request, context, true, refuseNew);
+  createOrRepeat(request: CreateRequest, context: RequestContext, repeat: CreateRepeat): Promise<CreateOutcome> {
+    return this.#create(request, context, repeat);
   }
 
-  /** Create the instance; with `repeatable`, a name taken by the same request (or by one being removed) answers its record. */
-  async #create(request: CreateRequest, context: RequestContext, repeatable: boolean, refuseNew?: () => Error): Promise<CreateOutcome> {
+  /** Create the instance; with `repeat`, a name taken by the same request (or by one being removed) answers its record. */
+  async #create(request: CreateRequest, context: RequestContext, repeat?: CreateRepeat): Promise<CreateOutcome> {
     const instance = request.instance;
     const outcome = await this.#locked(instance, context, async (held) => {
       // Under the lock, a create still at its first stage is one whose process died before
       // answering: the platform got no instance, so this create takes its place.
       const existing = held.record;
       if (existing && !createUnfinished(existing)) {
-        if (repeatable && (existing.state === "deleting" || sameCreate(existing, request))) return { created: false, record: existing, stepQueued: false };
-        throw repeatable ? new AlreadyExistsError(`An instance named "${instance}" already exists with other settings.`) : alreadyExists(existing, instance);
+        const same = () => sameCreate(existing, request) && isDeepStrictEqual(existing.terms, repeat?.terms);
+        if (repeat && (existing.state === "deleting" || same())) return { created: false, record: existing, stepQueued: false };
+        throw repeat ? new AlreadyExistsError(`An instance named "${instance}" already exists with other settings.`) : alreadyExists(existing, instance);
       }
-      if (refuseNew) throw refuseNew();
-      const record = newRecord(request);
+      if (repeat?.refuseNew) throw repeat.refuseNew();
+      const record = newRecord(request, repeat?.terms);
       await held.saveInstance(record);
       let result: LifecycleResult;
       try {

@@ -4,7 +4,7 @@
  * background (the handler's `{ pending: true }`) and the platform accepts that; 422 AsyncRequired
  * when it does not (a plan of `osb.asyncPlans` is refused before anything is made; an unexpected
  * background create is removed again). Sent again: 200 when identical and finished, 202 while it
- * is still provisioning, 409 when plan, parameters or organization differ (decided by the
+ * is still provisioning, 409 when plan, parameters, organization or space differ (decided by the
  * registry under the instance lock: `createOrRepeat`).
  */
 import { AlreadyExistsError } from "../errors.js";
@@ -31,6 +31,7 @@ import type { OsbCall } from "./types.js";
 
 interface ProvisionRequest {
   create: CreateRequest;
+  terms: Record<string, string>;
   osb: OsbCall;
 }
 
@@ -56,11 +57,13 @@ export function provision({ options }: OsbDeps): OsbCallDefinition<ProvisionRequ
       checkServiceId(options, requiredText(body, "service_id"));
       const plan = planNamed(options, requiredText(body, "plan_id"));
       const team = requiredText(body, "organization_guid");
-      requiredText(body, "space_guid");
+      const space = requiredText(body, "space_guid");
       const context = objectField(body, "context");
       const osb = osbCallOf(req, scope, instanceId, context);
       return {
         create: { instance: registryName(instanceId), plan, team, tags: [], parameters: nativeParameters(objectField(body, "parameters")) },
+        // The organization is the native team; the space is kept for telling a repeat (OSB: 409 "with different attributes").
+        terms: { space_guid: space },
         osb,
       };
     },
@@ -70,10 +73,11 @@ export function provision({ options }: OsbDeps): OsbCallDefinition<ProvisionRequ
       try {
         // A plan of `asyncPlans` the platform will not poll for is refused before anything is made; a repeat is still answered (409, 200).
         const mustPoll = options.asyncPlans.has(request.create.plan ?? "") && !request.osb.acceptsIncomplete;
-        outcome = await registry.createOrRepeat(request.create, context, mustPoll ? () => asyncRequired(`Plan "${request.create.plan}"`) : undefined);
+        const refuseNew = mustPoll ? () => asyncRequired(`Plan "${request.create.plan}"`) : undefined;
+        outcome = await registry.createOrRepeat(request.create, context, { terms: request.terms, ...(refuseNew && { refuseNew }) });
       } catch (error) {
         if (!(error instanceof AlreadyExistsError)) throw error;
-        throw new OsbError(409, "Conflict", `Instance "${request.osb.instanceId}" exists already with another plan, organization or parameters.`);
+        throw new OsbError(409, "Conflict", `Instance "${request.osb.instanceId}" exists already with another plan, organization, space or parameters.`);
       }
       if (!outcome.created) return again(outcome.record, request.osb);
       if (outcome.record.state === "ready") return answer(201);

@@ -65,7 +65,7 @@ describe("X-Broker-API-Version", () => {
 });
 
 describe("provisioning", () => {
-  it("answers 201 for a new instance, 200 for the identical request, 409 for a different one", async () => {
+  it("answers 201 for a new instance, 200 for the identical request, 409 for another plan, parameters, organization or space", async () => {
     const { handlers, seen } = fakeService();
     const broker = await start(handlers, new MemoryStore());
     const body = provisionBody("shared", { parameters: { maxmemory: "64mb", tls: { enabled: true } } });
@@ -73,6 +73,8 @@ describe("provisioning", () => {
     expect(await broker.call("PUT", INSTANCE, body)).toMatchObject({ status: 200, body: {} });
     expectOsbError(await broker.call("PUT", INSTANCE, { ...body, parameters: { maxmemory: "128mb" } }), 409, "Conflict");
     expectOsbError(await broker.call("PUT", INSTANCE, { ...body, plan_id: PLAN_IDS.dedicated }), 409, "Conflict");
+    expectOsbError(await broker.call("PUT", INSTANCE, { ...body, organization_guid: "another-org" }), 409, "Conflict");
+    expectOsbError(await broker.call("PUT", INSTANCE, { ...body, space_guid: "another-space" }), 409, "Conflict");
     // One create reached the handler, with the native request's shape.
     expect(seen.filter((call) => call.handler === "create").map((call) => call.request)).toEqual([
       {
