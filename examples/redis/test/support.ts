@@ -2,10 +2,12 @@
  * Test helpers for the Redis provider: the platform's side of the HTTP calls, an app's side
  * of a binding, polling, and clean-up of every process a test's data directory holds.
  */
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { pino } from "pino";
 import { createClient } from "@redis/client";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
@@ -312,4 +314,22 @@ export async function killServersUnder(dataDir: string): Promise<void> {
     if (pid !== undefined) process.kill(pid, "SIGKILL");
   }
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Puts a file in `dir` that cannot be deleted (a read-only folder; `chattr +i` as root, whom
+ * permissions do not stop). Returns the undo, or undefined when the file system cannot do it.
+ */
+export async function undeletableEntry(dir: string): Promise<(() => Promise<void>) | undefined> {
+  const folder = join(dir, "read-only");
+  const file = join(folder, "kept");
+  await mkdir(folder);
+  await writeFile(file, "");
+  if (process.getuid?.() !== 0) {
+    await chmod(folder, 0o555);
+    return () => chmod(folder, 0o755);
+  }
+  const chattr = (flag: string) => promisify(execFile)("chattr", [flag, file]);
+  if (!(await chattr("+i").then(() => true, () => false))) return undefined;
+  return async () => void (await chattr("-i"));
 }
