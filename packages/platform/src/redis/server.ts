@@ -3,8 +3,8 @@
  * dedicated instance. One server is fully described by its directory: the provider writes
  * `redis.conf` and `users.acl` there, the process id is in `redis.pid` (written by the provider
  * once it spawned the server, and by the server itself), and the server keeps its data and log
- * there. A provider that restarts finds, adopts or stops a server an
- * earlier run started by looking at that directory alone.
+ * there. A provider that restarts finds, adopts or stops a server an earlier run started by
+ * looking at that directory alone.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
