@@ -28,7 +28,7 @@ const PACKAGES: Record<string, { dir: string; slow: string[] }> = {
   },
   "example-redis": {
     dir: "examples/redis",
-    slow: ["test/main.test.ts", "test/dedicated.test.ts", "test/acl-file.test.ts", "test/operations.test.ts"],
+    slow: ["test/main.test.ts", "test/dedicated.test.ts", "test/dedicated-crash.test.ts", "test/acl-file.test.ts", "test/operations.test.ts"],
   },
   docs: { dir: "test/docs", slow: ["commands/walks.test.ts"] },
 };

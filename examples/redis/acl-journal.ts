@@ -22,13 +22,14 @@ import { afterReplicas, DEFAULT_REPLICA_TIMEOUT_MS } from "@provider-kit/redis-s
 import type { RedisClient } from "@provider-kit/redis-store/connection";
 import { aclPasswordHash } from "@provider-kit/platform/redis-server";
 import { hasAclFile, oneRunAtATime } from "./acl.js";
+import { userPrefix } from "./key-space.js";
 
 /** What the journal records of one change, enough to make it again. */
 type AclChange =
   /** `passwordHashes` oldest first (a rotation adds one); `passwordHash`: an entry written before rotations kept two. */
   | { op: "set"; user: string; passwordHashes?: readonly string[]; passwordHash?: string; rules: readonly string[] }
   | { op: "delete"; user: string }
-  /** Every user of the instance (`<instance>.*`): its destroy. */
+  /** Every user of the instance (named under its user prefix, key-space.ts): its destroy. */
   | { op: "delete-instance"; instance: string };
 
 interface JournalEntry {
@@ -171,7 +172,8 @@ export class AclJournal {
         transaction.aclDelUser(change.user);
         break;
       case "delete-instance": {
-        const users = (await admin.aclUsers()).filter((user) => user.startsWith(`${change.instance}.`));
+        const prefix = userPrefix(change.instance);
+        const users = (await admin.aclUsers()).filter((user) => user.startsWith(prefix));
         if (users.length > 0) transaction.aclDelUser(users);
         break;
       }

@@ -1,13 +1,14 @@
 /**
  * Redis ACL users: one per binding (app, unit or job), plus one per shared instance for the
  * status check. Names are derived from the instance and the binding, so the same binding always
- * maps to the same user, and every user of an instance starts with `<instance>.`.
+ * maps to the same user, and every user of an instance starts with its user prefix (key-space.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { BindingKind } from "provider-kit";
 import { ErrorReply } from "@redis/client";
 import { redisClient, type Address, type RedisClient } from "@provider-kit/redis-store/connection";
 import { aclPasswordHash } from "@provider-kit/platform/redis-server";
+import { userPrefix } from "./key-space.js";
 
 /** Passwords are URL-safe, so they go into REDIS_URL as they are. */
 export function generatePassword(): string {
@@ -15,17 +16,17 @@ export function generatePassword(): string {
 }
 
 /**
- * `<instance>.<kind>.<key>`. Instance names cannot contain `.`, so the prefix `<instance>.`
- * belongs to one instance only. Keys with characters unsafe in a user name or a URL
- * (unit hosts such as `10.0.0.7:8080`) are replaced by a stable hash.
+ * `<user prefix><kind>.<key>`: `cache.app.web`, `osb@<id>:app.h…`. Keys with characters unsafe in
+ * a user name or a URL (unit hosts such as `10.0.0.7:8080`, OSB binding keys) are replaced by a
+ * stable hash.
  */
 export function bindingUserName(instance: string, kind: BindingKind, key: string): string {
   const safeKey = /^[A-Za-z0-9_-]+$/.test(key) ? key : `h${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
-  return `${instance}.${kind}.${safeKey}`;
+  return `${userPrefix(instance)}${kind}.${safeKey}`;
 }
 
 export function healthUserName(instance: string): string {
-  return `${instance}.health`;
+  return `${userPrefix(instance)}health`;
 }
 
 /**

@@ -101,6 +101,17 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
     }
     return connections.get(record.name)!.client;
   };
+  // Starts and stops of one instance's process run one after another, never side by side: a
+  // removal waits for a start under way (one whose step was abandoned, or a restart by status),
+  // so the process that start spawns is recorded before the removal looks for it.
+  const turns = new Map<string, Promise<unknown>>();
+  const inTurn = <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const run = (turns.get(name) ?? Promise.resolve()).then(work, work);
+    const settled = run.catch(() => {});
+    turns.set(name, settled);
+    void settled.then(() => turns.get(name) === settled && turns.delete(name));
+    return run;
+  };
   const asAdmin = async <T>(record: InstanceRecord, work: (client: RedisClient) => Promise<T>) => work(await adminClient(record));
   const answersPing = (record: InstanceRecord) =>
     asAdmin(record, async (client) => (await client.ping()) === "PONG").catch(() => false);
@@ -116,15 +127,18 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
       return { pending: true, data };
     },
 
-    async provision(record, context) {
-      let data = record.data;
-      const dir = instanceDir(record.name);
-      // The port was free at create; if someone took it since, move to another before starting.
-      if ((await runningPid(dir)) === undefined && !(await isPortFree(dataNumber(data, "port")))) {
-        data = { ...data, port: await freePort() };
-      }
-      await ensureRedisServer(serverSpec(record.name, data), { signal: context.signal });
-      return { data };
+    provision(record, context) {
+      return inTurn(record.name, async () => {
+        context.signal.throwIfAborted(); // abandoned while waiting for its turn: a removal may have come first
+        let data = record.data;
+        const dir = instanceDir(record.name);
+        // The port was free at create; if someone took it since, move to another before starting.
+        if ((await runningPid(dir)) === undefined && !(await isPortFree(dataNumber(data, "port")))) {
+          data = { ...data, port: await freePort() };
+        }
+        await ensureRedisServer(serverSpec(record.name, data), { signal: context.signal });
+        return { data };
+      });
     },
 
     async bind(record, target) {
@@ -156,7 +170,7 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
       if ((await runningPid(spec.dir)) !== undefined) {
         return { down: `The Redis process of this instance does not answer on port ${spec.port} (it may still be starting).` };
       }
-      ensureRedisServer(spec).catch((error: unknown) => log.error({ err: error, instance: record.name }, "restart failed"));
+      inTurn(record.name, () => ensureRedisServer(spec)).catch((error: unknown) => log.error({ err: error, instance: record.name }, "restart failed"));
       return { down: "The Redis process of this instance was not running; it is being restarted. Check again in a few seconds." };
     },
 
@@ -191,7 +205,7 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
 
     async destroy(record) {
       forget(record.name);
-      await removeRedisServer(instanceDir(record.name));
+      await inTurn(record.name, () => removeRedisServer(instanceDir(record.name)));
     },
 
     async close() {
@@ -204,9 +218,9 @@ export function dedicatedPlan(options: DedicatedPlanOptions): DedicatedPlan {
         const record = await store.getInstance(name);
         if (record === undefined) {
           log.info({ instance: name }, "removing a dedicated instance the registry no longer knows");
-          await removeRedisServer(instanceDir(name));
+          await inTurn(name, () => removeRedisServer(instanceDir(name)));
         } else if (record.state === "ready" && record.data.plan === "dedicated") {
-          await ensureRedisServer(serverSpec(name, record.data));
+          await inTurn(name, () => ensureRedisServer(serverSpec(name, record.data)));
         }
       };
       await Promise.all(

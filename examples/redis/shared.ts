@@ -1,8 +1,8 @@
 /**
  * Plan `shared`: instances live on one Redis server the provider administers.
- * An instance is a key prefix `<instance>:`; each binding is an ACL user allowed only that
- * prefix (keys and channels); a per-instance health user, which status logs in as, tells whether
- * the server still knows the instance's users.
+ * An instance is a key prefix (`<instance>:`, or `osb@<id>:` for OSB's: key-space.ts); each
+ * binding is an ACL user allowed only that prefix (keys and channels); a per-instance health user,
+ * which status logs in as, tells whether the server still knows the instance's users.
  */
 import { createHash } from "node:crypto";
 import {
@@ -18,10 +18,11 @@ import {
 } from "./acl.js";
 import type { AclJournal } from "./acl-journal.js";
 import type { Logger } from "pino";
-import { NAME_PATTERN, type StatusResult, type Store } from "provider-kit";
+import type { StatusResult, Store } from "provider-kit";
 import { type RedisClient } from "@provider-kit/redis-store/connection";
 import { SharedRuns } from "provider-kit/store";
 import { dataString, type RedisPlan } from "./plan.js";
+import { instanceOfUser, keyPrefix, under } from "./key-space.js";
 
 export interface SharedPlanOptions {
   /** Connection to the shared server as its administrator. */
@@ -73,15 +74,15 @@ const APP_COMMANDS = [
  */
 const HEALTH_COMMANDS = ["+ping"];
 
-const appRules = (instance: string) => [`~${keyPrefix(instance)}*`, `&${keyPrefix(instance)}*`, ...APP_COMMANDS];
+const appRules = (instance: string) => [`~${under(keyPrefix(instance))}`, `&${under(keyPrefix(instance))}`, ...APP_COMMANDS];
 
 /**
  * A user (no one can log in as it) whose name says which rules the users in the ACL file have:
- * it is saved and lost with them. `_` starts no instance name, so no instance owns it.
+ * it is saved and lost with them. `_` starts no user prefix, so no instance owns it.
  */
 const RULES_MARKER_PREFIX = "_provider-kit.shared-rules.";
 const RULES_MARKER = `${RULES_MARKER_PREFIX}${createHash("sha256")
-  .update(JSON.stringify([appRules("<instance>"), HEALTH_COMMANDS]))
+  .update(JSON.stringify([appRules("example"), HEALTH_COMMANDS])) // any instance: the rules' shape
   .digest("hex")
   .slice(0, 16)}`;
 
@@ -92,10 +93,6 @@ const RULES_MARKER = `${RULES_MARKER_PREFIX}${createHash("sha256")
 const INFO_SCAN_PAGES = 10;
 /** Memory is summed key by key, so only for instances with at most this many keys. */
 const INFO_MEMORY_KEY_LIMIT = 1_000;
-
-function keyPrefix(instance: string): string {
-  return `${instance}:`;
-}
 
 export interface SharedPlan extends RedisPlan {
   /**
@@ -202,8 +199,8 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
       const planOf = new Map<string, Promise<unknown>>(); // one registry read per instance
       const outdated: Array<[string, string[]]> = [];
       for (const user of allUsers) {
-        const instance = user.slice(0, Math.max(user.indexOf("."), 0));
-        if (!NAME_PATTERN.test(instance)) continue;
+        const instance = instanceOfUser(user);
+        if (instance === undefined) continue;
         if (!planOf.has(instance)) planOf.set(instance, store.getInstance(instance).then((record) => record?.data.plan));
         if ((await planOf.get(instance)) !== "shared") continue;
         outdated.push([user, user === healthUserName(instance) ? HEALTH_COMMANDS : appRules(instance)]);
@@ -230,7 +227,7 @@ export function sharedPlan(options: SharedPlanOptions): SharedPlan {
 /** Removes the keys under `prefix`, a SCAN page at a time, so the server never blocks on all of them; resolves with how many. */
 async function unlinkUnder(admin: RedisClient, prefix: string): Promise<number> {
   let removed = 0;
-  for await (const keys of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+  for await (const keys of admin.scanIterator({ MATCH: under(prefix), COUNT: 1000 })) {
     if (keys.length > 0) removed += await admin.unlink(keys);
   }
   return removed;
@@ -241,7 +238,7 @@ async function measure(admin: RedisClient, prefix: string) {
   const keys: string[] = [];
   let pages = 0;
   let complete = true;
-  for await (const page of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+  for await (const page of admin.scanIterator({ MATCH: under(prefix), COUNT: 1000 })) {
     keys.push(...page);
     if (++pages === INFO_SCAN_PAGES) {
       complete = false;

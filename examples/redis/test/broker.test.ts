@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import { REDIS_BROKER } from "../broker.js";
 import type { RunningProvider } from "../redis-provider.js";
-import { appClients, bindEnv, eventually, killServersUnder, PASSWORD, platform, startTestProvider, tempDir, testConfig } from "./support.js";
+import { appClients, bindEnv, broker, eventually, killServersUnder, platform, startTestProvider, tempDir, testConfig } from "./support.js";
 
 const { serviceId, planIds } = REDIS_BROKER;
 
@@ -15,21 +15,9 @@ describe("the Redis provider as a broker", () => {
   let redis: RedisServer;
   let dataDir: string;
   let provider: RunningProvider;
+  let osb: ReturnType<typeof broker>;
   const { connect, closeAll } = appClients();
 
-  /** An OSB call as a platform makes it: Basic auth with the provider's credentials, the version header, JSON. */
-  const osb = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${provider.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Basic ${Buffer.from(`redis:${PASSWORD}`).toString("base64")}`,
-        "x-broker-api-version": "2.17",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
   const provisionBody = (plan: keyof typeof planIds) => ({ service_id: serviceId, plan_id: planIds[plan], organization_guid: "team-a", space_guid: "team-a" });
   const bindBody = (plan: keyof typeof planIds) => ({ service_id: serviceId, plan_id: planIds[plan], bind_resource: { app_guid: "web" } });
 
@@ -37,6 +25,7 @@ describe("the Redis provider as a broker", () => {
     redis = await startRedisServer();
     dataDir = await tempDir("broker");
     provider = await startTestProvider(testConfig({ dataDir, redisUrl: redis.url }));
+    osb = broker(provider.url);
   });
   afterAll(async () => {
     closeAll();

@@ -3,10 +3,7 @@
  * The servers start through a wrapper that waits two seconds first, so the pending phase
  * (202 on status, 412 on bind) is observable and a provider restart can land in the middle of it.
  */
-import { execFile } from "node:child_process";
-import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { promisify } from "node:util";
+import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import type { Config } from "../config.js";
@@ -28,25 +25,8 @@ import {
   startTestProvider,
   tempDir,
   testConfig,
+  undeletableEntry,
 } from "./support.js";
-
-/**
- * Puts a file in `dir` that cannot be deleted (a read-only folder; `chattr +i` as root, whom
- * permissions do not stop). Returns the undo, or undefined when the file system cannot do it.
- */
-async function undeletableEntry(dir: string): Promise<(() => Promise<void>) | undefined> {
-  const folder = join(dir, "read-only");
-  const file = join(folder, "kept");
-  await mkdir(folder);
-  await writeFile(file, "");
-  if (process.getuid?.() !== 0) {
-    await chmod(folder, 0o555);
-    return () => chmod(folder, 0o755);
-  }
-  const chattr = (flag: string) => promisify(execFile)("chattr", [flag, file]);
-  if (!(await chattr("+i").then(() => true, () => false))) return undefined;
-  return async () => void (await chattr("-i"));
-}
 
 describe("plan dedicated over HTTP", () => {
   let redis: RedisServer;

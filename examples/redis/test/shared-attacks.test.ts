@@ -5,7 +5,8 @@
  */
 import { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appClient, bindEnv, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
+import { REDIS_BROKER } from "../broker.js";
+import { appClient, bindEnv, broker, eventually, failure, startSharedSetup, type SharedSetup } from "./support.js";
 
 /** Keyless commands an app may run: each concerns only its own connection, or is static. */
 const REVIEWED_KEYLESS = [
@@ -225,16 +226,28 @@ describe("a provider upgraded from one that let shared apps run scripts", () => 
   it("gives the users bound before the upgrade today's rules at start-up, keeping their passwords", async () => {
     await setup.api.create("legacy", "shared");
     const env = bindEnv(await setup.api.bindApp("legacy", "old"));
+    // An OSB instance too, whose users are named after its id (`osb@legacy.osb:...`).
+    const { serviceId, planIds } = REDIS_BROKER;
+    const osb = broker(setup.provider.url);
+    await osb("PUT", "/v2/service_instances/legacy.osb", { service_id: serviceId, plan_id: planIds.shared, organization_guid: "o", space_guid: "s" });
+    const bound = await osb("PUT", "/v2/service_instances/legacy.osb/service_bindings/old", {
+      service_id: serviceId,
+      plan_id: planIds.shared,
+      bind_resource: { app_guid: "old" },
+    });
+    const osbEnv = bound.body.credentials as Record<string, string>;
     // What an earlier version granted: everything but @admin and @dangerous; its rules had another marker.
-    await setup.admin.aclSetUser(env.REDIS_USER!, ["+@all", "-@admin", "-@dangerous"]);
+    for (const user of [env.REDIS_USER!, osbEnv.REDIS_USER!]) await setup.admin.aclSetUser(user, ["+@all", "-@admin", "-@dangerous"]);
     await setup.admin.aclDelUser(await rulesMarkers());
     await setup.admin.aclSetUser(EARLIER_MARKER, ["reset"]);
     const app = await setup.connect(env);
+    const osbApp = await setup.connect(osbEnv);
     expect(await app.sendCommand(["EVAL", "return 1", "0"])).toBe(1);
 
     await setup.restart();
     // Applied in the background at start-up, to the connection the app already has.
     await eventually(async () => /^NOPERM/.test(await failure(app.sendCommand(["EVAL", "return 1", "0"]))));
+    await eventually(async () => /^NOPERM/.test(await failure(osbApp.sendCommand(["EVAL", "return 1", "0"]))));
     expect(await failure(app.sendCommand(["SCRIPT", "DEBUG", "SYNC"]))).toMatch(/^NOPERM/);
     await app.set("legacy:still", "works");
     expect(await failure(app.set("outside", "x"))).toMatch(/^NOPERM/);

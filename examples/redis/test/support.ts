@@ -2,10 +2,12 @@
  * Test helpers for the Redis provider: the platform's side of the HTTP calls, an app's side
  * of a binding, polling, and clean-up of every process a test's data directory holds.
  */
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { pino } from "pino";
 import { createClient } from "@redis/client";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
@@ -95,6 +97,22 @@ export function platform(baseUrl: string) {
   };
 }
 
+/** The broker: OSB calls as a platform makes them, Basic auth with the provider's credentials, the version header, JSON. */
+export function broker(baseUrl: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`redis:${PASSWORD}`).toString("base64")}`,
+        "x-broker-api-version": "2.17",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+}
+
 /** The env of a successful bind, checked to hold strings only (the platform rejects anything else). */
 export function bindEnv(answer: Answer): Record<string, string> {
   if (answer.status !== 201) throw new Error(`bind answered ${answer.status}: ${answer.text}`);
@@ -143,6 +161,58 @@ export function appSetsKey(env: Record<string, string>): Promise<string> {
       if (lines.length >= 3) done(lines[1]!.replace(/^[+-]/, ""));
     });
     socket.write(command("AUTH", env.REDIS_USER!, env.REDIS_PASSWORD!) + command("SET", `${env.REDIS_KEY_PREFIX}k`, "v"));
+  });
+}
+
+/**
+ * What Redis answers an app that logs in with its environment (`AUTH` as its user) and runs
+ * `commands` on one raw connection: one line per command, `OK`, the error (`NOPERM ...`), an
+ * integer, a string, or `(nil)`. Throws when the login itself is refused.
+ */
+export function appRuns(env: Record<string, string>, commands: ReadonlyArray<readonly string[]>): Promise<string[]> {
+  const timeoutMs = 30_000; // a loaded machine
+  const encode = (parts: readonly string[]) => `*${parts.length}\r\n${parts.map((part) => `$${Buffer.byteLength(part)}\r\n${part}\r\n`).join("")}`;
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(env.REDIS_PORT), env.REDIS_HOST);
+    let pending = Buffer.alloc(0);
+    const replies: string[] = [];
+    const fail = (why: string) => {
+      socket.destroy();
+      reject(new Error(`${why} (after ${replies.length} replies)`));
+    };
+    socket.setTimeout(timeoutMs, () => fail(`no answer within ${timeoutMs} ms`));
+    socket.once("error", (error) => fail(error.message));
+    socket.once("close", () => fail("the connection closed before Redis answered"));
+    /** One reply off the front of `pending`: simple strings, errors, integers and bulk strings, as these commands answer. */
+    const take = (): string | undefined => {
+      const end = pending.indexOf("\r\n");
+      if (end < 0) return undefined;
+      const line = pending.subarray(1, end).toString();
+      const type = String.fromCharCode(pending[0]!);
+      if (type !== "$") {
+        pending = pending.subarray(end + 2);
+        return line;
+      }
+      const length = Number(line);
+      if (length < 0) {
+        pending = pending.subarray(end + 2);
+        return "(nil)";
+      }
+      if (pending.length < end + 2 + length + 2) return undefined;
+      const value = pending.subarray(end + 2, end + 2 + length).toString();
+      pending = pending.subarray(end + 2 + length + 2);
+      return value;
+    };
+    socket.on("data", (data) => {
+      pending = Buffer.concat([pending, data]);
+      for (let reply = take(); reply !== undefined; reply = take()) replies.push(reply);
+      if (replies.length > 0 && replies[0] !== "OK") return fail(`the login was refused: ${replies[0]}`);
+      if (replies.length < commands.length + 1) return;
+      socket.removeAllListeners("close");
+      socket.destroy();
+      resolve(replies.slice(1));
+    });
+    socket.write([["AUTH", env.REDIS_USER!, env.REDIS_PASSWORD!], ...commands].map(encode).join(""));
   });
 }
 
@@ -244,4 +314,22 @@ export async function killServersUnder(dataDir: string): Promise<void> {
     if (pid !== undefined) process.kill(pid, "SIGKILL");
   }
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Puts a file in `dir` that cannot be deleted (a read-only folder; `chattr +i` as root, whom
+ * permissions do not stop). Returns the undo, or undefined when the file system cannot do it.
+ */
+export async function undeletableEntry(dir: string): Promise<(() => Promise<void>) | undefined> {
+  const folder = join(dir, "read-only");
+  const file = join(folder, "kept");
+  await mkdir(folder);
+  await writeFile(file, "");
+  if (process.getuid?.() !== 0) {
+    await chmod(folder, 0o555);
+    return () => chmod(folder, 0o755);
+  }
+  const chattr = (flag: string) => promisify(execFile)("chattr", [flag, file]);
+  if (!(await chattr("+i").then(() => true, () => false))) return undefined;
+  return async () => void (await chattr("-i"));
 }

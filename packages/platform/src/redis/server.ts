@@ -1,9 +1,10 @@
 /**
  * Runs `redis-server` processes: the embedded server the provider administers and every
  * dedicated instance. One server is fully described by its directory: the provider writes
- * `redis.conf` and `users.acl` there, records the process id in `redis.pid`, and the server
- * keeps its data and log there. A provider that restarts finds, adopts or stops a server an
- * earlier run started by looking at that directory alone.
+ * `redis.conf` and `users.acl` there, the process id is in `redis.pid` (written by the provider
+ * once it spawned the server, and by the server itself), and the server keeps its data and log
+ * there. A provider that restarts finds, adopts or stops a server an earlier run started by
+ * looking at that directory alone.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -252,6 +253,9 @@ async function writeServerFiles(spec: RedisServerSpec): Promise<void> {
     "dir ./",
     `aclfile ${ACL_FILE}`,
     `logfile ${LOG_FILE}`,
+    // The server records its pid itself as soon as it listens (and removes it when it stops): a
+    // provider killed between spawning it and writing that file still leaves it findable.
+    `pidfile ${PID_FILE}`,
     "appendonly yes",
     ...(spec.maxmemory ? [`maxmemory ${spec.maxmemory}`] : []),
     ...(spec.maxmemoryPolicy ? [`maxmemory-policy ${spec.maxmemoryPolicy}`] : []),
