@@ -53,7 +53,7 @@ interface BindOutcome {
 }
 
 /** How `createOrRepeat` tells a repeat: `terms` it must ask for too; `refuseNew` refuses a free name. */
-export interface CreateRepeat {
+interface CreateRepeat {
   terms?: Record<string, string>;
   refuseNew?: () => Error;
 }
