@@ -285,9 +285,10 @@ describe("a provider's bind answer", () => {
     expect(variables.get("PATH")).toBe(process.env.PATH);
     // Everything is still in TSURU_SERVICES, the app's record of its services.
     expect(JSON.parse(variables.get("TSURU_SERVICES")!)).toEqual({ kv: [{ instance_name: "kv1", envs: answer }] });
-    // make with the provider's CC would run its command: make gets the default compiler.
-    const made = await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: 'printf %s "${CC:-unset}/${MAKEFLAGS:-unset}/${http_proxy:-unset}"' }));
-    expect(made.text).toBe("unset/unset/unset");
+    // make with the provider's CC would run the provider's command: make runs its own default, cc.
+    const makefile = "all:\\n\\t@echo compiler=$(CC)\\n";
+    const made = await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: `dir=$(mktemp -d) && printf '${makefile}' > "$dir/Makefile" && make -s --no-print-directory -C "$dir"; rm -rf "$dir"` }));
+    expect(made.text).toBe("compiler=cc\n");
     const log = (await t.admin.ok(t.admin.get("/apps/web/log?lines=50"))).json<Array<{ Message: string }>>().map((entry) => entry.Message);
     expect(log.find((line) => line.startsWith("bound to the instance kv1"))).toMatch(/in TSURU_SERVICES only, not in the app's processes: CC, CXX, MAKEFLAGS/);
     await t.admin.ok(t.admin.delete("/services/instances/kv1/web"));
