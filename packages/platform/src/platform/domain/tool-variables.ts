@@ -49,7 +49,7 @@ const TOOL_WORDS = new Set([
   "CURL", "WGET", "SSL", "OPENSSL", "MAKE", "CMAKE", "CC", "CXX", "CPP", "NODE", "NPM", "NPX", "YARN", "PNPM", "BUN", "DENO",
   "COREPACK", "PIP", "PIPX", "PIPENV", "POETRY", "UV", "CONDA", "VIRTUAL", "PERL", "RUBY", "GEM", "BUNDLE", "JAVA", "JDK", "JRE",
   "MAVEN", "GRADLE", "SBT", "ERL", "ELIXIR", "MIX", "HEX", "REBAR", "GO", "CGO", "CARGO", "RUSTUP", "RUSTC", "RUST", "COMPOSER",
-  "PHP", "LUA", "DOTNET", "NUGET", "DOCKER", "BUILDKIT", "COMPOSE", "PODMAN", "KUBE", "HELM", "NIX", "HOMEBREW",
+  "PHP", "LUA", "DOTNET", "NUGET", "DOCKER", "BUILDKIT", "COMPOSE", "PODMAN", "KUBE", "HELM", "NIX", "HOMEBREW", "REQUESTS",
 ]);
 /** A word anywhere in the name that makes it a setting: options, proxies, package sources, commands. */
 const SETTING_WORDS = new Set([
