@@ -242,21 +242,11 @@ describe("a provider's bind answer", () => {
 
   const many = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`VAR_${i}`, "x"]));
   it.each([
-    ["PATH", { PATH: "/tmp/evil" }, /"PATH" is read by the loader or the shell/],
-    ["LD_PRELOAD", { LD_PRELOAD: "/tmp/evil.so" }, /"LD_PRELOAD" is read by the loader or the shell/],
-    ["BASH_ENV", { REDIS_URL: "redis://x", BASH_ENV: "/tmp/evil.sh" }, /"BASH_ENV" is read by the loader or the shell/],
     ["a TSURU_ name", { TSURU_APPNAME: "other" }, /"TSURU_APPNAME" is one of the TSURU_\* variables/],
     ["a bad name", { "MY-VAR": "x" }, /"MY-VAR" is not a variable name/],
     ["a NUL byte", { SECRET: "a\u0000b" }, /the value of "SECRET" holds a NUL byte/],
     ["a value over 64 KiB", { BIG: "x".repeat(128 * 1024 + 1) }, /the value of "BIG" is longer than 64 KiB/],
     ["10,000 variables", many, /it exports 10000 variables, more than 100/],
-    ["NODE_OPTIONS", { NODE_OPTIONS: "--require /tmp/evil.js" }, /"NODE_OPTIONS" makes an interpreter or tool the app's processes start .* load or run code/],
-    ["PYTHONWARNINGS with BROWSER", { PYTHONWARNINGS: "ignore::antigravity.Foo", BROWSER: "/tmp/evil.sh" }, /"PYTHONWARNINGS" makes an interpreter or tool/],
-    ["BROWSER", { BROWSER: "/tmp/evil.sh" }, /"BROWSER" makes an interpreter or tool/],
-    ["PERL5OPT and PERL5DB", { PERL5OPT: "-d", PERL5DB: "system('/tmp/evil.sh')" }, /"PERL5OPT" makes an interpreter or tool/],
-    ["JAVA_TOOL_OPTIONS", { JAVA_TOOL_OPTIONS: "-javaagent:/tmp/evil.jar" }, /"JAVA_TOOL_OPTIONS" makes/],
-    ["GIT_SSH_COMMAND", { GIT_SSH_COMMAND: "/tmp/evil.sh" }, /"GIT_SSH_COMMAND" makes/],
-    ["PS4 with SHELLOPTS", { PS4: "$(/tmp/evil.sh)", SHELLOPTS: "xtrace" }, /"PS4" makes/],
     ["values whose TSURU_SERVICES passes 128 KiB", { A: "x".repeat(60_000), B: "x".repeat(60_000), C: "x".repeat(60_000) }, /the app's "TSURU_SERVICES" would be 176 KiB, more than the 128 KiB the kernel passes to a process in one variable/],
   ])("is refused when it sets %s, naming it, and nothing stays bound", async (_what, exported, message) => {
     answer = exported;
@@ -267,11 +257,44 @@ describe("a provider's bind answer", () => {
     expect((await t.admin.get("/services/instances?app=web")).json()).toEqual([{ service: "kv", instances: [] }]);
     // Undone at the provider (setting the variables failed after bind-app succeeded); then the status for the message.
     expect(provider.handlers().slice(-2)).toEqual(["unbindApp", "status"]);
-    // run still works for the app, with the platform's own PATH.
-    expect((await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: 'echo "$PATH" | grep -c /tmp/evil || true' }))).text).toBe("0\n");
   });
 
-  it("refuses a user's variable by the same rules", async () => {
+  // Names a tool reads to choose a program, its options, a package source or a proxy: each with a
+  // value that shows if it arrives, beside data names that must arrive.
+  const steering = [
+    "CC", "CXX", "MAKEFLAGS", "CFLAGS", "LDFLAGS", "RUSTFLAGS", "RUSTC_WRAPPER", "JAVA_OPTS", "MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "ERL_AFLAGS", "ERL_FLAGS", "GOFLAGS", "GOPROXY", "CGO_CFLAGS", "CARGO_HOME",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "NPM_CONFIG_REGISTRY", "npm_config_registry", "GEM_HOME", "BUNDLE_GEMFILE",
+    "http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "LD_PRELOAD", "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES", "GIT_SSH_COMMAND", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "SSH_AUTH_SOCK", "NODE_OPTIONS",
+    "NODE_EXTRA_CA_CERTS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHON_KEYRING_BACKEND", "PERL5OPT", "PERL5LIB", "RUBYOPT", "BASH_ENV", "ENV",
+    "PROMPT_COMMAND", "PS4", "SHELLOPTS", "SHELL", "EDITOR", "PAGER", "BROWSER", "LESSOPEN", "PATH", "HOME", "IFS", "TMPDIR",
+    "KUBECONFIG", "DOCKER_HOST", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "OPENSSL_CONF", "GCONV_PATH", "LC_ALL", "LANG", "TZ",
+  ];
+  const data = { REDIS_HOST: "10.0.0.9", REDIS_PORT: "6380", REDIS_USER: "app", REDIS_PASSWORD: "pw", DATABASE_URL: "postgres://db", REDIS_DB_INDEX: "2", username: "broker-user", password: "broker-pw", jdbcUrl: "jdbc:x" };
+
+  it("never hands a tool's setting to a process run starts, and hands it the data names: env shows them, and make does not run CC", async () => {
+    answer = { ...Object.fromEntries(steering.map((name) => [name, `from-the-provider-${name}`])), ...data };
+    const bind = await t.admin.ok(t.admin.put("/services/instances/kv1/web"));
+    expect(Object.keys(bind.json<Record<string, string>>()).sort()).toEqual(Object.keys(answer).sort());
+    const seen = (await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: "env" }))).text;
+    const variables = new Map(seen.split("\n").filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line)).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+    for (const name of steering) expect(variables.get(name), name).not.toBe(`from-the-provider-${name}`);
+    for (const [name, value] of Object.entries(data)) expect(variables.get(name), name).toBe(value);
+    // The platform's own PATH and HOME.
+    expect(variables.get("PATH")).toBe(process.env.PATH);
+    // Everything is still in TSURU_SERVICES, the app's record of its services.
+    expect(JSON.parse(variables.get("TSURU_SERVICES")!)).toEqual({ kv: [{ instance_name: "kv1", envs: answer }] });
+    // make with the provider's CC would run the provider's command: make runs its own default, cc.
+    const makefile = "all:\\n\\t@echo compiler=$(CC)\\n";
+    const made = await t.admin.ok(t.admin.post("/apps/web/run?once=true", { text: `dir=$(mktemp -d) && printf '${makefile}' > "$dir/Makefile" && make -s --no-print-directory -C "$dir"; rm -rf "$dir"` }));
+    expect(made.text).toBe("compiler=cc\n");
+    const log = (await t.admin.ok(t.admin.get("/apps/web/log?lines=50"))).json<Array<{ Message: string }>>().map((entry) => entry.Message);
+    expect(log.find((line) => line.startsWith("bound to the instance kv1"))).toMatch(/in TSURU_SERVICES only, not in the app's processes: CC, CXX, MAKEFLAGS/);
+    await t.admin.ok(t.admin.delete("/services/instances/kv1/web"));
+  });
+
+  it("refuses a user's variable that makes a tool load code", async () => {
     const set = await t.admin.post("/apps/web/env", { json: { envs: [{ name: "LD_PRELOAD", value: "/tmp/evil.so" }] } });
     expect(set.status).toBe(400);
     expect(set.text).toMatch(/Cannot set the variable: "LD_PRELOAD" is read by the loader or the shell/);

@@ -66,25 +66,36 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect([missing.status, missing.text]).toEqual([400, "You must provide a(n) password in the manifest file."]);
   });
 
-  it("service-instance-add: POST /1.0/services/<s>/instances with form name, plan, owner, description, pool, tag, parameters.*", async () => {
+  it("service-instance-add: POST /1.0/services/<s>/instances with form name, plan, owner, description, pool, tag, parameters.*, all handed to the provider's create", async () => {
     const added = await client("POST", "/1.0/services/kv/instances", {
-      description: "",
+      description: "the shop's cache",
       name: "kv1",
       owner: "",
       plan: "small",
       pool: "",
       tag: ["a", "b"],
       "parameters.size": "1",
+      "parameters.tls.mode": "strict",
     });
     expect(added.status).toBe(201);
-    expect(provider.received.find((call) => call.handler === "create")!.request).toMatchObject({ instance: "kv1", plan: "small", team: "admin" });
+    // The endpoint's Create: createServicePayload's description, tags and parameters.
+    expect(provider.received.find((call) => call.handler === "create")!.request).toEqual({
+      instance: "kv1",
+      plan: "small",
+      team: "admin",
+      description: "the shop's cache",
+      tags: ["a", "b"],
+      parameters: { size: "1", tls: { mode: "strict" } },
+    });
+    const info = JSON.parse((await client("GET", "/1.0/services/kv/instances/kv1")).text) as Record<string, unknown>;
+    expect(info).toMatchObject({ Description: "the shop's cache", Tags: ["a", "b"], Parameters: { size: "1", tls: { mode: "strict" } } });
     expect((await client("POST", "/1.0/services/nope/instances", { name: "kv2" })).status).toBe(404);
     expect((await client("POST", "/1.0/services/kv/instances", { name: "kv1" })).status).toBe(409);
   });
 
-  it("app-create: POST /1.0/apps with form fields; the answer is a JSON object of strings", async () => {
+  it("app-create: POST /1.0/apps with form fields answers 201 (createApp); the answer is a JSON object of strings", async () => {
     const created = await client("POST", "/1.0/apps", { description: "", name: "web", plan: "", platform: "go", pool: "", tag: ["x"], teamOwner: "" });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(201);
     const answer = JSON.parse(created.text) as Record<string, unknown>;
     expect(Object.values(answer).every((value) => typeof value === "string")).toBe(true);
     expect(answer).toMatchObject({ status: "success", repository_url: "git@localhost:web.git" });
@@ -105,21 +116,22 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
     expect((await client("PUT", "/1.13/services/other/instances/kv1/apps/web", { noRestart: "false" })).status).toBe(404);
   });
 
-  it("env-set: POST /1.0/apps/<a>/env with form Envs.N.Name/Value streams messages", async () => {
+  it("env-set: POST /1.0/apps/<a>/env with form Envs.N.Name/Value streams messages; a refused name is a 400", async () => {
     const set = readStream(await client("POST", "/1.0/apps/web/env", { "Envs.0.Name": "MODE", "Envs.0.Value": "a b=c", NoRestart: "false", Private: "false" }));
     expect(set.error).toBeUndefined();
     expect(JSON.parse((await client("GET", "/1.0/apps/web/env")).text)).toContainEqual({ name: "MODE", value: "a b=c", public: true });
-    const refused = readStream(await client("POST", "/1.0/apps/web/env", { "Envs.0.Name": "TSURU_X", "Envs.0.Value": "1", NoRestart: "false", Private: "false" }));
-    expect(refused.error).toBe('Cannot set the variable: "TSURU_X" is one of the TSURU_* variables the platform sets.');
+    // setAppEnv validates the names before it streams: a 400.
+    const refused = await client("POST", "/1.0/apps/web/env", { "Envs.0.Name": "TSURU_X", "Envs.0.Value": "1", NoRestart: "false", Private: "false" });
+    expect([refused.status, refused.text.trim()]).toEqual([400, 'Cannot set the variable: "TSURU_X" is one of the TSURU_* variables the platform sets.']);
   });
 
-  it("service-instance-unbind: DELETE on the same path streams; a provider failure arrives as the stream's Error", async () => {
+  it("service-instance-unbind: DELETE on the same path streams; a provider failure before any message is a plain 500", async () => {
     const unbound = readStream(await client("DELETE", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
     expect(unbound.error).toBeUndefined();
     expect((JSON.parse((await client("GET", "/1.0/apps/web/env")).text) as { name: string }[]).map((variable) => variable.name)).not.toContain("KV_URL");
     failBind = true;
-    const failed = readStream(await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" }));
-    expect(failed.error).toBe('Failed to bind the instance "kv/kv1" to the app "web": invalid response: no more room on this plan (code: 500) ("kv1" is up)');
+    const failed = await client("PUT", "/1.13/services/kv/instances/kv1/apps/web", { noRestart: "false" });
+    expect([failed.status, failed.text.trim()]).toEqual([500, 'Failed to bind the instance "kv/kv1" to the app "web": invalid response: no more room on this plan (code: 500) ("kv1" is up)']);
     failBind = false;
   });
 
@@ -136,8 +148,9 @@ describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   it("service-instance-unbind with ?force=true on the versioned path: the failure passed over is among the messages", async () => {
     failUnbind = true;
     const path = "/1.13/services/kv/instances/kv1/apps/web";
-    const refused = readStream(await client("DELETE", `${path}?noRestart=false`));
-    expect(refused.error).toBe('Failed to unbind ("/resources/kv1/bind-app"): invalid response: this binding\'s user is gone (code: 500) (if the provider can no longer undo this binding, unbind with ?force=true)');
+    const refused = await client("DELETE", `${path}?noRestart=false`);
+    expect(refused.status).toBe(500);
+    expect(refused.text.trim()).toBe('Failed to unbind ("/resources/kv1/bind-app"): invalid response: this binding\'s user is gone (code: 500) (if the provider can no longer undo this binding, unbind with ?force=true)');
     const forced = readStream(await client("DELETE", `${path}?noRestart=false&force=true`));
     expect(forced.error).toBeUndefined();
     expect(forced.messages).toEqual([

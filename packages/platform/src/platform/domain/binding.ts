@@ -14,7 +14,7 @@ import type { AppSpec, ProviderCalls as CallBuilder } from "provider-kit/contrac
 import { bindResultProblem } from "provider-kit/contract";
 import { appFor, appLock, appSpec, assertAppAccess, findApp, MAX_UNITS, newUnits } from "./apps.js";
 import { appLog, exclusive, type Actor, type Context } from "./context.js";
-import { boundVariablesProblem, processEnvProblem } from "./env.js";
+import { boundVariablesProblem, heldBackFromProcesses, processEnvProblem } from "./env.js";
 import { badRequest, failed, PlatformError, preconditionFailed } from "./errors.js";
 import { assertInstanceAccess, findInstance, instanceLock, providerState } from "./instances.js";
 import type { App, Instance, Service, Unit } from "./model.js";
@@ -126,7 +126,9 @@ async function bindSteps(context: Context, actor: Actor, instance: Instance, app
       pendingBinds,
     });
     const names = Object.keys(envs);
-    await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}); restarting app`);
+    const heldBack = heldBackFromProcesses(names);
+    const outOfProcesses = heldBack.length > 0 ? `; in TSURU_SERVICES only, not in the app's processes: ${heldBack.join(", ")}` : "";
+    await appLog(context, appName, `bound to the instance ${instanceName} of ${service.name} (${names.join(", ") || "no variables"}${outOfProcesses}); restarting app`);
     return names;
   });
 }

@@ -7,6 +7,7 @@ import { appLog, exclusive, type Actor, type Context } from "./context.js";
 import { badRequest, notFound } from "./errors.js";
 import { ENV_NAME, type App, type EnvVar } from "./model.js";
 import { appFor, appLock } from "./apps.js";
+import { loadsCode, reachesProcesses } from "./tool-variables.js";
 
 export const PRIVATE_SHOWN = "*** (private variable)";
 
@@ -18,11 +19,12 @@ function tsuruServices(app: App): string {
   return JSON.stringify(services);
 }
 
-function appEnv(app: App): EnvVar[] {
+/** The app's environment; `fromServices` picks the services' variables it holds (all of them by default). */
+function appEnv(app: App, fromServices: (name: string) => boolean = () => true): EnvVar[] {
   const env = new Map<string, EnvVar>();
   for (const variable of app.env) env.set(variable.name, variable);
   for (const bound of app.serviceEnvs) {
-    for (const [name, value] of Object.entries(bound.envs)) env.set(name, { name, value, public: false });
+    for (const [name, value] of Object.entries(bound.envs)) if (fromServices(name)) env.set(name, { name, value, public: false });
   }
   env.set("TSURU_SERVICES", { name: "TSURU_SERVICES", value: tsuruServices(app), public: false });
   env.set("TSURU_APPNAME", { name: "TSURU_APPNAME", value: app.name, public: true });
@@ -44,24 +46,19 @@ export async function revealedEnv(context: Context, actor: Actor, name: string, 
   return found;
 }
 
-/** The variables a process of the app sees. */
+/**
+ * The variables a process of the app sees (`run`): the users' variables, and of the services'
+ * only those whose names reach processes (tool-variables.ts); all of them stay in TSURU_SERVICES.
+ */
 export function processEnv(app: App): Record<string, string> {
-  return Object.fromEntries(appEnv(app).map((variable) => [variable.name, variable.value]));
+  return Object.fromEntries(appEnv(app, reachesProcesses).map((variable) => [variable.name, variable.value]));
 }
 
-/** Read by the dynamic loader or the shell before the app's own code runs (with `LD_*`). */
-const LOADER_AND_SHELL = new Set(["PATH", "HOME", "BASH_ENV", "ENV", "IFS"]);
-/**
- * Read by an interpreter, a library or a tool that the app's processes (and `run`'s) may start, to
- * load or run code of the variable's choosing: node, python, perl, ruby, java, bash, glibc, git,
- * ssh, npm, php, lua, openssl, less and the programs that open an editor, pager or browser.
- */
-const CODE_HOOK_PREFIXES = ["NODE_", "PYTHON", "PERL5", "GIT_", "SSH_", "DYLD_", "NPM_CONFIG_", "LUA_INIT", "BASH_FUNC_"];
-const CODE_HOOKS = new Set([
-  "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SHELLOPTS", "BASHOPTS", "PS4",
-  "PROMPT_COMMAND", "CDPATH", "GCONV_PATH", "LOCPATH", "NLSPATH", "GLIBC_TUNABLES", "HOSTALIASES", "BROWSER", "EDITOR", "VISUAL",
-  "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "PHPRC", "PHP_INI_SCAN_DIR", "OPENSSL_CONF", "OPENSSL_ENGINES",
-]);
+/** The names of a bind answer that stay out of the app's processes (in TSURU_SERVICES and the env listing only). */
+export function heldBackFromProcesses(names: string[]): string[] {
+  return names.filter((name) => !reachesProcesses(name));
+}
+
 const MAX_NAME_CHARS = 100;
 const MAX_VALUE_BYTES = 64 * 1024;
 /** Variables one provider answer may set. */
@@ -75,7 +72,7 @@ const PROCESS_ENV_LIMITS = { variableBytes: 128 * 1024, totalBytes: 1024 * 1024 
 
 /**
  * What is wrong with a variable a user sets or a provider's bind answer exports, or undefined:
- * the same rules for both, since both reach the app's processes (and `run`).
+ * its name and value, the same rules for both.
  */
 function variableProblem(name: string, value?: string): string | undefined {
   const shown = JSON.stringify(name.slice(0, 60));
@@ -83,17 +80,15 @@ function variableProblem(name: string, value?: string): string | undefined {
     return `${shown} is not a variable name (letters, digits and _, not starting with a digit, at most ${MAX_NAME_CHARS} characters)`;
   }
   if (name.startsWith("TSURU_")) return `${shown} is one of the TSURU_* variables the platform sets`;
-  if (name.startsWith("LD_") || LOADER_AND_SHELL.has(name)) return `${shown} is read by the loader or the shell before the app's code runs`;
-  const upper = name.toUpperCase();
-  if (CODE_HOOKS.has(upper) || CODE_HOOK_PREFIXES.some((prefix) => upper.startsWith(prefix))) {
-    return `${shown} makes an interpreter or tool the app's processes start (node, python, perl, ruby, java, the shell, git, ssh...) load or run code of its choosing`;
-  }
   if (value?.includes("\0")) return `the value of ${shown} holds a NUL byte`;
   if (value !== undefined && Buffer.byteLength(value) > MAX_VALUE_BYTES) return `the value of ${shown} is longer than ${MAX_VALUE_BYTES / 1024} KiB`;
   return undefined;
 }
 
-/** What is wrong with the variables of a provider's bind answer, or undefined. */
+/**
+ * What is wrong with the variables of a provider's bind answer, or undefined. A name that steers
+ * a tool is no problem here: it never reaches a process (processEnv).
+ */
 export function boundVariablesProblem(variables: Record<string, string>): string | undefined {
   const names = Object.keys(variables);
   if (names.length > MAX_BOUND_VARIABLES) return `it exports ${names.length} variables, more than ${MAX_BOUND_VARIABLES}`;
@@ -116,8 +111,9 @@ export function processEnvProblem(app: App): string | undefined {
   return undefined;
 }
 
+/** A user's variable reaches the app's processes as it is: one that makes a tool load code is refused. */
 function check(name: string, value?: string): void {
-  const problem = variableProblem(name, value);
+  const problem = variableProblem(name, value) ?? loadsCode(name);
   if (problem) throw badRequest(`Cannot set the variable: ${problem}.`);
 }
 

@@ -7,7 +7,7 @@ import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { clusterOf } from "./config.js";
 import { assertPoolFor, poolChoices } from "./pools.js";
 import { type Instance, type Service } from "./model.js";
-import { providerProblem, statusOf, succeeded } from "./provider-answer.js";
+import { providerProblem, statusOf, succeeded, type PlatformCallResult } from "./provider-answer.js";
 import { forcing, undoing } from "./operation.js";
 import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
@@ -33,6 +33,10 @@ export interface NewInstance {
   owner?: string;
   /** The pool it lives in: required for a multi-cluster service, refused for any other. */
   pool?: string;
+  /** Kept, and sent with the provider's create as today's platform sends them (the `current` variant). */
+  description?: string;
+  tags?: string[];
+  parameters?: ParameterTree;
 }
 
 export async function createInstance(context: Context, actor: Actor, wanted: NewInstance): Promise<Instance> {
@@ -53,7 +57,7 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
     const calls = context.providers.builder(service, actor.email);
     const created = await context.providers.send(
       target,
-      calls.create({ name: wanted.name, team: ownerTeam, plan: wanted.plan }),
+      calls.create({ name: wanted.name, team: ownerTeam, plan: wanted.plan, description: wanted.description, tags: wanted.tags, parameters: wanted.parameters }),
     );
     if (!succeeded(created)) {
       // A broker's failure is brokerClient.Create's error as it is (a plain error: 500); a provider's, the endpoint's words.
@@ -66,6 +70,9 @@ export async function createInstance(context: Context, actor: Actor, wanted: New
       service: service.name,
       plan: wanted.plan,
       ...(pool === undefined ? {} : { pool }),
+      ...(wanted.description === undefined ? {} : { description: wanted.description }),
+      ...(wanted.tags === undefined ? {} : { tags: wanted.tags }),
+      ...(wanted.parameters === undefined ? {} : { parameters: wanted.parameters }),
       ownerTeam,
       // The owner team only, as CreateServiceInstance sets Teams: other teams get access by a grant.
       teams: [ownerTeam],
@@ -180,13 +187,22 @@ export async function removeInstance(context: Context, actor: Actor, name: strin
     if (!succeeded(removed)) {
       // Destroy's words: a 404 is its own error, anything else wrapped.
       const failure = statusOf(removed) === 404 ? "instance does not exist in the service API" : `Failed to destroy the instance ${name}: ${providerProblem(removed)}`;
-      if (!ignoreErrors) throw failed(`${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)`);
+      if (!ignoreErrors) throw failed(mayBeGone(removed) ? `${failure} (if the provider no longer has it, remove it with ?ignoreerrors=true)` : failure);
       const passedOver = `could not delete the service instance on service api: ${failure}. ignoring this error due to force removal...`;
       context.say(passedOver);
       say(`${passedOver}\n`);
     }
     await context.store.delete("instances", name);
   });
+}
+
+/**
+ * Whether a failed destroy leaves the provider's instance possibly gone: it says so (404, 410) or
+ * cannot be reached. Any other answer means it still has it, so forcing the removal is no advice.
+ */
+function mayBeGone(result: PlatformCallResult): boolean {
+  const status = statusOf(result);
+  return status === 404 || status === 410 || (result.answer === undefined && result.brokerProblem === undefined);
 }
 
 /** `Service instance "<i>" is <state>`, with no final dot, as `serviceInstanceStatus` writes it. */

@@ -1,6 +1,7 @@
 /**
  * The service manifest, the raw YAML `POST|PUT /services` take: `id`, `username`, `password`,
- * `endpoint: {production}`, and beyond the old platform: `variant: A | B | current` (default A),
+ * `endpoint: {production}`, and beyond the old platform: `variant: A | B | current` (by default
+ * the variant of the route that took it: A for the spec's YAML route, current for today's client's),
  * `encoding: form | json` (default form; only today's platform, `current`, knows json),
  * `multi-cluster: true` and an endpoint per cluster (`endpoint: {production, <cluster>}`), and
  * `team`, the owner team, as today's platform knows them. Other keys are ignored, as the platform ignores them.
@@ -40,8 +41,11 @@ export function parseManifest(text: string): Manifest {
   return manifestOf(document);
 }
 
-/** The manifest's fields checked, from the parsed YAML or from today's client's form fields. */
-export function manifestOf(document: unknown): Manifest {
+/**
+ * The manifest's fields checked, from the parsed YAML or from today's client's form fields;
+ * `defaultVariant` when it names none.
+ */
+export function manifestOf(document: unknown, defaultVariant: Variant = "A"): Manifest {
   if (document === null || typeof document !== "object" || Array.isArray(document)) {
     throw badRequest("The manifest must be a YAML mapping with id, password and endpoint.production.");
   }
@@ -58,9 +62,9 @@ export function manifestOf(document: unknown): Manifest {
   if (!SERVICE_NAME.test(id)) {
     throw badRequest(`Invalid service id "${id.slice(0, 60)}": use lower-case letters, digits and dashes, starting with a letter, at most 40 characters.`);
   }
-  const variant = (fields.variant === undefined ? "A" : shown(fields.variant)) as Variant;
+  const variant = (fields.variant === undefined || fields.variant === "" ? defaultVariant : shown(fields.variant)) as Variant;
   if (!VARIANTS.includes(variant)) throw badRequest(`Invalid variant "${String(variant).slice(0, 20)}": use A, B or current.`);
-  const encoding = (fields.encoding === undefined ? "form" : shown(fields.encoding)) as Encoding;
+  const encoding = (fields.encoding === undefined || fields.encoding === "" ? "form" : shown(fields.encoding)) as Encoding;
   if (!ENCODINGS.includes(encoding)) throw badRequest(`Invalid encoding "${String(encoding).slice(0, 20)}": use form or json.`);
   const multiCluster = fields["multi-cluster"] ?? false;
   if (typeof multiCluster !== "boolean" && multiCluster !== "true" && multiCluster !== "false") {

@@ -1,7 +1,7 @@
 /**
- * `run`: the command runs as a local process, `/bin/sh -c <command>`, with exactly the environment
- * the app's units would get, once or once per unit. Beyond the app's variables it keeps only
- * PATH (to find the programs) and HOME. Output goes to the answer and the app's log, one
+ * `run`: the command runs as a local process, `/bin/sh -c <command>`, with the app's process
+ * environment (processEnv: a service's variables only where they steer no tool), once or once
+ * per unit. Beyond the app's variables it keeps only PATH (to find the programs) and HOME. Output goes to the answer and the app's log, one
  * entry per line with its unit. Each run is a process group of its own: at the time limit, at
  * the output cap, or once the shell exits, the whole group is stopped, background children too,
  * and so is every process still carrying the run's marker variable in its environment: those

@@ -22,10 +22,11 @@ export const appShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, appView(await appFor(context, actor, nameParam(req, "app", "app")), context.config.apiVariant));
 };
 
-export const appCreate: Route = async ({ req, res, context, actor }) => {
+/** `created`: the spec's 200, or 201 on today's client's versioned route, as `createApp` answers. */
+export const appCreate = (created: 200 | 201): Route => async ({ req, res, context, actor }) => {
   const wanted = body(req, NEW_APP);
   // Today's client sends every field, empty when not given.
-  sendJson(res, 200, await createApp(context, actor, { ...wanted, teamOwner: wanted.teamOwner || undefined }));
+  sendJson(res, created, await createApp(context, actor, { ...wanted, teamOwner: wanted.teamOwner || undefined }));
 };
 
 export const appRemove: Route = async ({ req, res, context, actor }) => {

@@ -89,7 +89,7 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("get", "/healthcheck", healthReport, "none", false),
     r("get", "/info", info(options.version), "none", false),
 
-    r("post", "/users", signUp(options.openSignup), "fields", false),
+    r("post", "/users", signUp(options.openSignup, 200), "fields", false),
     r("delete", "/users", userRemove),
     r("post", "/users/:email/tokens", logIn, "fields", false),
     r("post", "/users/:email/password", passwordReset, "none", false),
@@ -105,7 +105,7 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("post", "/tokens", appTokenCreate, "fields"),
 
     r("get", "/teams", teamList),
-    r("post", "/teams", teamCreate, "fields"),
+    r("post", "/teams", teamCreate(200), "fields"),
     r("get", "/teams/:team", teamShow),
     r("delete", "/teams/:team", teamRemove),
     r("put", "/teams/:team/:user", memberAdd),
@@ -138,7 +138,7 @@ function routes(options: ServerOptions): ApiRoute[] {
     r("delete", "/services/:service/:team", serviceRevoke),
 
     r("get", "/apps", appList),
-    r("post", "/apps", appCreate, "fields"),
+    r("post", "/apps", appCreate(200), "fields"),
     r("get", "/apps/:app", appShow),
     r("delete", "/apps/:app", appRemove),
     r("get", "/apps/:app/restart", appRestart),
@@ -173,9 +173,16 @@ function routes(options: ServerOptions): ApiRoute[] {
   ];
 }
 
-/** Today's client (`tsuru` 1.34): its paths and encodings where they are not the spec's. */
-const CLIENT_ROUTES: ApiRoute[] = [
+/**
+ * Today's client (`tsuru` 1.34): its paths, encodings and statuses where they are not the spec's,
+ * as today's platform (api/server.go) serves them.
+ */
+const clientRoutes = (options: ServerOptions): ApiRoute[] => [
   r("get", "/auth/schemes", authSchemes, "none", false),
+  // createUser, createTeam and createApp answer 201.
+  r("post", "/users", signUp(options.openSignup, 201), "fields", false),
+  r("post", "/teams", teamCreate(201), "fields"),
+  r("post", "/apps", appCreate(201), "fields"),
   r("post", "/services", serviceCreateForm, "fields"),
   r("post", "/services/:service/instances", instanceCreateForm, "fields"),
   r("get", "/services/:service/instances/:instance", instanceInfoClient),
@@ -184,6 +191,9 @@ const CLIENT_ROUTES: ApiRoute[] = [
   r("get", "/services/:service/instances/:instance/status", instanceStatusClient),
   r("put", "/services/:service/instances/:instance/apps/:app", bindStream, "fields"),
   r("delete", "/services/:service/instances/:instance/apps/:app", unbindStream, "fields"),
+  // The 1.0 form of the same routes, which today's platform still serves next to the 1.13 one.
+  r("put", "/services/:service/instances/:instance/:app", bindStream, "fields"),
+  r("delete", "/services/:service/instances/:instance/:app", unbindStream, "fields"),
   r("post", "/apps/:app/env", envSetStream, "fields"),
   r("post", "/swap", swapDeprecated),
 ];
@@ -210,7 +220,7 @@ function mountedRoutes(options: ServerOptions): ApiRoute[] {
   const prefixed = (entry: ApiRoute) => VERSION_PREFIXES.map((prefix) => ({ ...entry, path: `${prefix}${entry.path}` }));
   const inSpec = (entry: ApiRoute) => spec.some((known) => known.method === entry.method && known.path === entry.path);
   return [
-    ...CLIENT_ROUTES.flatMap((entry) => [...prefixed(entry), ...(inSpec(entry) ? [] : [entry])]),
+    ...clientRoutes(options).flatMap((entry) => [...prefixed(entry), ...(inSpec(entry) ? [] : [entry])]),
     ...spec,
     ...spec.flatMap(prefixed),
     ...VERSIONED_ROUTES,

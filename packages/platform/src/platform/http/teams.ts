@@ -15,9 +15,10 @@ export const teamShow: Route = async ({ req, res, context, actor }) => {
   sendJson(res, 200, { name: team.name, users: team.users });
 };
 
-export const teamCreate: Route = async ({ req, res, context, actor }) => {
+/** `created`: the spec's 200, or 201 on today's client's versioned route, as `createTeam` answers. */
+export const teamCreate = (created: 200 | 201): Route => async ({ req, res, context, actor }) => {
   await createTeam(context, actor, body(req, NEW_TEAM).name);
-  sendEmpty(res, 200);
+  sendEmpty(res, created);
 };
 
 export const teamRemove: Route = async ({ req, res, context, actor }) => {

@@ -15,8 +15,11 @@ const KEY = z.object({ key: z.string(), name: z.string().max(100).optional() });
 /** The spec removes a key by its content; today's client by its name. */
 const KEY_REF = z.object({ key: z.string().optional(), name: z.string().max(100).optional() });
 
-/** Open to anyone with --open-signup; otherwise the admin creates users, with its token. */
-export function signUp(open: boolean): Route {
+/**
+ * Open to anyone with --open-signup; otherwise the admin creates users, with its token. `created`:
+ * the spec's 200, or 201 on today's client's versioned route, as `createUser` answers.
+ */
+export function signUp(open: boolean, created: 200 | 201): Route {
   return async ({ req, res, context }) => {
     if (!open && !(await sentByAdmin(context, req))) {
       throw forbidden(
@@ -26,7 +29,7 @@ export function signUp(open: boolean): Route {
     }
     const { email, password } = body(req, SIGN_UP);
     await createUser(context, email, password);
-    sendEmpty(res, 200);
+    sendEmpty(res, created);
   };
 }
 
