@@ -126,9 +126,10 @@ describe("a project made by provider-kit init", () => {
 
   it("runs the CI workflow init ships: its steps start the provider and pass the kit for every plan", async () => {
     const workflow = await readFile(path.join(project, ".github/workflows/conformance.yml"), "utf8");
+    // The plans come from the provider, not from names repeated in the workflow.
+    expect(workflow).not.toMatch(/\b(small|large)\b/);
     // The job's env, its fixed port swapped for one of this test's.
-    const env = { PORT: "43151", PLANS: /^ +PLANS: (.+)$/m.exec(workflow)![1]! };
-    expect(env.PLANS).toBe("small large");
+    const env = { PORT: "43151" };
     const envFile = path.join(project, ".env");
     const settings = await readFile(envFile, "utf8");
     // As GitHub runs a step; detached, so the provider it leaves running can be stopped as a group.
