@@ -31,7 +31,11 @@ const PACKAGES: Record<string, { dir: string; slow: string[] }> = {
     slow: ["test/main.test.ts", "test/dedicated.test.ts", "test/dedicated-crash.test.ts", "test/acl-file.test.ts", "test/operations.test.ts"],
   },
   docs: { dir: "test/docs", slow: ["commands/walks.test.ts"] },
+  "test-support": { dir: "test/support", slow: ["redis-server.test.ts"] },
 };
+
+/** In every project: the run fails if a redis-server a test started outlives the run (test/server-records-setup.ts). */
+const SERVER_RECORDS = "test/server-records-setup.ts";
 
 function projects(name: string, { dir, slow }: { dir: string; slow: string[] }): TestProjectInlineConfiguration[] {
   const inDir = (pattern: string) => `${dir}/${pattern}`;
@@ -42,6 +46,7 @@ function projects(name: string, { dir, slow }: { dir: string; slow: string[] }):
       include: [inDir("**/*.test.ts")],
       exclude: [...configDefaults.exclude, ...slow.map(inDir)],
       pool: "threads",
+      globalSetup: [SERVER_RECORDS],
       sequence: { groupOrder: 0 },
     },
   };
@@ -55,7 +60,7 @@ function projects(name: string, { dir, slow }: { dir: string; slow: string[] }):
         include: slow.map(inDir),
         // dist/ is built once here, never by a test file while others read it: the template's
         // tests pack the packages and run the built CLI.
-        globalSetup: ["test/global-setup.ts"],
+        globalSetup: ["test/global-setup.ts", SERVER_RECORDS],
         sequence: { groupOrder: 1 },
       },
     },

@@ -38,8 +38,9 @@ function builtAt(file: string): number {
 
 export default function buildOnce(): void {
   // A package's sources: its folder but its node_modules, its build's output (dist/, the docs the
-  // conformance package copies) and its tests; and the root's tsconfig.json.
-  const sources = (dir: string) => Math.max(newestChange(path.join(root, "tsconfig.json")), newestChange(dir));
+  // conformance package copies) and its tests; the root's tsconfig.json
+  // and the repository's docs/, which provider-kit and the conformance kit ship copies of.
+  const sources = (dir: string) => Math.max(newestChange(path.join(root, "tsconfig.json")), newestChange(path.join(root, "docs")), newestChange(dir));
   if (BUILDS.every(({ dir, built }) => builtAt(built) >= sources(dir))) return;
   execFileSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
 }

@@ -7,13 +7,17 @@
  *
  * Each server gets a free loopback port and its own temporary directory, and keeps no data on
  * disk (`--save "" --appendonly no`) unless `{ persistence: true }` asks for an append-only file.
+ * A server dies with the process (or worker thread) that started it, and is recorded until
+ * stopped: the run fails if one a test started outlives it (test/support/server-records.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { forget, remember, testFileIn } from "./server-records.js";
 
 export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
@@ -87,7 +91,18 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
-async function launch(dir: string, options: RedisServerOptions): Promise<RedisServer | undefined> {
+/**
+ * The command with Linux's parent-death signal set by util-linux `setpriv`, which then execs the
+ * server (same pid): when the test process (or the worker thread) that started it ends, even by
+ * SIGKILL or a timeout, the server is killed too, instead of running on under pid 1.
+ */
+function withParentDeathSignal(binary: string, args: string[]): [string, string[]] {
+  return SETPRIV === undefined ? [binary, args] : [SETPRIV, ["--pdeathsig", "KILL", "--", binary, ...args]];
+}
+
+const SETPRIV = process.platform === "linux" ? ["/usr/bin/setpriv", "/bin/setpriv"].find((file) => existsSync(file)) : undefined;
+
+async function launch(dir: string, options: RedisServerOptions, startedBy: string): Promise<RedisServer | undefined> {
   const port = options.port ?? (await freePort());
   const persistence = options.persistence ? ["--appendonly", "yes"] : ["--appendonly", "no"];
   const common = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", ...(options.args ?? [])];
@@ -99,18 +114,21 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
     command = [REDIS_SENTINEL, file, ...common];
   }
   const [binary, ...args] = command as [string, ...string[]];
-  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(...withParentDeathSignal(binary, args), { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  if (child.pid !== undefined) remember({ pid: child.pid, command: `${binary} on port ${port}`, dir, startedBy });
   const stop = async () => {
     child.kill("SIGTERM");
     await exited(child);
+    if (child.pid !== undefined) forget(child.pid);
   };
 
   const deadline = Date.now() + (options.startTimeoutMs ?? 30_000); // a loaded machine starts it slowly; an early PING ends the wait
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
+      forget(child.pid!);
       // Another process took the port between our check and the server's bind: try another.
       if (/address already in use/i.test(output) && options.port === undefined) return undefined;
       throw new Error(`${binary} exited with code ${child.exitCode}:\n${output}`);
@@ -123,10 +141,11 @@ async function launch(dir: string, options: RedisServerOptions): Promise<RedisSe
 }
 
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const startedBy = testFileIn(new Error().stack);
   const dir = await mkdtemp(join(tmpdir(), "provider-kit-redis-"));
   try {
     for (let tries = 0; tries < 5; tries++) {
-      const server = await launch(dir, options);
+      const server = await launch(dir, options, startedBy);
       if (!server) continue;
       let stopped: Promise<void> | undefined;
       return {

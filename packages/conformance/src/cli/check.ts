@@ -48,6 +48,7 @@ interface CheckOptions {
   plan?: string;
   team?: string;
   timeout: number;
+  requestTimeout: number;
   groups?: CheckGroup[];
   format: Format;
   output?: string;
@@ -81,6 +82,7 @@ export function registerCheck(program: Command): void {
     .option("--plan <name>", "plan to create the instance with (default: the first plan listed)")
     .option("--team <name>", "team sent on create and update (default: pkc-team)")
     .option("--timeout <seconds>", "how long to wait for the instance to become ready", seconds, 120)
+    .option("--request-timeout <seconds>", "how long to wait for the answer to one call before it counts as unanswered (the platform waits 300)", seconds, 30)
     .option("--groups <list>", `comma-separated groups of checks to run: ${CHECK_GROUPS.join(", ")}; with --osb: ${OSB_CHECK_GROUPS.join(", ")}`, groups)
     .addOption(new Option("--format <format>", "report format").choices(FORMATS).default("tree"))
     .option("--output <file>", "write the report to this file (the tree still goes to the terminal)")
@@ -144,6 +146,7 @@ async function check(
           username: options.username,
           password: options.password,
           provisionTimeoutMs: options.timeout * 1000,
+          requestTimeoutMs: options.requestTimeout * 1000,
           groups: options.groups?.filter(isOsbGroup),
           signal: controller.signal,
           onProgress,
@@ -158,6 +161,7 @@ async function check(
       plan: options.plan,
       team: options.team,
       provisionTimeoutMs: options.timeout * 1000,
+      requestTimeoutMs: options.requestTimeout * 1000,
       groups: options.groups,
       requestIdHeader: options.requestIdHeader,
       cleanupRetryDelaysMs: options.cleanupRetries,

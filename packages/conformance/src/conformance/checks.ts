@@ -3,6 +3,8 @@
  * which rules depend on which. The scenario (`scenario.ts`) produces the verdicts; this file
  * is the single place that says what a check id means (reports and docs are generated from it).
  */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { OSB_CHECKS } from "./osb/checks.js";
 import type { CheckDefinition, CheckGroup, Citation, Level, Variant } from "./types.js";
 
@@ -624,12 +626,31 @@ export function checksFor(variant: Variant): CheckDefinition[] {
   return CHECKS.filter((check) => check.variants.includes(variant));
 }
 
+/**
+ * The contract where its reader opens it: run from the sources (a checkout), the repository's
+ * docs/contract.md; built, the copy the package ships, node_modules/@provider-kit/conformance/docs/.
+ */
+const CONTRACT = fileURLToPath(
+  new URL(/\/src\/conformance\/[^/]+$/.test(import.meta.url) ? "../../../../docs/contract.md" : "../../docs/contract.md", import.meta.url),
+);
+
+/** The cited file as a path from the working directory, so a terminal or an editor opens it. */
+function openable(cite: Citation): string {
+  return cite.file === "docs/contract.md" ? path.relative(process.cwd(), CONTRACT) : cite.file;
+}
+
 /** A failed check's advice, with the section of the contract it follows from. */
 export function adviceLine(check: CheckDefinition): string {
   const source = check.cite.file === "docs/contract.md" ? "contract" : "OSB v2.17";
-  return `${check.advice} (${source}: ${check.cite.section}, ${check.cite.file}:${check.cite.line})`;
+  return `${check.advice} (${source}: ${check.cite.section}, ${openable(check.cite)}:${check.cite.line})`;
 }
 
+/** The citation of a report's rule line: the file as the reader opens it, the line, the words. */
 export function formatCitation(cite: Citation): string {
+  return `${openable(cite)}:${cite.line} "${cite.quote}"`;
+}
+
+/** The citation as the check catalog states it, in the package's own terms (docs/contract.md). */
+export function catalogCitation(cite: Citation): string {
   return `${cite.file}:${cite.line} "${cite.quote}"`;
 }

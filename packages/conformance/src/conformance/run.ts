@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { KIT_POOLS, platformCalls, runNames, type PlatformCalls } from "./calls.js";
 import { PlatformClient, type CallResult } from "provider-kit/contract";
 import { Recorder } from "./recorder.js";
+import { ConformanceUsageError } from "./usage.js";
 import { Interrupted, runScenario, type ScenarioContext } from "./scenario.js";
 import {
   CHECK_GROUPS,
@@ -24,10 +25,7 @@ import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN, POOL_NAME_P
 /** Up to five destroys per instance left at the end, backing off: a provider may be busy for a moment. */
 const DEFAULT_CLEANUP_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 
-/** The options cannot describe a run (bad URL, unknown variant...). */
-export class ConformanceUsageError extends Error {
-  override name = "ConformanceUsageError";
-}
+export { ConformanceUsageError };
 
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   validate(options);

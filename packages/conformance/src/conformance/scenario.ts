@@ -20,6 +20,7 @@ import {
   plansProblem,
 } from "provider-kit/contract";
 import type { ActionsManifest, ProgressEvent, Variant } from "./types.js";
+import { ConformanceUsageError } from "./usage.js";
 import { isPoolRequired, type Placement } from "provider-kit/contract";
 import { disclosedSecret } from "provider-kit/contract";
 
@@ -233,10 +234,13 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
     return wrong ? problem(wrong) : ok();
   }, [result.exchange]);
   if (!poolNeeded) context.jsonAnswers.push(result);
-  const choice = (body: string, listedWell: boolean): PlanChoice => ({
-    chosen: context.plan ?? planNames(body)[0],
-    listed: listedWell ? planNames(body) : undefined,
-  });
+  const choice = (body: string, listedWell: boolean): PlanChoice => {
+    const listed = listedWell ? planNames(body) : undefined;
+    if (context.plan !== undefined && listed !== undefined && listed.length > 0 && !listed.includes(context.plan)) {
+      throw new ConformanceUsageError(unknownPlanGiven(context.plan, listed));
+    }
+    return { chosen: context.plan ?? planNames(body)[0], listed };
+  };
   if (variant !== "current" || !(context.multiCluster || poolNeeded)) {
     checks.skipAll(POOL_CHECKS, notMultiCluster(result));
     return choice(bodyOf(result), checks.passed("plans.shape"));
@@ -246,6 +250,14 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
   // The instances' plan comes from their pool's list; failing that, from the list without a pool.
   const poolListed = statusOf(instancePool) === 200 && plansProblem(bodyOf(instancePool)) === undefined;
   return { ...(poolListed ? choice(bodyOf(instancePool), true) : choice(bodyOf(result), checks.passed("plans.shape"))), placement };
+}
+
+/**
+ * The plan asked for is not among those the provider just listed: a create with it could only
+ * fail (create.status), blaming the provider for the caller's typo or a renamed plan.
+ */
+function unknownPlanGiven(plan: string, listed: string[]): string {
+  return `The plan "${plan}" is not one the provider lists (${listed.join(", ")}): pass one of those as --plan (the plan option), or leave it out for the first`;
 }
 
 const POOL_CHECKS = ["pools.pool-read", "pools.plans"];

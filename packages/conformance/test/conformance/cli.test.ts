@@ -156,6 +156,25 @@ describe("provider-kit check", () => {
     });
   });
 
+  it("refuses a --plan the provider does not list with the plans it lists, and exits 2 having created nothing", async () => {
+    await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
+      const { code, stdout, stderr } = await check(["--url", url, ...LOGIN, "--plan", "shared"]);
+      expect([code, stdout]).toEqual([2, ""]);
+      expect(stderr).toContain('error: The plan "shared" is not one the provider lists (small, large): pass one of those as --plan');
+      expect(stderr).not.toContain("destroying");
+    });
+  });
+
+  it("waits --request-timeout seconds for each answer: a provider slower than that is unanswered, one within it passes", async () => {
+    const slow = express().use((_req, _res, next) => void setTimeout(next, 1_500)).use(referenceProvider(CREDENTIALS));
+    await serving(slow, async ({ url }) => {
+      const cut = await check(["--url", url, ...LOGIN, "--groups", "plans", "--request-timeout", "0.5"]);
+      expect([cut.code, cut.stderr]).toEqual([2, expect.stringContaining("no answer within 500 ms")]);
+      const waited = await check(["--url", url, ...LOGIN, "--groups", "plans", "--request-timeout", "20"]);
+      expect([waited.code, waited.stderr]).toEqual([0, ""]);
+    });
+  });
+
   it("with --multi-cluster asks the plans of each --pool, with the pool's headers, in the order given", async () => {
     await serving(referenceProvider(CREDENTIALS), async ({ url }) => {
       const pools = ["--pool", "gpu", "--pool", "cpu-2"];

@@ -50,5 +50,7 @@ export function normalise(text: string): string {
     .replace(/pkc-missing-[0-9a-f]{10}/g, "pkc-missing-<id>")
     .replace(/pkc-[0-9a-f]{10}/g, "pkc-<id>")
     .replace(/eventid=[0-9a-f]{24}/g, "eventid=<eventid>")
-    .replace(/checks in \d+\.\d s\./, "checks in <seconds> s.");
+    .replace(/checks in \d+\.\d s\./, "checks in <seconds> s.")
+    // The contract is cited from the working directory: the package's own (npm test in packages/conformance) or the root.
+    .replace(/(?:\.\.\/)+docs\/contract\.md/g, "docs/contract.md");
 }

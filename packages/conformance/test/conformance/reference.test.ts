@@ -3,8 +3,9 @@
  * follows the contract passes every check, in every variant and encoding, and the kit leaves
  * nothing behind on it.
  */
+import express from "express";
 import { describe, expect, it } from "vitest";
-import { runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
+import { ConformanceUsageError, runConformance, type Encoding, type Variant } from "../../src/conformance/index.js";
 import { CREDENTIALS, PROVISION_MS, FAST, ids, resultOf, serving, statusOf } from "./helpers.js";
 import { referenceProvider } from "./reference-provider.js";
 
@@ -107,6 +108,22 @@ describe("a provider that follows the contract (plain Express)", () => {
       expect(resultOf(report, "update.status").outcome).toBe("skip");
       expect(report.leftovers).toEqual([]);
       expect(await statusOf(url, report.instance)).toBe(404);
+    });
+  });
+
+  it("refuses a plan the provider does not list, naming the plans it lists, before creating anything", async () => {
+    const sent: string[] = [];
+    const app = express()
+      .use((req, _res, next) => {
+        sent.push(`${req.method} ${req.path}`);
+        next();
+      })
+      .use(referenceProvider(CREDENTIALS));
+    await serving(app, async ({ url }) => {
+      const run = runConformance({ url, ...CREDENTIALS, ...FAST, plan: "shared" });
+      await expect(run).rejects.toThrow(ConformanceUsageError);
+      await expect(run).rejects.toThrow('The plan "shared" is not one the provider lists (small, large): pass one of those as --plan');
+      expect(sent).toEqual(["GET /resources/plans"]);
     });
   });
 });

@@ -81,9 +81,10 @@ export async function readSeed(file: string): Promise<Seed> {
   const text = await readFile(file, "utf8").catch((error: Error) => {
     throw new SeedError(`Cannot read the seed file ${file}: ${error.message}`);
   });
+  const expanded = withEnvironment(text, file);
   let document: unknown;
   try {
-    document = parse(text);
+    document = parse(expanded);
   } catch (error) {
     throw new SeedError(`The seed file ${file} is not valid YAML: ${(error as Error).message.split("\n")[0]}`);
   }
@@ -93,6 +94,18 @@ export async function readSeed(file: string): Promise<Seed> {
     throw new SeedError(`The seed file ${file} is not as expected at ${issue.path.join(".") || "the top"}: ${issue.message}.`);
   }
   return parsed.data;
+}
+
+/**
+ * `${NAME}` and `${NAME:-default}` in the seed's text, from the environment (as Docker Compose
+ * reads them): a seed names where its providers listen, and a port is the user's choice.
+ */
+function withEnvironment(text: string, file: string): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_reference, name: string, fallback: string | undefined) => {
+    const value = process.env[name] || fallback;
+    if (value === undefined) throw new SeedError(`The seed file ${file} reads \${${name}}, which is not set: set ${name}, or write \${${name}:-<default>} in the seed.`);
+    return value;
+  });
 }
 
 /** The seed's pools and clusters, as the platform's configuration holds them. */

@@ -11,7 +11,9 @@
  * Slow (npm install fetches the dev tools): ONE generate and install cycle, in beforeAll,
  * serves every check.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createClient } from "@redis/client";
@@ -22,6 +24,7 @@ import { spawn } from "node:child_process";
 import { childEnv, processGroupAlive, run, startLongRunning, type Finished } from "./processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
+import { deadLinksFrom } from "../../../../test/support/markdown-links.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "dist", "cli", "main.js");
@@ -126,9 +129,10 @@ describe("a project made by provider-kit init", () => {
 
   it("runs the CI workflow init ships: its steps start the provider and pass the kit for every plan", async () => {
     const workflow = await readFile(path.join(project, ".github/workflows/conformance.yml"), "utf8");
+    // The plans come from the provider, not from names repeated in the workflow.
+    expect(workflow).not.toMatch(/\b(small|large)\b/);
     // The job's env, its fixed port swapped for one of this test's.
-    const env = { PORT: "43151", PLANS: /^ +PLANS: (.+)$/m.exec(workflow)![1]! };
-    expect(env.PLANS).toBe("small large");
+    const env = { PORT: "43151" };
     const envFile = path.join(project, ".env");
     const settings = await readFile(envFile, "utf8");
     // As GitHub runs a step; detached, so the provider it leaves running can be stopped as a group.
@@ -148,6 +152,46 @@ describe("a project made by provider-kit init", () => {
       await eventually(async () => (await fetch("http://127.0.0.1:43151/resources/plans").then(() => false, () => true)) || undefined);
       await writeFile(envFile, settings, { mode: 0o600 });
       await Promise.all(["conformance-small.xml", "conformance-large.xml", "provider.log"].map((file) => rm(path.join(project, file), { force: true })));
+    }
+  }, SLOW);
+
+  it("has no dead end: every link in the project and in the docs it leads to opens, every file it names exists, and so does every line the kit's advice cites", async () => {
+    const own = (await readdir(project, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(project, path.join(entry.parentPath, entry.name)))
+      .filter((file) => !/^(node_modules|vendor)\/|^package-lock\.json$/.test(file));
+    // Markdown links, followed into the docs the installed packages ship.
+    const pages = own.filter((file) => file.endsWith(".md")).map((file) => path.join(project, file));
+    expect(pages).toContain(path.join(project, "README.md"));
+    expect(deadLinksFrom(pages, project)).toEqual([]);
+    // Files the sources, tests and settings name: from the project's root or the naming file's folder.
+    const missing: string[] = [];
+    for (const file of own) {
+      for (const [, named = ""] of (await readFile(path.join(project, file), "utf8")).matchAll(/(?<![\w./-])((?:[\w-]+\/)*[\w.-]+\.(?:ts|md))\b/g)) {
+        const places = [path.join(project, named), path.join(project, path.dirname(file), named)];
+        if (!(await Promise.all(places.map((place) => stat(place).then(() => true, () => false)))).includes(true)) missing.push(`${file}: ${named}`);
+      }
+    }
+    expect(missing).toEqual([]);
+
+    // The kit's advice, from a provider that fails: each cited line, opened from the project as the user would.
+    const broken = createServer((_request, response) => response.writeHead(500, { "content-type": "text/plain" }).end("Broken on purpose."));
+    await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
+      const check = await run("npx", ["provider-kit", "check", "--url", url, "--username", "u"], { cwd: project, env: { PROVIDER_KIT_PASSWORD: "p" } });
+      expect(check.code, check.stderr).toBe(1);
+      const cited = [...check.stdout.matchAll(/^ +(change|rule): .*?([\w@./-]+\.md):(\d+)(?:\)| "(.*)")?$/gm)];
+      expect(cited.map(([, kind]) => kind)).toEqual(expect.arrayContaining(["change", "rule"]));
+      for (const [line, , file = "", number = "", quote] of cited) {
+        const text = await readFile(path.join(project, file), "utf8").catch(() => undefined);
+        expect(text, `${line.trim()}: no such file from the project`).toBeDefined();
+        const cites = text!.split("\n")[Number(number) - 1];
+        expect(cites, `${line.trim()}: no such line`).toBeDefined();
+        if (quote !== undefined) expect(cites).toContain(quote.replace(/\.\.\.$/, ""));
+      }
+    } finally {
+      await new Promise((resolve) => broken.close(resolve));
     }
   }, SLOW);
 

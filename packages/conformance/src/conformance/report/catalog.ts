@@ -1,5 +1,5 @@
 /** A check catalog as a Markdown table (docs/conformance-checks.md is this output for the native one). */
-import { CHECKS, formatCitation } from "../checks.js";
+import { CHECKS, catalogCitation } from "../checks.js";
 import type { CheckDefinition } from "../types.js";
 
 export function formatCheckTable(catalog: readonly CheckDefinition[] = CHECKS): string {
@@ -9,7 +9,7 @@ export function formatCheckTable(catalog: readonly CheckDefinition[] = CHECKS): 
       level(check),
       check.variants.join(", "),
       check.title,
-      formatCitation(check.cite),
+      catalogCitation(check.cite),
       `${check.advice} (${check.cite.section})`,
       (check.dependsOn ?? []).map((id) => `\`${id}\``).join(", "),
       followsFrom(check),

@@ -1,7 +1,7 @@
 /**
  * The resource this provider manages: a stand-in "database server" kept in memory, so the
  * project works the moment it is generated. Replace it with calls to the real thing (a database
- * server, a message broker, a cloud API); the handlers in provider.ts stay the same shape.
+ * server, a message broker, a cloud API); the handlers in handlers.ts stay the same shape.
  *
  * Each instance is one database; each bound app or job gets its own user and password, so
  * unbinding one app never cuts off another.
@@ -76,7 +76,7 @@ export class InMemoryDatabases {
     return { plan: database.plan, users: database.users.size, allowedHosts: database.allowedHosts.size };
   }
 
-  /** Callers check `has` first (provider.ts answers 404 for a missing instance). */
+  /** Callers check `has` first (handlers.ts answers 404 for a missing instance). */
   #get(name: string): Database {
     const database = this.#databases.get(name);
     if (database === undefined) throw new Error(`No database for instance ${name}.`);
