@@ -397,7 +397,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "Unbinding an app that is no longer bound answers 2xx",
     cite: contract(79, "An unbind of a binding that is already gone answers 2xx"),
     advice: "Make unbind-app idempotent: an app that is no longer bound gets 200, never a failure",
-    dependsOn: ["unbind-app.status"],
+    // Judged whatever the first unbind got; failing on the same answer, it repeats that failure.
+    dependsOn: ["bind-app.status"],
+    followsFrom: ["unbind-app.status"],
   },
 
   // destroy
@@ -456,9 +458,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     group: "actions",
     level: "MUST",
     variants: CURRENT,
-    title: "Each operation of the service's manifest is served on the instance: it answers neither 404 nor 405",
+    title: "Each operation of the service's manifest is served on the instance: the call the platform's proxy sends answers neither 404 nor 405, nor a 5xx",
     cite: contract(85, "each operation of the service's manifest (method, path, action) is one the provider serves there"),
-    advice: "Serve each operation of the manifest at /resources/<instance><path> with its method (declareActions(...).implement(...)), or drop it from the manifest",
+    advice: "Serve each operation of the manifest at /resources/<instance><path> with its method (declareActions(...).implement(...)), without failing, or drop it from the manifest",
   },
   {
     id: "actions.auth",

@@ -156,7 +156,7 @@ export interface ConformanceReport {
   passed: boolean;
   counts: Record<Outcome, number>;
   results: CheckResult[];
-  /** Instances created by the run that could not be removed, each with the last destroy's answer: remove them by hand. */
+  /** What the run made (instances, bindings) and could not remove, each with the answer that refused and the call that removes it. */
   leftovers: Leftover[];
   /** What the run did differently from what was asked (e.g. a plan Variant B cannot send). */
   notes: string[];
@@ -165,13 +165,15 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** An instance (or, `check --osb`, a binding of one) the run created and could not remove. */
+/** An instance, or a binding of one, the run made and could not remove. */
 export interface Leftover {
   instance: string;
-  /** Set when what is left over is this binding of `instance`. */
+  /** Set when what is left over is this binding of `instance` (`check --osb`: its id; else `app <name>`, `unit <host>` or `job <name>`). */
   binding?: string;
-  /** What the last destroy got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
+  /** What the last removal got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
   reason: string;
+  /** The call that removes it, to send once the provider can, e.g. `DELETE /resources/x/bind-app (app-name=x-app, app-host=x-app.example.com)`. */
+  removeWith: string;
 }
 
 /** Reported while the run waits, so a terminal can show progress. */
