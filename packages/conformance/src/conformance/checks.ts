@@ -101,6 +101,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // pools: a multi-cluster service's plans, asked per pool
   {
     id: "pools.pool-read",
+    needs: ["multi-cluster"],
     group: "pools",
     level: "MUST",
     variants: CURRENT,
@@ -110,6 +111,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "pools.plans",
+    needs: ["multi-cluster"],
     group: "pools",
     // Not a SHOULD like plans.status: a service that needs a pool has no plans but a pool's.
     level: "MUST",
@@ -210,6 +212,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "bind-app.status",
+    needs: ["bindable-instance"],
     group: "bind-app",
     level: "MUST",
     variants: ALL,
@@ -253,6 +256,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // bind-unit: Variant A's per-unit binds, optional (404: not supported); today's platform no longer sends them.
   {
     id: "bind-unit.status",
+    needs: ["bindable-instance"],
     group: "bind-unit",
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
@@ -285,6 +289,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // bind-job
   {
     id: "bind-job.status",
+    needs: ["bindable-instance"],
     group: "bind-job",
     level: "MUST",
     variants: CURRENT,
@@ -327,6 +332,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // update
   {
     id: "update.status",
+    needs: ["bindable-instance"],
     group: "update",
     level: "MUST",
     variants: CURRENT,
@@ -349,6 +355,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // info
   {
     id: "info.status",
+    needs: ["bindable-instance"],
     group: "info",
     level: "MUST",
     variants: ALL,
@@ -417,6 +424,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // isolation: what two bindings receive, compared (values never shown)
   {
     id: "isolation.apps",
+    needs: ["bindable-instance"],
     group: "isolation",
     level: "SHOULD",
     variants: ALL,
@@ -443,6 +451,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "isolation.instances",
+    needs: ["bindable-instance"],
     group: "isolation",
     level: "SHOULD",
     variants: ALL,
@@ -455,6 +464,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // actions: each operation of the service's manifest, on the created instance
   {
     id: "actions.exists",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
@@ -464,6 +474,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "actions.auth",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
@@ -473,6 +484,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "actions.no-405",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
@@ -484,6 +496,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "actions.bad-input",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,

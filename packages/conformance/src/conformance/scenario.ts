@@ -243,7 +243,7 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
     listed: listedWell ? planNames(body) : undefined,
   });
   if (variant !== "current" || !(context.multiCluster || poolNeeded)) {
-    checks.skipAll(POOL_CHECKS, notMultiCluster(result));
+    checks.skipNeeding("multi-cluster", notMultiCluster(result));
     return choice(bodyOf(result), checks.passed("plans.shape"));
   }
   const instancePool = await poolPlansStep(context, send, withoutPlan);
@@ -252,8 +252,6 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
   const poolListed = statusOf(instancePool) === 200 && plansProblem(bodyOf(instancePool)) === undefined;
   return { ...(poolListed ? choice(bodyOf(instancePool), true) : choice(bodyOf(result), checks.passed("plans.shape"))), placement };
 }
-
-const POOL_CHECKS = ["pools.pool-read", "pools.plans"];
 
 function notMultiCluster(result: CallResult): string {
   const answered = `GET /resources/plans without a pool answered ${statusOf(result)}, not 400 with missing_params ["cluster"]`;
@@ -444,9 +442,6 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
   return early;
 }
 
-/** The checks that need an instance the provider can bind: skipped together when it cannot. */
-const BOUND_CHECKS = ["bind-app.status", "bind-unit.status", "bind-job.status", "update.status", "info.status", "isolation.apps", "isolation.instances"];
-
 /**
  * Everything done to the created instance: binds, update, info, unbinds. The platform binds
  * without asking the status first, so a failed status.ready stops these only when a bind
@@ -463,10 +458,10 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
   const bindJson = (result: CallResult) => bindJsonAnswer(context, result);
 
   let bind: CallResult | undefined;
-  if (!checks.passed("status.ready") && checks.wants(...BOUND_CHECKS)) {
+  if (!checks.passed("status.ready") && checks.wantsState("bindable-instance")) {
     bind = bindJson(await send(calls.bindApp(instance), made.app(instance)));
     if (statusOf(bind) === 412) {
-      checks.skipAll(BOUND_CHECKS, `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
+      checks.skipNeeding("bindable-instance", `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
       return;
     }
   }
@@ -551,7 +546,6 @@ function afterDisturbance(context: ScenarioContext, verdict: Verdict): Verdict {
   return { ...verdict, problem: `${verdict.problem}; ${disturbed.how}`, causedBy: disturbed.check };
 }
 
-const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
 /** Tried, in this order, as the method an action's path does not declare. */
 const OTHER_METHODS: readonly Method[] = ["PATCH", "PUT", "DELETE", "POST", "GET"];
 /** A body no parser accepts. */
@@ -576,13 +570,13 @@ interface ActionProbe {
  */
 async function actionSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
   const { recorder: checks, names, manifest } = context;
-  if (!checks.wants(...ACTION_CHECKS)) return;
+  if (!checks.wantsState("manifest")) return;
   if (!manifest) {
-    checks.skipAll(ACTION_CHECKS, "no service manifest given: pass it (--manifest <file>, or manifest in the options) to check the provider's actions");
+    checks.skipNeeding("manifest", "no service manifest given: pass it (--manifest <file>, or manifest in the options) to check the provider's actions");
     return;
   }
   if (manifest.operations.length === 0) {
-    checks.skipAll(ACTION_CHECKS, "the service manifest declares no operation");
+    checks.skipNeeding("manifest", "the service manifest declares no operation");
     return;
   }
   const pathOf = (path: string) => `/resources/${names.instance}${path.replace(/\{[^/}]+\}/g, encodeURIComponent(names.app.name))}`;

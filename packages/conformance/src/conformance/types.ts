@@ -94,6 +94,26 @@ export interface Citation {
   quote: string;
 }
 
+/**
+ * A state a step of the run must reach before a check can be judged: when the step does not
+ * reach it, every check that needs it is skipped, with the step's reason.
+ */
+export type Need =
+  /** Native: the provider's plans need a pool (or the run was asked to treat it so). */
+  | "multi-cluster"
+  /** Native: the created instance takes binds (a bind does not answer 412, still provisioning). */
+  | "bindable-instance"
+  /** Native: a service manifest with at least one operation was given. */
+  | "manifest"
+  /** `--osb`: the catalog's offering is bindable. */
+  | "bindable-offering"
+  /** `--osb`: the run's instance was provisioned. */
+  | "provisioned-instance"
+  /** `--osb`: the offering has a second plan to change to. */
+  | "two-plans"
+  /** `--osb`: a plan the run provisioned is plan_updateable. */
+  | "updateable-plan";
+
 export interface CheckDefinition {
   /** Stable id, `<group>.<rule>`: safe to assert on in tests and CI. */
   id: string;
@@ -106,6 +126,8 @@ export interface CheckDefinition {
   cite: Citation;
   /** What to change in the provider when the check does not hold, in one line. */
   advice: string;
+  /** States of the run this check is judged in (see `Need`): one not reached skips it. */
+  needs?: readonly Need[];
   /** Checks that must pass first; when one did not, this check is skipped with the reason. */
   dependsOn?: readonly string[];
   /**

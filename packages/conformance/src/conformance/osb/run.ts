@@ -156,7 +156,7 @@ class OsbRun {
         await this.updates(offering);
         await this.deprovision(offering, this.made.get(this.instanceId)?.planId ?? plan.id);
       } else {
-        this.checks.skipAll(UPDATE_CHECKS, "the run's instance was not provisioned: nothing to update");
+        this.checks.skipNeeding("provisioned-instance", "the run's instance was not provisioned: nothing to update");
       }
     }
     this.checks.judge("osb-last-operation.states", () => this.statesVerdict(), this.polls.map((poll) => poll.exchange));
@@ -355,7 +355,7 @@ class OsbRun {
 
   private async binding(offering: Offering, planId: string): Promise<void> {
     if (!offering.bindable) {
-      this.checks.skipAll(BINDING_CHECKS, "the offering is not bindable: nothing to bind");
+      this.checks.skipNeeding("bindable-offering", "the offering is not bindable: nothing to bind");
       return;
     }
     const bindingId = randomUUID();
@@ -423,7 +423,7 @@ class OsbRun {
     this.checks.judge("osb-update.parameters", () => parametersVerdict(parameters, before, seen, offering, this.timeoutMs), [parameters.result.exchange, ...(seen ? [seen.result.exchange] : [])]);
 
     if (offering.plans.length < 2) {
-      this.checks.skipAll(["osb-update.not-updateable", "osb-update.plan", "osb-update.concurrent"], "the offering has one plan: there is no plan to change to");
+      this.checks.skipNeeding("two-plans", "the offering has one plan: there is no plan to change to");
       return;
     }
     const fixed = onPlan(false);
@@ -432,7 +432,7 @@ class OsbRun {
 
     const changing = onPlan(true);
     if (changing === undefined) {
-      this.checks.skipAll(["osb-update.plan", "osb-update.concurrent"], "no plan the run provisioned is plan_updateable: a platform may not change it");
+      this.checks.skipNeeding("updateable-plan", "no plan the run provisioned is plan_updateable: a platform may not change it");
       return;
     }
     await this.updatePlan(offering, changing);
@@ -669,8 +669,6 @@ class OsbRun {
   }
 }
 
-const BINDING_CHECKS = ["osb-binding.created", "osb-binding.identical", "osb-binding.conflict", "osb-binding.concurrent", "osb-binding.unbind", "osb-binding.unbind-gone"];
-const UPDATE_CHECKS = ["osb-update.parameters", "osb-update.plan", "osb-update.not-updateable", "osb-update.concurrent"];
 
 function provisionBody(serviceId: string, planId: string): Record<string, unknown> {
   return {
