@@ -449,73 +449,87 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
  */
 async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, early: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
-  const instance = names.instance;
   const made = madeBy(calls, names);
-  const bindResult = (result: CallResult, stringsOnly: boolean) => () => {
-    const wrong = bindResultProblem(bodyOf(result), stringsOnly);
-    return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
-  };
-  const bindJson = (result: CallResult) => bindJsonAnswer(context, result);
-
   let bind: CallResult | undefined;
   if (!checks.passed("status.ready") && checks.wantsState("bindable-instance")) {
-    bind = bindJson(await send(calls.bindApp(instance), made.app(instance)));
+    bind = bindJsonAnswer(context, await send(calls.bindApp(names.instance), made.app(names.instance)));
     if (statusOf(bind) === 412) {
       checks.skipNeeding("bindable-instance", `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
       return;
     }
   }
-
   let bound = succeeded(early);
   if (checks.wants("bind-app.status")) {
-    bind ??= bindJson(await send(calls.bindApp(instance), made.app(instance)));
-    const first = bind;
+    const first = bind ?? bindJsonAnswer(context, await send(calls.bindApp(names.instance), made.app(names.instance)));
     bound ||= succeeded(first);
-    checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
-    checks.judge("bind-app.json", bindResult(first, false), [first.exchange]);
-    checks.judge("bind-app.env-strings", bindResult(first, true), [first.exchange]);
-    let again: CallResult | undefined;
-    if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
-      const rebind = bindJson(await send(calls.bindApp(instance), made.app(instance)));
-      again = rebind;
-      checks.judge(
-        "bind-app.rebind",
-        () => (succeeded(rebind) ? bindResult(rebind, false)() : expectStatus(rebind, is2xx, "2xx")),
-        [rebind.exchange],
-      );
-    }
-    await isolationSteps(context, send, calls, first, again);
+    await bindAppSteps(context, send, calls, first);
   }
+  await unitSteps(context, send, calls);
+  await jobSteps(context, send, calls);
+  await updateAndInfoSteps(context, send, calls);
+  // While the app is bound: an action about an app finds the one the kit names.
+  await actionSteps(context, send, calls);
+  if (bound) await unbindSteps(context, send, calls);
+}
 
-  if (checks.wants("bind-unit.status")) {
-    const bindUnit = bindJson(await send(calls.bindUnit(instance), made.unit(instance)));
-    checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
-    checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
-    if (succeeded(bindUnit)) {
-      const unbindUnit = await send(calls.unbindUnit(instance));
-      checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
-    }
+/** The bind result's shape: a JSON object or null (`stringsOnly`: of strings). */
+function bindResultVerdict(result: CallResult, stringsOnly: boolean): Verdict {
+  const wrong = bindResultProblem(bodyOf(result), stringsOnly);
+  return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
+}
+
+/** The first app's bind judged, bound again, then the isolation steps. */
+async function bindAppSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult): Promise<void> {
+  const { recorder: checks, names } = context;
+  checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
+  checks.judge("bind-app.json", () => bindResultVerdict(first, false), [first.exchange]);
+  checks.judge("bind-app.env-strings", () => bindResultVerdict(first, true), [first.exchange]);
+  let again: CallResult | undefined;
+  if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
+    const rebind = bindJsonAnswer(context, await send(calls.bindApp(names.instance), madeBy(calls, names).app(names.instance)));
+    again = rebind;
+    checks.judge("bind-app.rebind", () => (succeeded(rebind) ? bindResultVerdict(rebind, false) : expectStatus(rebind, is2xx, "2xx")), [rebind.exchange]);
   }
+  await isolationSteps(context, send, calls, first, again);
+}
 
-  if (checks.wants("bind-job.status")) {
-    const bindJob = bindJson(await send(calls.bindJob(instance), made.job(instance)));
-    checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
-    checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
-    checks.judge("bind-job.result", bindResult(bindJob, true), [bindJob.exchange]);
-    if (succeeded(bindJob)) {
-      const unbindJob = await send(calls.unbindJob(instance));
-      checks.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
-    }
+/** A unit bound and unbound (older platforms; 404: not supported). */
+async function unitSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("bind-unit.status")) return;
+  const bindUnit = bindJsonAnswer(context, await send(calls.bindUnit(names.instance), madeBy(calls, names).unit(names.instance)));
+  checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
+  checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
+  if (succeeded(bindUnit)) {
+    const unbindUnit = await send(calls.unbindUnit(names.instance));
+    checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
   }
+}
 
+/** A job bound and unbound (404: not supported). */
+async function jobSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("bind-job.status")) return;
+  const bindJob = bindJsonAnswer(context, await send(calls.bindJob(names.instance), madeBy(calls, names).job(names.instance)));
+  checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
+  checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
+  checks.judge("bind-job.result", () => bindResultVerdict(bindJob, true), [bindJob.exchange]);
+  if (succeeded(bindJob)) {
+    const unbindJob = await send(calls.unbindJob(names.instance));
+    checks.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
+  }
+}
+
+/** The instance updated, and its extra info read. */
+async function updateAndInfoSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
   if (checks.wants("update.status")) {
-    const update = await send(calls.update(instance));
+    const update = await send(calls.update(names.instance));
     checks.judge("update.status", () => expectStatus(update, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [update.exchange]);
     checks.judge("update.supported", () => (statusOf(update) === 404 ? problem("updates answer 404 (not supported)") : ok()), [update.exchange]);
   }
-
   if (checks.wants("info.status")) {
-    const info = bindJson(await send(calls.info(instance)));
+    const info = bindJsonAnswer(context, await send(calls.info(names.instance)));
     checks.judge("info.status", () => infoStatusVerdict(info, true), [info.exchange]);
     checks.judge("info.supported", () => (statusOf(info) === 404 ? problem("the info call answers 404 (no extra info)") : ok()), [info.exchange]);
     checks.judge("info.shape", () => {
@@ -523,17 +537,16 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
       return wrong ? problem(wrong) : ok();
     }, [info.exchange]);
   }
+}
 
-  // While the app is bound: an action about an app finds the one the kit names.
-  await actionSteps(context, send, calls);
-
-  if (bound && checks.wants("unbind-app.status", "unbind-app.repeat")) {
-    const unbind = await send(calls.unbindApp(instance));
-    checks.judge("unbind-app.status", () => afterDisturbance(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
-    // Judged whatever the first unbind got: a binding the kit's own calls dropped is gone all the same.
-    const again = await send(calls.unbindApp(instance));
-    checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
-  }
+/** The first app unbound, then unbound again: judged whatever the first unbind got (a binding the kit's own calls dropped is gone all the same). */
+async function unbindSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("unbind-app.status", "unbind-app.repeat")) return;
+  const unbind = await send(calls.unbindApp(names.instance));
+  checks.judge("unbind-app.status", () => afterDisturbance(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
+  const again = await send(calls.unbindApp(names.instance));
+  checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
 }
 
 /**
