@@ -103,6 +103,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // pools: a multi-cluster service's plans, asked per pool
   {
     id: "pools.pool-read",
+    needs: ["multi-cluster"],
     group: "pools",
     level: "MUST",
     variants: CURRENT,
@@ -112,6 +113,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "pools.plans",
+    needs: ["multi-cluster"],
     group: "pools",
     // Not a SHOULD like plans.status: a service that needs a pool has no plans but a pool's.
     level: "MUST",
@@ -212,6 +214,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "bind-app.status",
+    needs: ["bindable-instance"],
     group: "bind-app",
     level: "MUST",
     variants: ALL,
@@ -255,6 +258,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // bind-unit: Variant A's per-unit binds, optional (404: not supported); today's platform no longer sends them.
   {
     id: "bind-unit.status",
+    needs: ["bindable-instance"],
     group: "bind-unit",
     level: { A: "MUST", current: "SHOULD" },
     variants: A_AND_CURRENT,
@@ -287,6 +291,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // bind-job
   {
     id: "bind-job.status",
+    needs: ["bindable-instance"],
     group: "bind-job",
     level: "MUST",
     variants: CURRENT,
@@ -329,6 +334,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // update
   {
     id: "update.status",
+    needs: ["bindable-instance"],
     group: "update",
     level: "MUST",
     variants: CURRENT,
@@ -351,6 +357,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // info
   {
     id: "info.status",
+    needs: ["bindable-instance"],
     group: "info",
     level: "MUST",
     variants: ALL,
@@ -399,7 +406,9 @@ export const CHECKS: readonly CheckDefinition[] = [
     title: "Unbinding an app that is no longer bound answers 2xx",
     cite: contract(79, "An unbind of a binding that is already gone answers 2xx"),
     advice: "Make unbind-app idempotent: an app that is no longer bound gets 200, never a failure",
-    dependsOn: ["unbind-app.status"],
+    // Judged whatever the first unbind got; failing on the same answer, it repeats that failure.
+    dependsOn: ["bind-app.status"],
+    followsFrom: ["unbind-app.status"],
   },
 
   // destroy
@@ -417,6 +426,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   // isolation: what two bindings receive, compared (values never shown)
   {
     id: "isolation.apps",
+    needs: ["bindable-instance"],
     group: "isolation",
     level: "SHOULD",
     variants: ALL,
@@ -443,6 +453,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "isolation.instances",
+    needs: ["bindable-instance"],
     group: "isolation",
     level: "SHOULD",
     variants: ALL,
@@ -455,15 +466,17 @@ export const CHECKS: readonly CheckDefinition[] = [
   // actions: each operation of the service's manifest, on the created instance
   {
     id: "actions.exists",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
-    title: "Each operation of the service's manifest is served on the instance: it answers neither 404 nor 405",
+    title: "Each operation of the service's manifest is served on the instance: the call the platform's proxy sends answers neither 404 nor 405, nor a 5xx",
     cite: contract(85, "each operation of the service's manifest (method, path, action) is one the provider serves there"),
-    advice: "Serve each operation of the manifest at /resources/<instance><path> with its method (declareActions(...).implement(...)), or drop it from the manifest",
+    advice: "Serve each operation of the manifest at /resources/<instance><path> with its method (declareActions(...).implement(...)), without failing, or drop it from the manifest",
   },
   {
     id: "actions.auth",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
@@ -473,6 +486,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "actions.no-405",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,
@@ -484,6 +498,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "actions.bad-input",
+    needs: ["manifest"],
     group: "actions",
     level: "MUST",
     variants: CURRENT,

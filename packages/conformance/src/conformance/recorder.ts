@@ -4,7 +4,7 @@
  */
 import { adviceLine, checkById, checksFor, levelIn, WHOLE_RUN_GROUPS } from "./checks.js";
 import { linkRootCauses } from "./root-causes.js";
-import type { CheckDefinition, CheckGroup, CheckResult, Exchange, Outcome, ProgressEvent, Variant } from "./types.js";
+import type { CheckDefinition, CheckGroup, CheckResult, Exchange, Need, Outcome, ProgressEvent, Variant } from "./types.js";
 
 /**
  * `should`: the platform copes with the problem: the check warns, whatever its level (the level shown stays the check's).
@@ -45,6 +45,16 @@ export class Recorder {
   /** True when at least one of these checks is to be judged: the step that judges them must run. */
   wants(...ids: string[]): boolean {
     return ids.some((id) => this.needed.has(id));
+  }
+
+  /** True when a check that needs `state` is to be judged: the step that reaches it must run. */
+  wantsState(state: Need): boolean {
+    return this.applicable.some((check) => this.needed.has(check.id) && check.needs?.includes(state));
+  }
+
+  /** The run did not reach `state`: every check that needs it, not judged yet, is skipped with `reason`. */
+  skipNeeding(state: Need, reason: string): void {
+    this.skipAll(this.applicable.filter((check) => check.needs?.includes(state)).map((check) => check.id), reason);
   }
 
   passed(id: string): boolean {
@@ -90,7 +100,7 @@ export class Recorder {
   }
 
   /** Judge each of `ids` not judged yet as skipped, with `reason`. */
-  skipAll(ids: readonly string[], reason: string): void {
+  private skipAll(ids: readonly string[], reason: string): void {
     for (const id of ids) this.judge(id, () => skip(reason));
   }
 

@@ -4,10 +4,11 @@
  * are destroyed before it returns.
  */
 import { randomBytes } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
-import { KIT_POOLS, platformCalls, runNames, type PlatformCalls } from "./calls.js";
-import { PlatformClient, type CallResult } from "provider-kit/contract";
+import { KIT_POOLS, platformCalls, runNames } from "./calls.js";
+import { PlatformClient } from "provider-kit/contract";
+import { Ledger } from "./ledger.js";
 import { Recorder } from "./recorder.js";
+import { Removals } from "./removals.js";
 import { ConformanceUsageError } from "./usage.js";
 import { Interrupted, runScenario, type ScenarioContext } from "./scenario.js";
 import {
@@ -16,8 +17,6 @@ import {
   VARIANTS,
   type ConformanceOptions,
   type ConformanceReport,
-  type Leftover,
-  type ProgressEvent,
   type Variant,
 } from "./types.js";
 import { ACTION_METHODS, ACTION_NAME_PATTERN, INSTANCE_NAME_PATTERN, POOL_NAME_PATTERN, type Placement } from "provider-kit/contract";
@@ -46,6 +45,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const recorder = new Recorder(variant, options.groups, options.onProgress);
   const team = options.team ?? "pkc-team";
   const callsFor = (plan: string | undefined, placement?: Placement) => platformCalls(names, variant, { plan, team, placement });
+  const ledger = new Ledger();
   const scenario: ScenarioContext = {
     client,
     recorder,
@@ -59,22 +59,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     pollIntervalMs: options.pollIntervalMs ?? 500,
     signal: options.signal,
     onProgress: options.onProgress,
-    created: new Set<string>(),
+    removals: new Removals(client, ledger, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress),
     jsonAnswers: [],
     manifest: options.manifest,
   };
 
   let interrupted = false;
-  let leftovers: Leftover[];
   try {
     await runScenario(scenario);
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     interrupted = true;
   } finally {
-    // The instances' pool, when the scenario found one: a multi-cluster provider may need it to find them.
-    const calls = callsFor(options.plan, scenario.instancePlacement);
-    leftovers = await removeInstances(client, calls, scenario.created, options.cleanupRetryDelaysMs ?? DEFAULT_CLEANUP_RETRY_DELAYS_MS, options.onProgress);
+    await ledger.removeAll();
   }
 
   const { results, counts } = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
@@ -87,56 +84,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     counts,
     results,
     notes: notesOn(options, variant),
-    leftovers,
+    leftovers: ledger.leftovers,
     interrupted,
     durationMs: Date.now() - started,
   };
-}
-
-/** Destroy what the run created, retrying: 2xx or 404 (already gone) means removed. */
-async function removeInstances(
-  client: PlatformClient,
-  calls: PlatformCalls,
-  created: Set<string>,
-  retryDelaysMs: readonly number[],
-  onProgress: ((event: ProgressEvent) => void) | undefined,
-): Promise<Leftover[]> {
-  const leftovers: Leftover[] = [];
-  for (const instance of created) {
-    let last: CallResult | undefined;
-    const delays = [0, ...retryDelaysMs];
-    for (const [index, delay] of delays.entries()) {
-      if (last) {
-        onProgress?.({ type: "retrying", instance, delayMs: delay, reason: answerSummary(last) });
-        if (delay > 0) await sleep(delay);
-      }
-      onProgress?.({ type: "destroying", instance, attempt: { number: index + 1, of: delays.length } });
-      // Not tied to the run's signal: an interrupted run must still clean up.
-      last = await client.send(calls.destroy(instance));
-      if (removed(last)) break;
-    }
-    if (last && removed(last)) {
-      onProgress?.({ type: "cleanup", instance, removed: true });
-    } else {
-      const reason = last ? answerSummary(last) : "not sent";
-      onProgress?.({ type: "cleanup", instance, removed: false, reason });
-      leftovers.push({ instance, reason });
-    }
-  }
-  return leftovers;
-}
-
-function removed(result: CallResult): boolean {
-  const status = result.answer?.status ?? 0;
-  return (status >= 200 && status < 300) || status === 404;
-}
-
-/** `DELETE /resources/x answered 500: its disk is busy`, from the recorded (trimmed) exchange. */
-function answerSummary(result: CallResult): string {
-  const { method, path, response, error } = result.exchange;
-  if (!response) return `${method} ${path} got no answer: ${error ?? "unknown error"}`;
-  const body = response.body.replace(/\s+/g, " ").trim();
-  return `${method} ${path} answered ${response.status}${body ? `: ${body}` : " with an empty body"}`;
 }
 
 /** Options the run could not honour as given, said in the report rather than silently dropped. */

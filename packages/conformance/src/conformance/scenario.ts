@@ -9,6 +9,7 @@ import { distinctAnswers, routeOf, statusHint } from "./evidence.js";
 import { isolationVerdict, sameCredentials, sharedCredentials, takenIdentity } from "./isolation.js";
 import type { Call, CallResult, Method, PlatformClient } from "provider-kit/contract";
 import { ok, problem, should, skip, type Recorder, type Verdict } from "./recorder.js";
+import { madeBy, type Made, type Removals } from "./removals.js";
 import {
   bindResultProblem,
   errorTextProblem,
@@ -42,14 +43,18 @@ export interface ScenarioContext {
   pollIntervalMs: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
-  /** Instances the run created (a create answered 2xx, or got no answer): removed at the end, whatever happened. */
-  created: Set<string>;
+  /** What the run made (instances, bindings), removed at the end whatever happened: each call's answer goes to it. */
+  removals: Removals;
   /** Answers whose body is JSON data (plans, bind results, info): their Content-Type is judged. */
   jsonAnswers: CallResult[];
   /** The service's manifest of its actions: each operation is called on the instance. */
   manifest?: ActionsManifest;
-  /** Set when the kit unbound the second app while it shared the first app's credentials (isolation.apps). */
-  sharedUnbound?: { app: string; credentials: string[] };
+  /**
+   * Set when the kit's own calls may have dropped the first app's binding before its unbind: the
+   * check whose fault that would be, and how (the second app unbound while sharing its
+   * credentials, or unbound at its address after a swap).
+   */
+  disturbed?: { check: string; how: string };
 }
 
 /** The provider did not answer the first call at all. */
@@ -99,10 +104,9 @@ const succeeded = (result: CallResult | undefined) => is2xx(statusOf(result) ?? 
 
 export async function runScenario(context: ScenarioContext): Promise<void> {
   const { recorder: checks, variant, names } = context;
-  const send: Send = async (call, creates) => {
+  const send: Send = async (call, made) => {
     const result = await context.client.send(call, context.signal);
-    // Removed at the end: an instance a create made (2xx), or may have made (no answer: a timed-out create can succeed).
-    if (creates && (succeeded(result) || !result.answer)) context.created.add(creates);
+    context.removals.sent(call, result, made);
     if (context.signal?.aborted) throw new Interrupted();
     return result;
   };
@@ -110,6 +114,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   const plans = await planStep(context, send);
   context.instancePlacement = plans.placement;
   const calls = context.callsFor(plans.chosen, plans.placement);
+  const made = madeBy(calls, names);
 
   if (variant !== "B") await authStep(context, send, calls);
   await notFoundStep(context, send, calls);
@@ -117,12 +122,12 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
   const instance = names.instance;
   // Every check on the instance needs create.status, so this is "any instance check asked for".
   if (checks.wants("create.status")) {
-    const created = await send(calls.create(instance), instance);
+    const created = await send(calls.create(instance), made.instance(instance));
     checks.judge("create.status", () => expectStatus(created, is2xx, "2xx"), [created.exchange]);
   }
   // Created now, so that it provisions while the first one does.
   if (checks.passed("create.status") && checks.wants("create.fresh-name")) {
-    const second = await send(calls.create(names.otherInstance), names.otherInstance);
+    const second = await send(calls.create(names.otherInstance), made.instance(names.otherInstance));
     checks.judge("create.fresh-name", () => freshNameVerdict(second, instance, names.otherInstance), [second.exchange]);
   }
   if (checks.wants("create.unknown-plan")) {
@@ -130,7 +135,7 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
     if (plans.listed?.length === 0) {
       checks.judge("create.unknown-plan", () => skip("the provider lists no plans, so no plan is unknown to it"));
     } else {
-      const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), names.unknownPlanInstance);
+      const refused = await send(calls.create(names.unknownPlanInstance, UNKNOWN_PLAN), made.instance(names.unknownPlanInstance));
       checks.judge("create.unknown-plan", () => (plans.listed ? unknownPlanVerdict(refused) : withoutPlanList(unknownPlanVerdict(refused))), [refused.exchange]);
     }
   }
@@ -142,10 +147,10 @@ export async function runScenario(context: ScenarioContext): Promise<void> {
     }
     await boundSteps(context, send, calls, bindEarly);
     if (checks.wants("destroy.status")) {
+      await context.removals.unbindAll(instance);
       context.onProgress?.({ type: "destroying", instance });
       const destroy = await send(calls.destroy(instance));
       checks.judge("destroy.status", () => expectStatus(destroy, is2xx, "2xx"), [destroy.exchange]);
-      if (succeeded(destroy)) context.created.delete(instance);
     }
   }
 
@@ -195,8 +200,8 @@ function withoutPlanList(verdict: Verdict): Verdict {
   return should(`${verdict.problem} (a warning only: the plans could not be read, which the platform takes as "no plans")`);
 }
 
-/** Sends one call; `creates`: the instance a create call is for, to remove at the end if it was made. */
-type Send = (call: Call, creates?: string) => Promise<CallResult>;
+/** Sends one call; `made`: what the call makes (a create, a bind), to remove at the end unless the run does. */
+type Send = (call: Call, made?: Made) => Promise<CallResult>;
 
 /** The plans the run saw, and where its instances live. */
 interface PlanChoice {
@@ -242,7 +247,7 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
     return { chosen: context.plan ?? planNames(body)[0], listed };
   };
   if (variant !== "current" || !(context.multiCluster || poolNeeded)) {
-    checks.skipAll(POOL_CHECKS, notMultiCluster(result));
+    checks.skipNeeding("multi-cluster", notMultiCluster(result));
     return choice(bodyOf(result), checks.passed("plans.shape"));
   }
   const instancePool = await poolPlansStep(context, send, withoutPlan);
@@ -259,8 +264,6 @@ async function planStep(context: ScenarioContext, send: Send): Promise<PlanChoic
 function unknownPlanGiven(plan: string, listed: string[]): string {
   return `The plan "${plan}" is not one the provider lists (${listed.join(", ")}): pass one of those as --plan (the plan option), or leave it out for the first`;
 }
-
-const POOL_CHECKS = ["pools.pool-read", "pools.plans"];
 
 function notMultiCluster(result: CallResult): string {
   const answered = `GET /resources/plans without a pool answered ${statusOf(result)}, not 400 with missing_params ["cluster"]`;
@@ -396,7 +399,7 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
     if (early && earlyWhilePending === undefined) earlyWhilePending = status === 202;
     if (status === 202) {
       if (!early && checks.wants("bind-app.provisioning")) {
-        early = await send(calls.bindApp(names.instance));
+        early = await send(calls.bindApp(names.instance), madeBy(calls, names).app(names.instance));
         continue;
       }
       const elapsedMs = Date.now() - started;
@@ -451,9 +454,6 @@ async function awaitReady(context: ScenarioContext, send: Send, calls: PlatformC
   return early;
 }
 
-/** The checks that need an instance the provider can bind: skipped together when it cannot. */
-const BOUND_CHECKS = ["bind-app.status", "bind-unit.status", "bind-job.status", "update.status", "info.status", "isolation.apps", "isolation.instances"];
-
 /**
  * Everything done to the created instance: binds, update, info, unbinds. The platform binds
  * without asking the status first, so a failed status.ready stops these only when a bind
@@ -461,72 +461,87 @@ const BOUND_CHECKS = ["bind-app.status", "bind-unit.status", "bind-job.status", 
  */
 async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, early: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
-  const instance = names.instance;
-  const bindResult = (result: CallResult, stringsOnly: boolean) => () => {
-    const wrong = bindResultProblem(bodyOf(result), stringsOnly);
-    return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
-  };
-  const bindJson = (result: CallResult) => bindJsonAnswer(context, result);
-
+  const made = madeBy(calls, names);
   let bind: CallResult | undefined;
-  if (!checks.passed("status.ready") && checks.wants(...BOUND_CHECKS)) {
-    bind = bindJson(await send(calls.bindApp(instance)));
+  if (!checks.passed("status.ready") && checks.wantsState("bindable-instance")) {
+    bind = bindJsonAnswer(context, await send(calls.bindApp(names.instance), made.app(names.instance)));
     if (statusOf(bind) === 412) {
-      checks.skipAll(BOUND_CHECKS, `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
+      checks.skipNeeding("bindable-instance", `needs status.ready, which did not pass, and ${describe(bind)} answered 412 (still provisioning)`);
       return;
     }
   }
-
   let bound = succeeded(early);
   if (checks.wants("bind-app.status")) {
-    bind ??= bindJson(await send(calls.bindApp(instance)));
-    const first = bind;
+    const first = bind ?? bindJsonAnswer(context, await send(calls.bindApp(names.instance), made.app(names.instance)));
     bound ||= succeeded(first);
-    checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
-    checks.judge("bind-app.json", bindResult(first, false), [first.exchange]);
-    checks.judge("bind-app.env-strings", bindResult(first, true), [first.exchange]);
-    let again: CallResult | undefined;
-    if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
-      const rebind = bindJson(await send(calls.bindApp(instance)));
-      again = rebind;
-      checks.judge(
-        "bind-app.rebind",
-        () => (succeeded(rebind) ? bindResult(rebind, false)() : expectStatus(rebind, is2xx, "2xx")),
-        [rebind.exchange],
-      );
-    }
-    await isolationSteps(context, send, calls, first, again);
+    await bindAppSteps(context, send, calls, first);
   }
+  await unitSteps(context, send, calls);
+  await jobSteps(context, send, calls);
+  await updateAndInfoSteps(context, send, calls);
+  // While the app is bound: an action about an app finds the one the kit names.
+  await actionSteps(context, send, calls);
+  if (bound) await unbindSteps(context, send, calls);
+}
 
-  if (checks.wants("bind-unit.status")) {
-    const bindUnit = bindJson(await send(calls.bindUnit(instance)));
-    checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
-    checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
-    if (succeeded(bindUnit)) {
-      const unbindUnit = await send(calls.unbindUnit(instance));
-      checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
-    }
+/** The bind result's shape: a JSON object or null (`stringsOnly`: of strings). */
+function bindResultVerdict(result: CallResult, stringsOnly: boolean): Verdict {
+  const wrong = bindResultProblem(bodyOf(result), stringsOnly);
+  return wrong ? problem(`${describe(result)}: ${wrong}`) : ok();
+}
+
+/** The first app's bind judged, bound again, then the isolation steps. */
+async function bindAppSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult): Promise<void> {
+  const { recorder: checks, names } = context;
+  checks.judge("bind-app.status", () => expectStatus(first, is2xx, "2xx"), [first.exchange]);
+  checks.judge("bind-app.json", () => bindResultVerdict(first, false), [first.exchange]);
+  checks.judge("bind-app.env-strings", () => bindResultVerdict(first, true), [first.exchange]);
+  let again: CallResult | undefined;
+  if (checks.wants("bind-app.rebind") && !checks.skipIfBlocked("bind-app.rebind")) {
+    const rebind = bindJsonAnswer(context, await send(calls.bindApp(names.instance), madeBy(calls, names).app(names.instance)));
+    again = rebind;
+    checks.judge("bind-app.rebind", () => (succeeded(rebind) ? bindResultVerdict(rebind, false) : expectStatus(rebind, is2xx, "2xx")), [rebind.exchange]);
   }
+  await isolationSteps(context, send, calls, first, again);
+}
 
-  if (checks.wants("bind-job.status")) {
-    const bindJob = bindJson(await send(calls.bindJob(instance)));
-    checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
-    checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
-    checks.judge("bind-job.result", bindResult(bindJob, true), [bindJob.exchange]);
-    if (succeeded(bindJob)) {
-      const unbindJob = await send(calls.unbindJob(instance));
-      checks.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
-    }
+/** A unit bound and unbound (older platforms; 404: not supported). */
+async function unitSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("bind-unit.status")) return;
+  const bindUnit = bindJsonAnswer(context, await send(calls.bindUnit(names.instance), madeBy(calls, names).unit(names.instance)));
+  checks.judge("bind-unit.status", () => expectStatus(bindUnit, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindUnit.exchange]);
+  checks.judge("bind-unit.supported", () => (statusOf(bindUnit) === 404 ? problem("unit binds answer 404 (not supported)") : ok()), [bindUnit.exchange]);
+  if (succeeded(bindUnit)) {
+    const unbindUnit = await send(calls.unbindUnit(names.instance));
+    checks.judge("bind-unit.unbind", () => expectStatus(unbindUnit, is2xx, "2xx"), [unbindUnit.exchange]);
   }
+}
 
+/** A job bound and unbound (404: not supported). */
+async function jobSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("bind-job.status")) return;
+  const bindJob = bindJsonAnswer(context, await send(calls.bindJob(names.instance), madeBy(calls, names).job(names.instance)));
+  checks.judge("bind-job.status", () => expectStatus(bindJob, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [bindJob.exchange]);
+  checks.judge("bind-job.supported", () => (statusOf(bindJob) === 404 ? problem("job binds answer 404 (not supported)") : ok()), [bindJob.exchange]);
+  checks.judge("bind-job.result", () => bindResultVerdict(bindJob, true), [bindJob.exchange]);
+  if (succeeded(bindJob)) {
+    const unbindJob = await send(calls.unbindJob(names.instance));
+    checks.judge("bind-job.unbind", () => expectStatus(unbindJob, is2xx, "2xx"), [unbindJob.exchange]);
+  }
+}
+
+/** The instance updated, and its extra info read. */
+async function updateAndInfoSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
   if (checks.wants("update.status")) {
-    const update = await send(calls.update(instance));
+    const update = await send(calls.update(names.instance));
     checks.judge("update.status", () => expectStatus(update, (status) => is2xx(status) || status === 404, "2xx, or 404 when not supported"), [update.exchange]);
     checks.judge("update.supported", () => (statusOf(update) === 404 ? problem("updates answer 404 (not supported)") : ok()), [update.exchange]);
   }
-
   if (checks.wants("info.status")) {
-    const info = bindJson(await send(calls.info(instance)));
+    const info = bindJsonAnswer(context, await send(calls.info(names.instance)));
     checks.judge("info.status", () => infoStatusVerdict(info, true), [info.exchange]);
     checks.judge("info.supported", () => (statusOf(info) === 404 ? problem("the info call answers 404 (no extra info)") : ok()), [info.exchange]);
     checks.judge("info.shape", () => {
@@ -534,36 +549,28 @@ async function boundSteps(context: ScenarioContext, send: Send, calls: PlatformC
       return wrong ? problem(wrong) : ok();
     }, [info.exchange]);
   }
+}
 
-  // While the app is bound: an action about an app finds the one the kit names.
-  await actionSteps(context, send, calls);
-
-  if (bound && checks.wants("unbind-app.status")) {
-    const unbind = await send(calls.unbindApp(instance));
-    checks.judge("unbind-app.status", () => afterSharedUnbind(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
-    if (checks.wants("unbind-app.repeat")) {
-      const again = await send(calls.unbindApp(instance));
-      checks.judge(
-        "unbind-app.repeat",
-        () => afterSharedUnbind(context, expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)")),
-        [again.exchange],
-      );
-    }
-  }
+/** The first app unbound, then unbound again: judged whatever the first unbind got (a binding the kit's own calls dropped is gone all the same). */
+async function unbindSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
+  const { recorder: checks, names } = context;
+  if (!checks.wants("unbind-app.status", "unbind-app.repeat")) return;
+  const unbind = await send(calls.unbindApp(names.instance));
+  checks.judge("unbind-app.status", () => afterDisturbance(context, expectStatus(unbind, is2xx, "2xx")), [unbind.exchange]);
+  const again = await send(calls.unbindApp(names.instance));
+  checks.judge("unbind-app.repeat", () => expectStatus(again, is2xx, "2xx (an unbind of a binding already gone succeeds)"), [again.exchange]);
 }
 
 /**
- * A failed unbind of the first app after the kit unbound a second app that shared its credentials:
- * the provider most likely dropped the shared user then. That is isolation.apps' fault, shown as such.
+ * A failed unbind of the first app after the kit's own calls may have dropped its binding
+ * (`context.disturbed`): that is the disturbing check's fault, shown as such.
  */
-function afterSharedUnbind(context: ScenarioContext, verdict: Verdict): Verdict {
-  const shared = context.sharedUnbound;
-  if (!shared || !("ok" in verdict) || verdict.ok) return verdict;
-  const cause = `the kit had unbound ${shared.app}, which shared ${shared.credentials.join(", ")} with this app (isolation.apps): one binding's unbind dropped what every binding uses`;
-  return { ...verdict, problem: `${verdict.problem}; ${cause}`, causedBy: "isolation.apps" };
+function afterDisturbance(context: ScenarioContext, verdict: Verdict): Verdict {
+  const disturbed = context.disturbed;
+  if (!disturbed || !("ok" in verdict) || verdict.ok) return verdict;
+  return { ...verdict, problem: `${verdict.problem}; ${disturbed.how}`, causedBy: disturbed.check };
 }
 
-const ACTION_CHECKS = ["actions.exists", "actions.auth", "actions.no-405", "actions.bad-input"];
 /** Tried, in this order, as the method an action's path does not declare. */
 const OTHER_METHODS: readonly Method[] = ["PATCH", "PUT", "DELETE", "POST", "GET"];
 /** A body no parser accepts. */
@@ -588,13 +595,13 @@ interface ActionProbe {
  */
 async function actionSteps(context: ScenarioContext, send: Send, calls: PlatformCalls): Promise<void> {
   const { recorder: checks, names, manifest } = context;
-  if (!checks.wants(...ACTION_CHECKS)) return;
+  if (!checks.wantsState("manifest")) return;
   if (!manifest) {
-    checks.skipAll(ACTION_CHECKS, "no service manifest given: pass it (--manifest <file>, or manifest in the options) to check the provider's actions");
+    checks.skipNeeding("manifest", "no service manifest given: pass it (--manifest <file>, or manifest in the options) to check the provider's actions");
     return;
   }
   if (manifest.operations.length === 0) {
-    checks.skipAll(ACTION_CHECKS, "the service manifest declares no operation");
+    checks.skipNeeding("manifest", "the service manifest declares no operation");
     return;
   }
   const pathOf = (path: string) => `/resources/${names.instance}${path.replace(/\{[^/}]+\}/g, encodeURIComponent(names.app.name))}`;
@@ -613,21 +620,9 @@ async function actionSteps(context: ScenarioContext, send: Send, calls: Platform
   }
 
   const missing = probes.filter(({ declared }) => [undefined, 404, 405].includes(statusOf(declared)));
+  const failing = probes.filter(({ declared }) => (statusOf(declared) ?? 0) >= 500);
   const list = (offending: CallResult[], what: (result: CallResult) => string, fix: string) => `${offending.map(what).join("; ")}: ${fix}`;
-  checks.judge("actions.exists", () =>
-    missing.length === 0
-      ? ok(`${probes.length} operation(s) served`)
-      : problem(
-          missing
-            .map(({ declared, action }) =>
-              statusOf(declared) === undefined
-                ? `${describe(declared)} (action "${action}") got no answer: ${declared.error}`
-                : `${describe(declared)} (action "${action}") answered ${statusOf(declared)}`,
-            )
-            .join("; ") + ": the platform forwards what the manifest declares; serve it, or remove it from the manifest",
-        ),
-    (missing.length > 0 ? missing : probes).map(({ declared }) => declared.exchange),
-  );
+  checks.judge("actions.exists", () => existsVerdict(probes, missing, failing), (missing.length + failing.length > 0 ? [...missing, ...failing] : probes).map(({ declared }) => declared.exchange));
 
   const open = probes.map(({ anonymous }) => anonymous).filter((result) => statusOf(result) !== 401);
   checks.judge("actions.auth", () =>
@@ -655,6 +650,24 @@ async function actionSteps(context: ScenarioContext, send: Send, calls: Platform
   }, (refusedBadly.length > 0 ? refusedBadly : writes).map((result) => result.exchange));
 }
 
+/** Operations the provider does not serve (missing), or that fail on the call the platform's proxy sends (failing). */
+function existsVerdict(probes: ActionProbe[], missing: ActionProbe[], failing: ActionProbe[]): Verdict {
+  const which = ({ declared, action }: ActionProbe) => `${describe(declared)} (action "${action}")`;
+  const parts = [];
+  if (missing.length > 0) {
+    const answers = missing.map((probe) => (statusOf(probe.declared) === undefined ? `${which(probe)} got no answer: ${probe.declared.error}` : `${which(probe)} answered ${statusOf(probe.declared)}`));
+    parts.push(`${answers.join("; ")}: the platform forwards what the manifest declares; serve it, or remove it from the manifest`);
+  }
+  if (failing.length > 0) {
+    const answers = failing.map((probe) => {
+      const unexplained = explanationProblem(bodyOf(probe.declared), probe.declared.answer?.contentType ?? "");
+      return `${which(probe)} answered ${statusOf(probe.declared)}${unexplained ? ` with ${unexplained}` : ""}`;
+    });
+    parts.push(`${answers.join("; ")} to the call the platform's proxy sends (no body): the action fails; find why in the provider's log, and refuse a call it cannot serve with a 4xx saying what to send`);
+  }
+  return parts.length === 0 ? ok(`${probes.length} operation(s) served`) : problem(parts.join("; "));
+}
+
 /** Why an action's answer to a malformed body is not a clear refusal (2xx: it reads no body); undefined when it is fine. */
 function badInputProblem(result: CallResult): string | undefined {
   const status = statusOf(result);
@@ -673,8 +686,9 @@ function badInputProblem(result: CallResult): string | undefined {
  */
 async function isolationSteps(context: ScenarioContext, send: Send, calls: PlatformCalls, first: CallResult, again: CallResult | undefined): Promise<void> {
   const { recorder: checks, names } = context;
+  const made = madeBy(calls, names);
   if (checks.wants("isolation.apps") && !checks.skipIfBlocked("isolation.apps")) {
-    const other = await bindWhenReady(context, send, calls.bindApp(names.instance, names.otherApp));
+    const other = await bindWhenReady(context, send, calls.bindApp(names.instance, names.otherApp), made.app(names.instance, names.otherApp));
     checks.judge(
       "isolation.apps",
       () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "two apps on one instance") : problem(unexpected(other, "2xx"))),
@@ -685,11 +699,14 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     else if (succeeded(other)) {
       const unbound = await send(calls.unbindApp(names.instance, names.otherApp));
       const shared = sharedCredentials(bodyOf(first), bodyOf(other));
-      if (succeeded(unbound) && shared.length > 0) context.sharedUnbound = { app: names.otherApp.name, credentials: shared };
+      if (succeeded(unbound) && shared.length > 0) {
+        const how = `the kit had unbound ${names.otherApp.name}, which shared ${shared.join(", ")} with this app (isolation.apps): one binding's unbind dropped what every binding uses`;
+        context.disturbed = { check: "isolation.apps", how };
+      }
     }
   }
   if (checks.wants("isolation.instances") && !checks.skipIfBlocked("isolation.instances")) {
-    const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app));
+    const other = await bindWhenReady(context, send, calls.bindApp(names.otherInstance, names.app), made.app(names.otherInstance));
     checks.judge(
       "isolation.instances",
       () => (succeeded(other) ? isolationVerdict(bodyOf(first), bodyOf(other), "one app on two instances") : problem(unexpected(other, "2xx"))),
@@ -697,10 +714,10 @@ async function isolationSteps(context: ScenarioContext, send: Send, calls: Platf
     );
     if (succeeded(other)) await send(calls.unbindApp(names.otherInstance, names.app));
   }
-  if (context.created.has(names.otherInstance)) {
+  if (context.removals.pending(made.instance(names.otherInstance))) {
+    await context.removals.unbindAll(names.otherInstance);
     context.onProgress?.({ type: "destroying", instance: names.otherInstance });
-    const removed = await send(calls.destroy(names.otherInstance));
-    if (succeeded(removed)) context.created.delete(names.otherInstance);
+    await send(calls.destroy(names.otherInstance));
   }
 }
 
@@ -725,13 +742,18 @@ async function swapSteps(
 
   const unbind = await send(calls.unbindApp(names.instance, swappedOther));
   const repeat = await send(calls.unbindApp(names.instance, swappedOther));
-  const kept = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedApp)));
-  const rebound = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedOther)));
+  const made = madeBy(calls, names);
+  const kept = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedApp), made.app(names.instance, swappedApp)));
+  const rebound = bindJsonAnswer(context, await send(calls.bindApp(names.instance, swappedOther), made.app(names.instance, swappedOther)));
   await send(calls.unbindApp(names.instance, swappedOther));
 
   const [verdict, resting] = swapVerdict(app.name, otherApp.name, before, { unbind, kept, rebound });
   const evidence = [resting, ...[unbind, repeat, kept, rebound].filter((result) => result !== resting)];
   checks.judge("isolation.swap", () => verdict, evidence.map((result) => result.exchange));
+  if (checks.wants("isolation.swap") && !checks.passed("isolation.swap")) {
+    const how = `the kit's swap steps had unbound ${otherApp.name} at ${app.name}'s address (isolation.swap): a provider that keys bindings by address dropped this app's binding then`;
+    context.disturbed = { check: "isolation.swap", how };
+  }
 }
 
 interface SwapAnswers {
@@ -791,10 +813,10 @@ function bindJsonAnswer(context: ScenarioContext, result: CallResult): CallResul
 }
 
 /** A bind retried while it answers 412 (the second instance may still be provisioning), up to the provisioning timeout. */
-async function bindWhenReady(context: ScenarioContext, send: Send, call: Call): Promise<CallResult> {
+async function bindWhenReady(context: ScenarioContext, send: Send, call: Call, made: Made): Promise<CallResult> {
   const started = Date.now();
   for (;;) {
-    const result = await send(call);
+    const result = await send(call, made);
     if (statusOf(result) !== 412 || Date.now() - started >= context.provisionTimeoutMs) return result;
     await sleep(context.pollIntervalMs, undefined, { signal: context.signal }).catch(() => {
       throw new Interrupted();

@@ -94,6 +94,26 @@ export interface Citation {
   quote: string;
 }
 
+/**
+ * A state a step of the run must reach before a check can be judged: when the step does not
+ * reach it, every check that needs it is skipped, with the step's reason.
+ */
+export type Need =
+  /** Native: the provider's plans need a pool (or the run was asked to treat it so). */
+  | "multi-cluster"
+  /** Native: the created instance takes binds (a bind does not answer 412, still provisioning). */
+  | "bindable-instance"
+  /** Native: a service manifest with at least one operation was given. */
+  | "manifest"
+  /** `--osb`: the catalog's offering is bindable. */
+  | "bindable-offering"
+  /** `--osb`: the run's instance was provisioned. */
+  | "provisioned-instance"
+  /** `--osb`: the offering has a second plan to change to. */
+  | "two-plans"
+  /** `--osb`: a plan the run provisioned is plan_updateable. */
+  | "updateable-plan";
+
 export interface CheckDefinition {
   /** Stable id, `<group>.<rule>`: safe to assert on in tests and CI. */
   id: string;
@@ -106,6 +126,8 @@ export interface CheckDefinition {
   cite: Citation;
   /** What to change in the provider when the check does not hold, in one line. */
   advice: string;
+  /** States of the run this check is judged in (see `Need`): one not reached skips it. */
+  needs?: readonly Need[];
   /** Checks that must pass first; when one did not, this check is skipped with the reason. */
   dependsOn?: readonly string[];
   /**
@@ -156,7 +178,7 @@ export interface ConformanceReport {
   passed: boolean;
   counts: Record<Outcome, number>;
   results: CheckResult[];
-  /** Instances created by the run that could not be removed, each with the last destroy's answer: remove them by hand. */
+  /** What the run made (instances, bindings) and could not remove, each with the answer that refused and the call that removes it. */
   leftovers: Leftover[];
   /** What the run did differently from what was asked (e.g. a plan Variant B cannot send). */
   notes: string[];
@@ -165,13 +187,15 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** An instance (or, `check --osb`, a binding of one) the run created and could not remove. */
+/** An instance, or a binding of one, the run made and could not remove. */
 export interface Leftover {
   instance: string;
-  /** Set when what is left over is this binding of `instance`. */
+  /** Set when what is left over is this binding of `instance` (`check --osb`: its id; else `app <name>`, `unit <host>` or `job <name>`). */
   binding?: string;
-  /** What the last destroy got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
+  /** What the last removal got, e.g. `DELETE /resources/x answered 500: its disk is busy`. */
   reason: string;
+  /** The call that removes it, to send once the provider can, e.g. `DELETE /resources/x/bind-app (app-name=x-app, app-host=x-app.example.com)`. */
+  removeWith: string;
 }
 
 /** Reported while the run waits, so a terminal can show progress. */

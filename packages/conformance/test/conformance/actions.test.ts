@@ -158,6 +158,17 @@ describe("the actions checks", () => {
     );
   });
 
+  it("fail an action that throws on the call the platform's proxy sends (500, empty body)", async () => {
+    const report = await run(providerApp((app) => app.post(FLUSH, withServiceAuth, (_req, res) => void res.status(500).end())), MANIFEST);
+    expect(report.passed).toBe(false);
+    expect(resultOf(report, "actions.exists").detail).toBe(
+      `POST /resources/${report.instance}/flush (action "flush") answered 500 with an empty body to the call the platform's proxy sends (no body): ` +
+        "the action fails; find why in the provider's log, and refuse a call it cannot serve with a 4xx saying what to send",
+    );
+    expect(ids(report, "fail")).toEqual(["actions.exists", "actions.bad-input", "errors.explained"]);
+    expect(followers(report)).toEqual({ "errors.explained": "actions.exists" });
+  });
+
   it("refuse a manifest the platform would not take, saying which operation and why", async () => {
     const manifest = { ...MANIFEST, operations: [{ method: "POST", path: "flush", action: "flush" }] } as unknown as ActionsManifest;
     await expect(runConformance({ url: "http://127.0.0.1:1", ...CREDENTIALS, manifest })).rejects.toThrow(

@@ -253,7 +253,7 @@ describe("provider-kit check", () => {
       const instance = /instance (pkc-[0-9a-z-]+)\)/.exec(stdout)?.[1];
       const reason = `DELETE /resources/${instance} answered 500: Could not remove the instance: its disk is busy.`;
       expect(stderr).toContain(`could not remove ${instance}: ${reason}\n`);
-      expect(stdout).toContain(`Could not remove ${instance} (${reason}): remove it by hand.`);
+      expect(stdout).toContain(`Could not remove ${instance} (${reason}): remove it with DELETE /resources/${instance}, or by hand.`);
       // The run's own destroy, then the cleanup's first attempt and its two retries.
       expect(destroys).toEqual(Array(4).fill(`/resources/${instance}`));
       // Each attempt and each wait is a line: a slow destroy is never silence.

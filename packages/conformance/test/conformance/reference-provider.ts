@@ -136,6 +136,18 @@ class Reference {
   };
 }
 
+/** A database user named after the app's address (app-host), created on bind: a second bind fails, the user exists. */
+function hostKeyedUserBind(ref: Reference): Handler {
+  return (req, res) => {
+    const instance = ref.findReady(req, res);
+    if (!instance) return;
+    const user = `u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`;
+    if (instance.apps.has(user)) return text(res, 500, `role "${user}" already exists`);
+    instance.apps.set(user, randomBytes(9).toString("base64url"));
+    res.status(201).json({ REF_USER: user, REF_PASSWORD: instance.apps.get(user) });
+  };
+}
+
 /** One deliberate contract violation each. */
 const FAULTS = {
   "update-405": { routes: { update: () => (_req, res) => text(res, 405, "Method Not Allowed") } },
@@ -341,18 +353,25 @@ const FAULTS = {
   // created on bind (a second bind fails: the user exists) and dropped by address on unbind.
   "host-keyed-rebind-500": {
     routes: {
-      bindApp: (ref) => (req, res) => {
-        const instance = ref.findReady(req, res);
-        if (!instance) return;
-        const user = `u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`;
-        if (instance.apps.has(user)) return text(res, 500, `role "${user}" already exists`);
-        instance.apps.set(user, randomBytes(9).toString("base64url"));
-        res.status(201).json({ REF_USER: user, REF_PASSWORD: instance.apps.get(user) });
-      },
+      bindApp: hostKeyedUserBind,
       unbindApp: (ref) => (req, res) => {
         const instance = ref.find(req, res);
         if (!instance) return;
         instance.apps.delete(`u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`);
+        res.status(200).end();
+      },
+    },
+  },
+  // Issue 44: the PostgreSQL provider as it is: the same, and an unbind of a user already
+  // dropped fails too (DROP ROLE of a role that does not exist).
+  "host-keyed-roles": {
+    routes: {
+      bindApp: hostKeyedUserBind,
+      unbindApp: (ref) => (req, res) => {
+        const instance = ref.find(req, res);
+        if (!instance) return;
+        const user = `u_${appHostOf(req).replace(/[^a-z0-9]/gi, "_")}`;
+        if (!instance.apps.delete(user)) return text(res, 500, `role "${user}" does not exist`);
         res.status(200).end();
       },
     },

@@ -146,7 +146,9 @@ describe("the requests the kit sends", () => {
     expect(appCalls("POST", app)).toContainEqual(addresses(app));
     expect(appCalls("POST", app)).toContainEqual(addresses(other));
     expect(appCalls("POST", other)).toEqual([addresses(other), addresses(app)]);
-    expect(appCalls("DELETE", other).map((hosts) => hosts.slice(0, 3))).toEqual(Array(3).fill(addresses(app).slice(0, 3)));
+    // Three unbinds at the first app's address; then, before the instance is destroyed, the kit
+    // undoes its first bind too, at its own address: a provider keyed by address holds both.
+    expect(appCalls("DELETE", other).map((hosts) => hosts.slice(0, 3))).toEqual([...Array(3).fill(addresses(app).slice(0, 3)), addresses(other).slice(0, 3)]);
   });
 
   it("send Variant B's calls: create with the name only, bind and unbind by hostname", async () => {

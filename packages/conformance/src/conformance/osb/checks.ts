@@ -164,6 +164,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.created",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
@@ -174,6 +175,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.identical",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "SHOULD",
     variants: ANY,
@@ -184,6 +186,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.conflict",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
@@ -195,6 +198,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.concurrent",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
@@ -205,6 +209,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.unbind",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
@@ -215,6 +220,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-binding.unbind-gone",
+    needs: ["bindable-offering"],
     group: "osb-binding",
     level: "MUST",
     variants: ANY,
@@ -244,6 +250,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-update.parameters",
+    needs: ["provisioned-instance"],
     group: "osb-update",
     level: "MUST",
     variants: ANY,
@@ -255,6 +262,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-update.plan",
+    needs: ["provisioned-instance", "two-plans", "updateable-plan"],
     group: "osb-update",
     level: "MUST",
     variants: ANY,
@@ -266,6 +274,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-update.not-updateable",
+    needs: ["provisioned-instance", "two-plans"],
     group: "osb-update",
     level: "MUST",
     variants: ANY,
@@ -276,6 +285,7 @@ export const OSB_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "osb-update.concurrent",
+    needs: ["provisioned-instance", "two-plans", "updateable-plan"],
     group: "osb-update",
     level: "MUST",
     variants: ANY,

@@ -5,10 +5,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Ledger } from "../ledger.js";
 import { Recorder, ok, problem, skip, type Verdict } from "../recorder.js";
 import { ConformanceUsageError } from "../run.js";
 import { CredentialsRefusedError, Interrupted, ProviderUnreachableError } from "../scenario.js";
-import type { ConformanceReport, Leftover, OsbCheckGroup, ProgressEvent } from "../types.js";
+import type { ConformanceReport, OsbCheckGroup, ProgressEvent } from "../types.js";
 import { OSB_CHECKS } from "./checks.js";
 import { BrokerClient, type BrokerCall, type BrokerResult } from "./client.js";
 import { errorFieldsProblem, errorMediaProblem } from "./error-bodies.js";
@@ -95,7 +96,7 @@ export async function runOsbConformance(options: OsbConformanceOptions): Promise
     if (!(error instanceof Interrupted)) throw error;
     interrupted = true;
   } finally {
-    await run.removeWhatWasMade();
+    await run.ledger.removeAll();
   }
   const { results, counts } = recorder.finish(interrupted ? "the run was interrupted before this check" : "not reached");
   return {
@@ -108,7 +109,7 @@ export async function runOsbConformance(options: OsbConformanceOptions): Promise
     counts,
     results,
     notes: [],
-    leftovers: run.leftovers,
+    leftovers: run.ledger.leftovers,
     interrupted,
     durationMs: Date.now() - started,
   };
@@ -116,10 +117,10 @@ export async function runOsbConformance(options: OsbConformanceOptions): Promise
 
 class OsbRun {
   readonly instanceId = randomUUID();
-  readonly leftovers: Leftover[] = [];
+  /** What the run made and has not removed: removed at the end. */
+  readonly ledger = new Ledger();
+  /** The instances the run made, with their plan now. */
   private readonly made = new Map<string, Made>();
-  /** Bindings made and not yet removed, by `<instance>/<binding>`. */
-  private readonly bound = new Map<string, Bound>();
   /** The instances of `syncProvisions` provisioned at once (201), by plan id. */
   private readonly ready = new Map<string, string>();
   /** Every poll of an instance's last_operation: judged together at the end. */
@@ -155,7 +156,7 @@ class OsbRun {
         await this.updates(offering);
         await this.deprovision(offering, this.made.get(this.instanceId)?.planId ?? plan.id);
       } else {
-        this.checks.skipAll(UPDATE_CHECKS, "the run's instance was not provisioned: nothing to update");
+        this.checks.skipNeeding("provisioned-instance", "the run's instance was not provisioned: nothing to update");
       }
     }
     this.checks.judge("osb-last-operation.states", () => this.statesVerdict(), this.polls.map((poll) => poll.exchange));
@@ -260,7 +261,7 @@ class OsbRun {
   private async provisionExpectingRefusal(serviceId: string, planId: string, call: Pick<BrokerCall, "body" | "rawBody">): Promise<BrokerResult> {
     const id = randomUUID();
     const result = await this.send({ method: "PUT", path: `/v2/service_instances/${id}?accepts_incomplete=true`, ...call });
-    if (isSuccess(result) || !result.answer) this.made.set(id, { serviceId, planId });
+    if (isSuccess(result) || !result.answer) this.madeInstance(id, serviceId, planId);
     return result;
   }
 
@@ -273,7 +274,7 @@ class OsbRun {
       const id = randomUUID();
       const result = await this.send({ method: "PUT", path: `/v2/service_instances/${id}`, body: provisionBody(offering.id, plan.id) });
       answers.push(result);
-      if (isSuccess(result) || !result.answer) this.made.set(id, { serviceId: offering.id, planId: plan.id });
+      if (isSuccess(result) || !result.answer) this.madeInstance(id, offering.id, plan.id);
       const status = result.answer?.status;
       if (status === 201) this.ready.set(plan.id, id);
       const error = errorCode(result);
@@ -291,7 +292,7 @@ class OsbRun {
   private async provision(offering: Offering, planId: string): Promise<boolean> {
     const path = `/v2/service_instances/${this.instanceId}`;
     const result = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body: provisionBody(offering.id, planId) });
-    if (isSuccess(result) || !result.answer) this.made.set(this.instanceId, { serviceId: offering.id, planId });
+    if (isSuccess(result) || !result.answer) this.madeInstance(this.instanceId, offering.id, planId);
     const status = result.answer?.status;
     if (status === 201) {
       this.checks.judge("osb-provision.async", () => ok("provisioned at once (201)"), [result.exchange]);
@@ -354,7 +355,7 @@ class OsbRun {
 
   private async binding(offering: Offering, planId: string): Promise<void> {
     if (!offering.bindable) {
-      this.checks.skipAll(BINDING_CHECKS, "the offering is not bindable: nothing to bind");
+      this.checks.skipNeeding("bindable-offering", "the offering is not bindable: nothing to bind");
       return;
     }
     const bindingId = randomUUID();
@@ -393,12 +394,12 @@ class OsbRun {
 
     const unbindPath = `${path}?accepts_incomplete=true${idsQuery(offering.id, planId)}`;
     const unbound = await this.send({ method: "DELETE", path: unbindPath });
-    if (unbound.answer?.status === 200 || unbound.answer?.status === 410) this.bound.delete(`${this.instanceId}/${bindingId}`);
+    if (unbound.answer?.status === 200 || unbound.answer?.status === 410) this.ledger.delete(`${this.instanceId}/${bindingId}`);
     let unbindVerdict = expect(unbound, [200, 202], "200 (or 202)");
     if (unbound.answer?.status === 202) {
       const end = await this.poll(`${path}/last_operation${pollQuery(offering.id, planId, operationOf(unbound) ?? undefined)}`, this.instanceId);
       if (end.state !== "succeeded" && end.state !== "gone") unbindVerdict = problem(`202, then the binding's last_operation ${pollEndText(end, this.timeoutMs)}`);
-      else this.bound.delete(`${this.instanceId}/${bindingId}`);
+      else this.ledger.delete(`${this.instanceId}/${bindingId}`);
     }
     this.checks.judge("osb-binding.unbind", () => unbindVerdict, [unbound.exchange]);
     if (!this.checks.passed("osb-binding.unbind")) return;
@@ -422,7 +423,7 @@ class OsbRun {
     this.checks.judge("osb-update.parameters", () => parametersVerdict(parameters, before, seen, offering, this.timeoutMs), [parameters.result.exchange, ...(seen ? [seen.result.exchange] : [])]);
 
     if (offering.plans.length < 2) {
-      this.checks.skipAll(["osb-update.not-updateable", "osb-update.plan", "osb-update.concurrent"], "the offering has one plan: there is no plan to change to");
+      this.checks.skipNeeding("two-plans", "the offering has one plan: there is no plan to change to");
       return;
     }
     const fixed = onPlan(false);
@@ -431,7 +432,7 @@ class OsbRun {
 
     const changing = onPlan(true);
     if (changing === undefined) {
-      this.checks.skipAll(["osb-update.plan", "osb-update.concurrent"], "no plan the run provisioned is plan_updateable: a platform may not change it");
+      this.checks.skipNeeding("updateable-plan", "no plan the run provisioned is plan_updateable: a platform may not change it");
       return;
     }
     await this.updatePlan(offering, changing);
@@ -522,7 +523,14 @@ class OsbRun {
   private async bind(serviceId: string, planId: string, bindingId: string, body: Record<string, unknown>): Promise<BrokerResult> {
     const path = `/v2/service_instances/${this.instanceId}/service_bindings/${bindingId}`;
     const result = await this.send({ method: "PUT", path: `${path}?accepts_incomplete=true`, body, secretAnswer: true });
-    if (isSuccess(result) || !result.answer) this.bound.set(`${this.instanceId}/${bindingId}`, { instanceId: this.instanceId, bindingId, serviceId, planId });
+    if (isSuccess(result) || !result.answer) {
+      const binding: Bound = { instanceId: this.instanceId, bindingId, serviceId, planId };
+      this.ledger.add(`${this.instanceId}/${bindingId}`, {
+        what: { instance: this.instanceId, binding: bindingId },
+        call: `DELETE ${path}?${idsQuery(serviceId, planId).slice(1)}`,
+        remove: () => this.unbind(binding),
+      });
+    }
     return result;
   }
 
@@ -536,7 +544,7 @@ class OsbRun {
     for (let round = 1; round <= RACE_ROUNDS; round += 1) {
       const bindingId = randomUUID();
       both = await Promise.all([`${APP}-a`, `${APP}-b`].map((app) => this.bind(offering.id, planId, bindingId, body(app))));
-      await this.unbind(this.bound.get(`${this.instanceId}/${bindingId}`));
+      await this.ledger.remove(`${this.instanceId}/${bindingId}`);
       if (both.filter(isSuccess).length > 1) break;
     }
     const answers = both.map(statusOf).join(" and ");
@@ -547,9 +555,8 @@ class OsbRun {
     );
   }
 
-  /** Removes a binding the run made, following a 202 to its end; a failure is a leftover. */
-  private async unbind(binding: Bound | undefined): Promise<void> {
-    if (!binding) return;
+  /** Removes a binding the run made, following a 202 to its end: undefined once it is gone, else why not. */
+  private async unbind(binding: Bound): Promise<string | undefined> {
     const path = `/v2/service_instances/${binding.instanceId}/service_bindings/${binding.bindingId}`;
     const result = await this.client.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(binding.serviceId, binding.planId)}` });
     let reason: string | undefined;
@@ -559,8 +566,7 @@ class OsbRun {
     } else if (result.answer?.status !== 200 && result.answer?.status !== 410) {
       reason = `${describe(result)} answered ${statusOf(result)}`;
     }
-    this.bound.delete(`${binding.instanceId}/${binding.bindingId}`);
-    if (reason) this.leftovers.push({ instance: binding.instanceId, binding: binding.bindingId, reason });
+    return reason;
   }
 
   private async deprovision(offering: Offering, planId: string): Promise<void> {
@@ -568,7 +574,7 @@ class OsbRun {
     const result = await this.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(offering.id, planId)}` });
     this.checks.judge("osb-deprovision.status", () => deprovisionVerdict(result), [result.exchange]);
     if (result.answer?.status === 200) {
-      this.made.delete(this.instanceId);
+      this.ledger.delete(this.instanceId);
       this.checks.judge("osb-last-operation.gone", () => skip("the deprovision finished at once (200): nothing to poll"));
       return;
     }
@@ -576,7 +582,7 @@ class OsbRun {
     const end = await this.poll(`${path}/last_operation${pollQuery(offering.id, planId, operationOf(result) ?? undefined)}`, this.instanceId);
     // The answer that ended the polling (410, or an error) is osb-last-operation.gone's to judge.
     this.polls.push(...(end.state === "gone" || end.state === "error" ? end.polls.slice(0, -1) : end.polls));
-    if (end.state === "gone" || end.state === "succeeded") this.made.delete(this.instanceId);
+    if (end.state === "gone" || end.state === "succeeded") this.ledger.delete(this.instanceId);
     const last = end.polls.at(-1);
     this.checks.judge(
       "osb-last-operation.gone",
@@ -623,26 +629,34 @@ class OsbRun {
     );
   }
 
-  /**
-   * Removes what the run made, the newest first: its bindings, then its instances (following a
-   * 202 to its end: 200 or 410 means removed). What it could not remove is a leftover.
-   */
-  async removeWhatWasMade(): Promise<void> {
-    for (const binding of [...this.bound.values()].reverse()) await this.unbind(binding);
-    for (const [id, { serviceId, planId }] of [...this.made].reverse()) {
-      this.options.onProgress?.({ type: "destroying", instance: id });
-      const path = `/v2/service_instances/${id}`;
-      const result = await this.client.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(serviceId, planId)}` });
-      let reason: string | undefined;
-      if (result.answer?.status === 202) {
-        const end = await this.poll(`${path}/last_operation${pollQuery(serviceId, planId, operationOf(result) ?? undefined)}`, id).catch(() => undefined);
-        if (end?.state !== "gone" && end?.state !== "succeeded") reason = end ? `202, then last_operation ${pollEndText(end, this.timeoutMs)}` : "interrupted";
-      } else if (result.answer?.status !== 200 && result.answer?.status !== 410) {
-        reason = `${describe(result)} answered ${statusOf(result)}`;
-      }
-      this.options.onProgress?.({ type: "cleanup", instance: id, removed: reason === undefined, ...(reason ? { reason } : {}) });
-      if (reason) this.leftovers.push({ instance: id, reason });
+  /** An instance the run made (or may have made: no answer), to deprovision at the end unless the run does. */
+  private madeInstance(id: string, serviceId: string, planId: string): void {
+    this.made.set(id, { serviceId, planId });
+    const current = () => this.made.get(id) as Made;
+    this.ledger.add(id, {
+      what: { instance: id },
+      // Its plan when the call is shown: an update may change it.
+      get call() {
+        return `DELETE /v2/service_instances/${id}?${idsQuery(current().serviceId, current().planId).slice(1)}`;
+      },
+      remove: () => this.deprovisionAtCleanup(id, current()),
+    });
+  }
+
+  /** Deprovisions an instance at cleanup, following a 202 to its end (200 or 410: removed); undefined once it is gone, else why not. */
+  private async deprovisionAtCleanup(id: string, { serviceId, planId }: Made): Promise<string | undefined> {
+    this.options.onProgress?.({ type: "destroying", instance: id });
+    const path = `/v2/service_instances/${id}`;
+    const result = await this.client.send({ method: "DELETE", path: `${path}?accepts_incomplete=true${idsQuery(serviceId, planId)}` });
+    let reason: string | undefined;
+    if (result.answer?.status === 202) {
+      const end = await this.poll(`${path}/last_operation${pollQuery(serviceId, planId, operationOf(result) ?? undefined)}`, id).catch(() => undefined);
+      if (end?.state !== "gone" && end?.state !== "succeeded") reason = end ? `202, then last_operation ${pollEndText(end, this.timeoutMs)}` : "interrupted";
+    } else if (result.answer?.status !== 200 && result.answer?.status !== 410) {
+      reason = `${describe(result)} answered ${statusOf(result)}`;
     }
+    this.options.onProgress?.({ type: "cleanup", instance: id, removed: reason === undefined, ...(reason ? { reason } : {}) });
+    return reason;
   }
 
   private async send(call: BrokerCall): Promise<BrokerResult> {
@@ -655,8 +669,6 @@ class OsbRun {
   }
 }
 
-const BINDING_CHECKS = ["osb-binding.created", "osb-binding.identical", "osb-binding.conflict", "osb-binding.concurrent", "osb-binding.unbind", "osb-binding.unbind-gone"];
-const UPDATE_CHECKS = ["osb-update.parameters", "osb-update.plan", "osb-update.not-updateable", "osb-update.concurrent"];
 
 function provisionBody(serviceId: string, planId: string): Record<string, unknown> {
   return {

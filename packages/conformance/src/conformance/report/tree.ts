@@ -38,8 +38,8 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
     }
   }
   lines.push("", summary(report));
-  for (const { instance, binding, reason } of report.leftovers) {
-    lines.push(`Could not remove ${binding === undefined ? instance : `binding ${binding} of ${instance}`} (${reason}): remove it by hand.`);
+  for (const { instance, binding, reason, removeWith } of report.leftovers) {
+    lines.push(`Could not remove ${binding === undefined ? instance : `binding ${binding} of ${instance}`} (${reason}): remove it with ${removeWith}, or by hand.`);
   }
   return `${lines.join("\n")}\n`;
 }
