@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, watch, type FSWatcher } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import path from "node:path";
@@ -27,6 +27,7 @@ import { actorOf } from "../platform/domain/users.js";
 import { startPlatform, type RunningPlatform } from "../platform/platform.js";
 import { onParentExit } from "../redis/process.js";
 import { parsePort, printable } from "./common.js";
+import { describeChanges, watchSources, type Change, type SourceWatcher } from "./source-watcher.js";
 
 const DEFAULT_PORT = 42_000;
 const TEAM = "dev";
@@ -285,9 +286,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   // Restarts one at a time; changes during one make one more.
   let restarting = false;
   let again: string | undefined;
-  let pending: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
-  let envWatcher: FSWatcher | undefined;
+  const watchers: SourceWatcher[] = [];
 
   let shutdown: Promise<void> | undefined;
   const stop = (signal: NodeJS.Signals) => {
@@ -298,9 +297,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     }
     stopping = true;
     out.say("stopping the provider and the platform (Ctrl-C again to kill them)");
-    clearTimeout(pending);
-    watcher?.close();
-    envWatcher?.close();
+    for (const watcher of watchers) watcher.close();
     shutdown = (async () => {
       await provider.stop();
       await platform.close();
@@ -351,7 +348,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     restarting = true;
     for (let reason: string | undefined = why; reason !== undefined && !stopping; reason = again) {
       again = undefined;
-      out.say(`${reason} changed: restarting the provider`);
+      out.say(`${reason}: restarting the provider`);
       await provider.stop();
       if (stopping) break;
       provider = new ProviderProcess(project, providerEnv(await currentSettings()));
@@ -367,21 +364,16 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     restarting = false;
   };
 
+  const onChange = (root: string) => (changes: Change[]) => void restart(describeChanges(changes, (file) => shown(project, path.join(root, file))));
+  const onError = (error: Error) => out.warn(`${error.message}: changes there do not restart the provider`);
   try {
-    watcher = watch(project.sources, { recursive: true }, (_event, file) => {
-      if (file === null || !isSource(file)) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => void restart(shown(project, path.join(project.sources, file))), DEBOUNCE_MS);
-    });
-    // The folder, not the file: editors replace .env rather than write into it.
-    envWatcher = watch(project.dir, (_event, file) => {
-      if (file !== ENV_FILE) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => void restart(ENV_FILE), DEBOUNCE_MS);
-    });
+    watchers.push(await watchSources(project.sources, { include: isSource, onChange: onChange(project.sources), onError, quietMs: DEBOUNCE_MS }));
+    // The project's folder alone, for .env (when the sources are that folder, isSource leaves dot files out).
+    watchers.push(await watchSources(project.dir, { include: (file) => file === ENV_FILE, onChange: onChange(project.dir), onError, quietMs: DEBOUNCE_MS }));
   } catch (error) {
-    out.warn(`watching ${project.sources} failed (${(error as Error).message}): the provider will not restart on changes`);
+    out.warn(`${(error as Error).message}: the provider will not restart on changes`);
   }
+  if (stopping) for (const watcher of watchers) watcher.close();
 }
 
 /** The PATH an npm script gets: each node_modules/.bin from the project up, then the caller's. */
