@@ -21,12 +21,14 @@ import { createApp } from "../platform/domain/apps.js";
 import type { Context } from "../platform/domain/context.js";
 import { manifestOf } from "../platform/domain/manifest.js";
 import { setActionsManifest } from "../platform/domain/service-actions.js";
-import { registerService } from "../platform/domain/services.js";
+import { instancesUnknownToProvider, registerService } from "../platform/domain/services.js";
 import { createTeam } from "../platform/domain/teams.js";
 import { actorOf } from "../platform/domain/users.js";
 import { startPlatform, type RunningPlatform } from "../platform/platform.js";
 import { onParentExit } from "../redis/process.js";
+import { parentDeathWrapper, type SupervisionLog } from "../redis/server.js";
 import { parsePort, printable } from "./common.js";
+import { DEV_STATE_DIR, startDevState } from "./dev-state.js";
 import { describeChanges, watchSources, type Change, type SourceWatcher } from "./source-watcher.js";
 
 const DEFAULT_PORT = 42_000;
@@ -40,6 +42,10 @@ const ENV_FILE = ".env";
 /** How long a provider has to stop on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 10_000;
 const POLL_MS = 100;
+/** The address dev gives the provider and registers: loopback, as the platform it runs. */
+const LOOPBACK = "127.0.0.1";
+/** The template's setting for the registry's store; "memory" (or none) makes dev give its own. */
+const REGISTRY_SETTING = "REGISTRY_STORE";
 
 interface DevFlags {
   port: number;
@@ -176,6 +182,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 /**
  * The provider, as its start script runs it, in a process group of its own: the terminal's Ctrl-C
  * reaches only this command, which stops the provider (and whatever its script started) itself.
+ * The script's shell gets SIGTERM when dev dies, even by SIGKILL (`parentDeathWrapper`); a
+ * provider made by `init` stops when its shell is gone.
  */
 class ProviderProcess {
   private readonly child: ChildProcess;
@@ -183,8 +191,9 @@ class ProviderProcess {
   /** How it ended: "code 1", "signal SIGKILL". */
   readonly exited: Promise<string>;
 
-  constructor(project: Project, env: NodeJS.ProcessEnv) {
-    this.child = spawn(project.startScript, { cwd: project.dir, env, shell: true, detached: true, stdio: ["ignore", "inherit", "inherit"] });
+  constructor(project: Project, env: NodeJS.ProcessEnv, wrapper: string[]) {
+    const [command, ...args] = [...wrapper, "/bin/sh", "-c", project.startScript];
+    this.child = spawn(command, args, { cwd: project.dir, env, detached: true, stdio: ["ignore", "inherit", "inherit"] });
     this.pid = this.child.pid!;
     this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`)));
   }
@@ -249,7 +258,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   }
   const username = settings.PROVIDER_USERNAME || project.serviceId;
   const password = settings.PROVIDER_PASSWORD || randomBytes(24).toString("base64url");
-  const endpoint = `http://127.0.0.1:${wantedPort}`;
+  const endpoint = `http://${LOOPBACK}:${wantedPort}`;
 
   let platform: RunningPlatform;
   try {
@@ -278,10 +287,29 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     return;
   }
 
+  const state = await startDevState(project.dir, supervisionLog(out), process.env.REDIS_SERVER).catch((error: unknown) => {
+    out.warn(`${(error as Error).message} Without it, a provider whose ${REGISTRY_SETTING} is memory forgets its instances at each restart.`);
+    return undefined;
+  });
+  const stopState = async () => {
+    await state?.stop().catch((error: unknown) => out.warn(`stopping the registry's redis-server failed: ${(error as Error).message}`));
+  };
+
   // The address and credentials the service was registered with stay; the other settings are read again from .env at each restart.
   const registered = { PORT: String(wantedPort), PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password };
-  const providerEnv = (current: NodeJS.Dict<string>): NodeJS.ProcessEnv => ({ ...current, ...registered, PATH: searchPath(project.dir) });
-  let provider = new ProviderProcess(project, providerEnv(settings));
+  /** What dev gives the provider beside its settings: its own registry unless the settings name one, a data folder, loopback, readable logs. */
+  const given = (current: NodeJS.Dict<string>): NodeJS.Dict<string> => ({
+    ...(state && isMemory(current[REGISTRY_SETTING]) ? { [REGISTRY_SETTING]: state.registryUrl } : {}),
+    ...(state && !current.DATA_DIR ? { DATA_DIR: state.dataDir } : {}),
+    HOST: LOOPBACK,
+    LOG_FORMAT: current.LOG_FORMAT || "pretty",
+  });
+  const providerEnv = (current: NodeJS.Dict<string>): NodeJS.ProcessEnv => ({ ...current, ...registered, ...given(current), PATH: searchPath(project.dir) });
+  if (state && isMemory(settings[REGISTRY_SETTING])) {
+    out.say(`registry: a redis-server in ${DEV_STATE_DIR}, given to the provider as ${REGISTRY_SETTING}: instances outlive its restarts`);
+  }
+  const wrapper = await parentDeathWrapper();
+  let provider = new ProviderProcess(project, providerEnv(settings), wrapper);
   let stopping = false;
   // Restarts one at a time; changes during one make one more.
   let restarting = false;
@@ -300,6 +328,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     for (const watcher of watchers) watcher.close();
     shutdown = (async () => {
       await provider.stop();
+      await stopState();
       await platform.close();
       process.exit(SIGNAL_EXIT[signal] ?? EXIT.ok);
     })();
@@ -351,12 +380,13 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
       out.say(`${reason}: restarting the provider`);
       await provider.stop();
       if (stopping) break;
-      provider = new ProviderProcess(project, providerEnv(await currentSettings()));
+      provider = new ProviderProcess(project, providerEnv(await currentSettings()), wrapper);
       watchExit(provider);
       // A newer change, or Ctrl-C, does not wait for a provider that never answers.
       if (await answers(provider, wantedPort, () => stopping || again !== undefined)) {
         out.say(`provider restarted (pid ${provider.pid})`);
         await updateActions(context, project, admin.email, out.warn);
+        await sayUnknownInstances(context, project, admin.email, out.warn);
       } else if (!stopping && again === undefined) {
         out.warn(`the provider failed to start (${await provider.exited}): fix what its output says; it restarts on the next change`);
       }
@@ -374,6 +404,28 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     out.warn(`${(error as Error).message}: the provider will not restart on changes`);
   }
   if (stopping) for (const watcher of watchers) watcher.close();
+}
+
+/** A registry setting that keeps nothing across a restart: dev gives its own instead. */
+const isMemory = (setting: string | undefined) => !setting || setting === "memory";
+
+/** The registry's redis-server's restarts, as dev's lines. */
+function supervisionLog(out: { say: (line: string) => void; warn: (line: string) => void }): SupervisionLog {
+  const line = (details: Record<string, unknown>, message: string) => {
+    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
+    return `registry: ${message} (${facts.join(", ")})`;
+  };
+  return { info: (details, message) => out.say(line(details, message)), error: (details, message) => out.warn(line(details, message)) };
+}
+
+/** After a restart: the platform's instances the provider no longer knows, in one line (a registry kept in its memory). */
+async function sayUnknownInstances(context: Context, project: Project, adminEmail: string, warn: (line: string) => void): Promise<void> {
+  const unknown = await instancesUnknownToProvider(context, await actorOf(context, adminEmail), project.serviceId).catch(() => []);
+  if (unknown.length === 0) return;
+  warn(
+    `the provider does not know ${unknown.length === 1 ? "the instance" : `the ${unknown.length} instances`} ${unknown.join(", ")} now (404): ` +
+      `its registry did not outlive the restart; keep it in Redis (${REGISTRY_SETTING}) to keep them`,
+  );
 }
 
 /** The PATH an npm script gets: each node_modules/.bin from the project up, then the caller's. */

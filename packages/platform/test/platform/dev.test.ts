@@ -1,7 +1,9 @@
 /**
  * `provider-kit dev` as a process, on a project made of the template's sources (no npm install:
  * its node_modules is a link to the workspace's): every kind of save restarts the provider, which
- * serves the change; a change out of the project through a link does not.
+ * serves the change; a change out of the project through a link does not. The provider's registry
+ * outlives its restarts (a redis-server dev runs, stopped with dev, even by kill -9), and dev
+ * says when a provider forgot the platform's instances anyway.
  */
 import { execFile } from "node:child_process";
 import { appendFile, cp, mkdir, mkdtemp, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
@@ -9,8 +11,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startLongRunning, type LongRunning } from "../../../provider-kit/test/template/processes.js";
+import { processGroupAlive, startLongRunning, type LongRunning } from "../../../provider-kit/test/template/processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
+import { isAlive } from "../../src/redis/process.js";
+import { Api } from "./helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../../../..");
 const TEMPLATE = join(ROOT, "packages/provider-kit/templates/provider");
@@ -60,6 +64,36 @@ async function startDev(): Promise<string> {
   if (endpoint === undefined) throw new Error(`dev named no provider address:\n${dev.output()}`);
   await dev.waitForLine(/^dev: provider answers on /, 60_000);
   return endpoint;
+}
+
+/** The platform's API, as dev's admin. */
+async function platformApi(): Promise<Api> {
+  const url = await dev!.waitForUrl(/^Console: /, 60_000);
+  return new Api(url).login(ADMIN.PLATFORM_ADMIN_EMAIL, ADMIN.PLATFORM_ADMIN_PASSWORD);
+}
+
+/** The pid of the registry's redis-server, as dev's data folder records it. */
+async function registryPid(): Promise<number> {
+  return Number.parseInt(await readFile(join(project, ".provider-kit", "dev", "registry", "redis.pid"), "utf8"), 10);
+}
+
+/** The addresses something listens on at `port` (Linux's socket tables, hex as the kernel writes them). */
+async function listenersOn(port: number): Promise<string[]> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  const tables = await Promise.all(["/proc/net/tcp", "/proc/net/tcp6"].map((table) => readFile(table, "utf8").catch(() => "")));
+  return tables
+    .flatMap((table) => table.split("\n").slice(1))
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === "0A")
+    .map((fields) => fields[1]!.split(":")[0]!);
+}
+
+/** Makes a restart by a change in place, and resolves once the restarted provider answers. */
+async function restartProvider(): Promise<void> {
+  const restarted = () => (dev?.output() ?? "").split("\n").filter((line) => line.startsWith("dev: provider restarted")).length;
+  const before = restarted();
+  await appendFile(handlers, "\n");
+  await eventually(() => restarted() > before, SERVED_MS, "the provider restarted");
 }
 
 /** The small plan's description, as the provider serves it now. */
@@ -121,5 +155,51 @@ describe("provider-kit dev", () => {
     await dev?.waitForLine(/^dev: provider restarted/, SERVED_MS);
     expect(restartLines()).toEqual(["dev: src/handlers.ts changed: restarting the provider"]);
     await rm(join(project, "src", "linked"));
+  });
+
+  it("keeps the registry and the stand-in's databases across a restart: the instance stays up; the provider listens on loopback only", async () => {
+    const endpoint = await startDev();
+    const api = await platformApi();
+    expect(dev!.output()).toMatch(/^dev: registry: a redis-server in \.provider-kit\/dev, given to the provider as REGISTRY_STORE/m);
+    expect(await listenersOn(Number(new URL(endpoint).port))).toEqual(["0100007F"]);
+    await api.ok(api.post("/services/instances", { json: { name: "orders", service_name: SERVICE, plan: "small", owner: "dev" } }), 201);
+    const status = async () => (await api.get("/services/instances/orders/status")).text;
+    expect(await status()).toBe('Service instance "orders" is up');
+
+    await restartProvider();
+    expect(await status()).toBe('Service instance "orders" is up');
+    expect(dev!.output()).not.toContain("does not know");
+
+    // Ctrl-C stops the registry's server with the rest.
+    const redis = await registryPid();
+    expect(isAlive(redis)).toBe(true);
+    dev!.signalGroup("SIGINT");
+    await eventually(() => !dev!.groupAlive() && !isAlive(redis), 60_000, "dev and its redis-server gone");
+  });
+
+  it("leaves neither the provider nor the redis-server behind when dev is killed with SIGKILL", async () => {
+    await startDev();
+    const provider = Number(/\(pid (\d+)\)/.exec(await dev!.waitForLine(/^dev: provider started/, 1_000))?.[1]);
+    const redis = await registryPid();
+    expect([isAlive(redis), processGroupAlive(provider)]).toEqual([true, true]);
+    process.kill(dev!.pid!, "SIGKILL");
+    await eventually(() => !isAlive(redis) && !processGroupAlive(provider), 30_000, "the provider and the registry's redis-server gone with dev");
+  });
+
+  it("says in one line when a provider that keeps its registry in memory forgot the platform's instances", async () => {
+    const main = join(project, "src", "main.ts");
+    const source = await readFile(main, "utf8");
+    await writeFile(main, source.replace("const store = registryStore();", "const store = new MemoryStore();"));
+    try {
+      await startDev();
+      const api = await platformApi();
+      await api.ok(api.post("/services/instances", { json: { name: "forgotten", service_name: SERVICE, plan: "small", owner: "dev" } }), 201);
+      await restartProvider();
+      const line = await dev!.waitForLine(/^dev: the provider does not know/, SERVED_MS);
+      expect(line).toBe("dev: the provider does not know the instance forgotten now (404): its registry did not outlive the restart; keep it in Redis (REGISTRY_STORE) to keep them");
+      expect((await api.get("/services/instances/forgotten/status")).text).toBe('Service instance "forgotten" is not implemented for this service');
+    } finally {
+      await writeFile(main, source);
+    }
   });
 });

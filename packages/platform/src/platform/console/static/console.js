@@ -368,13 +368,19 @@ async function loadService(name, stale) {
  */
 const known = new Map();
 
+/**
+ * tsuru's words for a status answered 404, which the platform's API keeps for its clients (tsuru
+ * prints them); the console says what they mean: the provider forgot the instance, or never had it.
+ */
+const UNKNOWN_TO_PROVIDER = "not implemented for this service";
+
 function stateOf(text) {
   // `Service instance "<i>" is <state>`, with no final dot, as the platform's serviceInstanceStatus.
   const match = /^Service instance ".*?" is (.+)$/s.exec(text.trim());
   const said = match ? match[1] : text.trim();
   // "pending (restoring snapshot, 40%)": a provider's progress follows the state.
   const state = said === "up" ? "up" : said === "pending" || said.startsWith("pending (") ? "pending" : "down";
-  return { state, text: said };
+  return { state, text: said === UNKNOWN_TO_PROVIDER ? "the provider does not know this instance (404)" : said };
 }
 
 async function readStatus(name) {
