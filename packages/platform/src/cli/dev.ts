@@ -442,7 +442,8 @@ function searchPath(dir: string): string {
 async function register(context: Context, project: Project, adminEmail: string, provider: { username: string; password: string; endpoint: string }): Promise<void> {
   await createTeam(context, await actorOf(context, adminEmail), TEAM);
   const admin = await actorOf(context, adminEmail);
-  const manifest = manifestOf({ id: project.serviceId, username: provider.username, password: provider.password, endpoint: { production: provider.endpoint }, team: TEAM });
+  // Variant current: the platform of today, which the conformance kit plays by default.
+  const manifest = manifestOf({ id: project.serviceId, username: provider.username, password: provider.password, endpoint: { production: provider.endpoint }, team: TEAM, variant: "current" });
   await registerService(context, admin, manifest);
   await createApp(context, admin, { name: DEMO_APP, platform: "static", teamOwner: TEAM });
 }

@@ -287,6 +287,14 @@ async function providerOf(service) {
   });
 }
 
+/** What each variant of a manifest means (docs/contract.md): which generation of the platform calls the provider. */
+const VARIANTS = {
+  A: "the spec's calls: plans, teams, per-unit binds",
+  B: "the oldest platform: no plans, binds by hostname",
+  current: "today's platform: Variant A plus updates, job binds, JSON bodies",
+};
+const variantCell = (variant) => h("td", { title: VARIANTS[variant] ?? "" }, variant);
+
 async function loadServices(where, stale, force = false) {
   const [name] = where.parts;
   $("service-detail").hidden = name === undefined;
@@ -300,7 +308,7 @@ async function loadServices(where, stale, force = false) {
     ...services.map((entry, index) =>
       row("services-rows", {}, [
         h("th", { scope: "row" }, h("a", { href: link("services", entry.service) }, entry.service)),
-        h("td", {}, described[index].variant),
+        variantCell(described[index].variant),
         h("td", {}, h("code", {}, described[index].endpoint)),
         healthCell(lines, entry.service),
         h("td", {}, h("a", { href: `${link("instances")}?service=${encodeURIComponent(entry.service)}` }, String(entry.instances.length))),
@@ -339,7 +347,7 @@ async function loadService(name, stale) {
   if (stale()) return;
   const state = healthOf(lines, name);
   $("service-facts").replaceChildren(
-    ...fact("Variant", provider.variant),
+    ...fact("Variant", VARIANTS[provider.variant] ? `${provider.variant}: ${VARIANTS[provider.variant]}` : provider.variant),
     ...fact("Provider", h("code", {}, provider.endpoint)),
     ...fact("Health", state === undefined ? "not reported" : h("span", { class: `badge ${state.startsWith("WORKING") ? "good" : "bad"}` }, state)),
     ...fact("Teams", provider.teams.join(", ") || "none"),
