@@ -23,7 +23,8 @@ async function createLogger(): Promise<Logger> {
     process.stderr.write("LOG_FORMAT=pretty needs pino-pretty (npm install --save-dev pino-pretty): writing JSON lines.\n");
     return pino();
   }
-  return pino(pretty.PinoPretty({ sync: true, ignore: "pid,hostname" }));
+  // One line an entry, timed as `provider-kit dev` times its own lines; ids for machines left out.
+  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,requestId,eventId" }));
 }
 
 const log = await createLogger();
