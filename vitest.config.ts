@@ -23,6 +23,7 @@ const PACKAGES: Record<string, { dir: string; slow: string[] }> = {
       "test/platform/e2e-redis.test.ts",
       "test/platform/e2e-multi-cluster.test.ts",
       "test/platform/embedded-redis.test.ts",
+      "test/platform/dev.test.ts",
       "test/platform/*-browser.test.ts",
     ],
   },

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, watch, type FSWatcher } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import path from "node:path";
@@ -21,12 +21,15 @@ import { createApp } from "../platform/domain/apps.js";
 import type { Context } from "../platform/domain/context.js";
 import { manifestOf } from "../platform/domain/manifest.js";
 import { setActionsManifest } from "../platform/domain/service-actions.js";
-import { registerService } from "../platform/domain/services.js";
+import { instancesUnknownToProvider, registerService } from "../platform/domain/services.js";
 import { createTeam } from "../platform/domain/teams.js";
 import { actorOf } from "../platform/domain/users.js";
 import { startPlatform, type RunningPlatform } from "../platform/platform.js";
 import { onParentExit } from "../redis/process.js";
+import { parentDeathWrapper, type SupervisionLog } from "../redis/server.js";
 import { parsePort, printable } from "./common.js";
+import { DEV_STATE_DIR, startDevState } from "./dev-state.js";
+import { describeChanges, watchSources, type Change, type SourceWatcher } from "./source-watcher.js";
 
 const DEFAULT_PORT = 42_000;
 const TEAM = "dev";
@@ -39,6 +42,10 @@ const ENV_FILE = ".env";
 /** How long a provider has to stop on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 10_000;
 const POLL_MS = 100;
+/** The address dev gives the provider and registers: loopback, as the platform it runs. */
+const LOOPBACK = "127.0.0.1";
+/** The template's setting for the registry's store; "memory" (or none) makes dev give its own. */
+const REGISTRY_SETTING = "REGISTRY_STORE";
 
 interface DevFlags {
   port: number;
@@ -175,6 +182,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 /**
  * The provider, as its start script runs it, in a process group of its own: the terminal's Ctrl-C
  * reaches only this command, which stops the provider (and whatever its script started) itself.
+ * The script's shell gets SIGTERM when dev dies, even by SIGKILL (`parentDeathWrapper`); a
+ * provider made by `init` stops when its shell is gone.
  */
 class ProviderProcess {
   private readonly child: ChildProcess;
@@ -182,8 +191,9 @@ class ProviderProcess {
   /** How it ended: "code 1", "signal SIGKILL". */
   readonly exited: Promise<string>;
 
-  constructor(project: Project, env: NodeJS.ProcessEnv) {
-    this.child = spawn(project.startScript, { cwd: project.dir, env, shell: true, detached: true, stdio: ["ignore", "inherit", "inherit"] });
+  constructor(project: Project, env: NodeJS.ProcessEnv, wrapper: string[]) {
+    const [command, ...args] = [...wrapper, "/bin/sh", "-c", project.startScript];
+    this.child = spawn(command, args, { cwd: project.dir, env, detached: true, stdio: ["ignore", "inherit", "inherit"] });
     this.pid = this.child.pid!;
     this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`)));
   }
@@ -248,7 +258,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
   }
   const username = settings.PROVIDER_USERNAME || project.serviceId;
   const password = settings.PROVIDER_PASSWORD || randomBytes(24).toString("base64url");
-  const endpoint = `http://127.0.0.1:${wantedPort}`;
+  const endpoint = `http://${LOOPBACK}:${wantedPort}`;
 
   let platform: RunningPlatform;
   try {
@@ -277,17 +287,34 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     return;
   }
 
+  const state = await startDevState(project.dir, supervisionLog(out), process.env.REDIS_SERVER).catch((error: unknown) => {
+    out.warn(`${(error as Error).message} Without it, a provider whose ${REGISTRY_SETTING} is memory forgets its instances at each restart.`);
+    return undefined;
+  });
+  const stopState = async () => {
+    await state?.stop().catch((error: unknown) => out.warn(`stopping the registry's redis-server failed: ${(error as Error).message}`));
+  };
+
   // The address and credentials the service was registered with stay; the other settings are read again from .env at each restart.
   const registered = { PORT: String(wantedPort), PROVIDER_USERNAME: username, PROVIDER_PASSWORD: password };
-  const providerEnv = (current: NodeJS.Dict<string>): NodeJS.ProcessEnv => ({ ...current, ...registered, PATH: searchPath(project.dir) });
-  let provider = new ProviderProcess(project, providerEnv(settings));
+  /** What dev gives the provider beside its settings: its own registry unless the settings name one, a data folder, loopback, readable logs. */
+  const given = (current: NodeJS.Dict<string>): NodeJS.Dict<string> => ({
+    ...(state && isMemory(current[REGISTRY_SETTING]) ? { [REGISTRY_SETTING]: state.registryUrl } : {}),
+    ...(state && !current.DATA_DIR ? { DATA_DIR: state.dataDir } : {}),
+    HOST: LOOPBACK,
+    LOG_FORMAT: current.LOG_FORMAT || "pretty",
+  });
+  const providerEnv = (current: NodeJS.Dict<string>): NodeJS.ProcessEnv => ({ ...current, ...registered, ...given(current), PATH: searchPath(project.dir) });
+  if (state && isMemory(settings[REGISTRY_SETTING])) {
+    out.say(`registry: a redis-server in ${DEV_STATE_DIR}, given to the provider as ${REGISTRY_SETTING}: instances outlive its restarts`);
+  }
+  const wrapper = await parentDeathWrapper();
+  let provider = new ProviderProcess(project, providerEnv(settings), wrapper);
   let stopping = false;
   // Restarts one at a time; changes during one make one more.
   let restarting = false;
   let again: string | undefined;
-  let pending: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
-  let envWatcher: FSWatcher | undefined;
+  const watchers: SourceWatcher[] = [];
 
   let shutdown: Promise<void> | undefined;
   const stop = (signal: NodeJS.Signals) => {
@@ -298,11 +325,10 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     }
     stopping = true;
     out.say("stopping the provider and the platform (Ctrl-C again to kill them)");
-    clearTimeout(pending);
-    watcher?.close();
-    envWatcher?.close();
+    for (const watcher of watchers) watcher.close();
     shutdown = (async () => {
       await provider.stop();
+      await stopState();
       await platform.close();
       process.exit(SIGNAL_EXIT[signal] ?? EXIT.ok);
     })();
@@ -351,15 +377,16 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     restarting = true;
     for (let reason: string | undefined = why; reason !== undefined && !stopping; reason = again) {
       again = undefined;
-      out.say(`${reason} changed: restarting the provider`);
+      out.say(`${reason}: restarting the provider`);
       await provider.stop();
       if (stopping) break;
-      provider = new ProviderProcess(project, providerEnv(await currentSettings()));
+      provider = new ProviderProcess(project, providerEnv(await currentSettings()), wrapper);
       watchExit(provider);
       // A newer change, or Ctrl-C, does not wait for a provider that never answers.
       if (await answers(provider, wantedPort, () => stopping || again !== undefined)) {
         out.say(`provider restarted (pid ${provider.pid})`);
         await updateActions(context, project, admin.email, out.warn);
+        await sayUnknownInstances(context, project, admin.email, out.warn);
       } else if (!stopping && again === undefined) {
         out.warn(`the provider failed to start (${await provider.exited}): fix what its output says; it restarts on the next change`);
       }
@@ -367,21 +394,38 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     restarting = false;
   };
 
+  const onChange = (root: string) => (changes: Change[]) => void restart(describeChanges(changes, (file) => shown(project, path.join(root, file))));
+  const onError = (error: Error) => out.warn(`${error.message}: changes there do not restart the provider`);
   try {
-    watcher = watch(project.sources, { recursive: true }, (_event, file) => {
-      if (file === null || !isSource(file)) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => void restart(shown(project, path.join(project.sources, file))), DEBOUNCE_MS);
-    });
-    // The folder, not the file: editors replace .env rather than write into it.
-    envWatcher = watch(project.dir, (_event, file) => {
-      if (file !== ENV_FILE) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => void restart(ENV_FILE), DEBOUNCE_MS);
-    });
+    watchers.push(await watchSources(project.sources, { include: isSource, onChange: onChange(project.sources), onError, quietMs: DEBOUNCE_MS }));
+    // The project's folder alone, for .env (when the sources are that folder, isSource leaves dot files out).
+    watchers.push(await watchSources(project.dir, { include: (file) => file === ENV_FILE, onChange: onChange(project.dir), onError, quietMs: DEBOUNCE_MS }));
   } catch (error) {
-    out.warn(`watching ${project.sources} failed (${(error as Error).message}): the provider will not restart on changes`);
+    out.warn(`${(error as Error).message}: the provider will not restart on changes`);
   }
+  if (stopping) for (const watcher of watchers) watcher.close();
+}
+
+/** A registry setting that keeps nothing across a restart: dev gives its own instead. */
+const isMemory = (setting: string | undefined) => !setting || setting === "memory";
+
+/** The registry's redis-server's restarts, as dev's lines. */
+function supervisionLog(out: { say: (line: string) => void; warn: (line: string) => void }): SupervisionLog {
+  const line = (details: Record<string, unknown>, message: string) => {
+    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
+    return `registry: ${message} (${facts.join(", ")})`;
+  };
+  return { info: (details, message) => out.say(line(details, message)), error: (details, message) => out.warn(line(details, message)) };
+}
+
+/** After a restart: the platform's instances the provider no longer knows, in one line (a registry kept in its memory). */
+async function sayUnknownInstances(context: Context, project: Project, adminEmail: string, warn: (line: string) => void): Promise<void> {
+  const unknown = await instancesUnknownToProvider(context, await actorOf(context, adminEmail), project.serviceId).catch(() => []);
+  if (unknown.length === 0) return;
+  warn(
+    `the provider does not know ${unknown.length === 1 ? "the instance" : `the ${unknown.length} instances`} ${unknown.join(", ")} now (404): ` +
+      `its registry did not outlive the restart; keep it in Redis (${REGISTRY_SETTING}) to keep them`,
+  );
 }
 
 /** The PATH an npm script gets: each node_modules/.bin from the project up, then the caller's. */
@@ -398,7 +442,8 @@ function searchPath(dir: string): string {
 async function register(context: Context, project: Project, adminEmail: string, provider: { username: string; password: string; endpoint: string }): Promise<void> {
   await createTeam(context, await actorOf(context, adminEmail), TEAM);
   const admin = await actorOf(context, adminEmail);
-  const manifest = manifestOf({ id: project.serviceId, username: provider.username, password: provider.password, endpoint: { production: provider.endpoint }, team: TEAM });
+  // Variant current: the platform of today, which the conformance kit plays by default.
+  const manifest = manifestOf({ id: project.serviceId, username: provider.username, password: provider.password, endpoint: { production: provider.endpoint }, team: TEAM, variant: "current" });
   await registerService(context, admin, manifest);
   await createApp(context, admin, { name: DEMO_APP, platform: "static", teamOwner: TEAM });
 }

@@ -183,7 +183,10 @@ async function run(flags: PlatformFlags, admin: PlatformOptions["admin"]): Promi
     ].join("\n"),
   );
   let stopping: Promise<void> | undefined;
-  const stop = () => void (stopping ??= platform.close().then(() => process.exit(0)));
+  const stop = () => {
+    if (stopping === undefined) process.stdout.write("provider-kit platform: stopping\n");
+    void (stopping ??= platform.close().then(() => process.exit(0)));
+  };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   // Started through npm or a shell that is killed without passing a signal on, the platform

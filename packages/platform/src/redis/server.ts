@@ -295,11 +295,12 @@ async function findExecutable(name: string): Promise<string | undefined> {
 
 /**
  * How a child server is told its provider died, even by SIGKILL: Linux's parent-death signal,
- * set by util-linux `setpriv`, which then execs redis-server (same pid). Where it is missing
- * (macOS) an orphaned server is stopped by the provider's next start instead.
+ * set by util-linux `setpriv`, which then execs the command it is given (same pid): the words to
+ * put before that command. Where it is missing (macOS) an orphaned server is stopped by the
+ * provider's next start instead. `provider-kit dev` starts its provider the same way.
  */
 let setpriv: Promise<string | undefined> | undefined;
-async function parentDeathWrapper(): Promise<string[]> {
+export async function parentDeathWrapper(): Promise<string[]> {
   if (process.platform !== "linux") return [];
   const path = await (setpriv ??= findExecutable("setpriv"));
   return path === undefined ? [] : [path, "--pdeathsig", "TERM", "--"];

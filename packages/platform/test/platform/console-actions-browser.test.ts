@@ -138,7 +138,7 @@ describe("an instance's actions in the console, in a real browser", { timeout: 1
     await api.ok(api.put("/1.31/services/redis/actions/apps/devs"));
     await openInstance(page, "cache");
     await waitForText(page, `${actionForm("apps.rotate-password")} .grants`, "Granted to: devs.");
-    expect(await page.$$eval("form.action .grants", (notes) => notes.map((note) => note.textContent))).toEqual(["Granted to: devs.", "Granted to: devs.", "Granted to no team.", "Granted to no team."]);
+    expect(await page.$$eval("form.action .grants", (notes) => notes.map((note) => note.textContent))).toEqual(["Granted to: devs.", "Granted to: devs.", "Granted to no team: admins only.", "Granted to no team: admins only."]);
 
     // A key written by the bound app, with its own credentials, into the instance's real Redis.
     const env = await appEnv();

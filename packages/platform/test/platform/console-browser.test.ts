@@ -139,6 +139,7 @@ describe("the platform console in a real browser", { timeout: 180_000 }, () => {
     expect((JSON.parse(services) as { redis: [{ envs: Record<string, string> }] }).redis[0].envs.REDIS_URL).toBe(url);
 
     // Run redis-cli with the app's environment.
+    await page.type("#run-command", 'redis-cli --no-auth-warning -u "$REDIS_URL" ping');
     await page.click("#run-form button[type=submit]");
     await waitForText("#run-output", "PONG");
     expect((await page.$eval("#run-output", (pre) => pre.textContent ?? "")).trim()).toBe("PONG");

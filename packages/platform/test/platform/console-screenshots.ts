@@ -102,6 +102,7 @@ async function main(): Promise<void> {
     await page.waitForSelector('button[aria-label="Show REDIS_URL"]');
     await page.click('button[aria-label="Show REDIS_URL"]');
     await page.click("#services-reveal");
+    await page.type("#run-command", 'redis-cli --no-auth-warning -u "$REDIS_URL" ping');
     await page.click("#run-form button[type=submit]");
     await page.waitForFunction(() => document.getElementById("run-output")?.textContent?.includes("PONG"));
     await shoot(page, "apps", "#/apps/web", "#tsuru-services:not([hidden])");

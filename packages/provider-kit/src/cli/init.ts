@@ -150,10 +150,10 @@ async function vendoredSource(scratch: string, step: StepReporter): Promise<Prov
   };
 }
 
-/** The dependency range a generated project uses: provider-kit's packages from `source`, and our own dev tools. */
+/** The dependency range a generated project uses: provider-kit's packages from `source`, and our own (dev and optional) tools. */
 function versionLookup(own: OwnPackage, source: ProviderKitSource): (pkg: string) => string {
   return (pkg) => {
-    const range = source.specOf(pkg) ?? own.devDependencies?.[pkg] ?? own.dependencies?.[pkg];
+    const range = source.specOf(pkg) ?? own.devDependencies?.[pkg] ?? own.dependencies?.[pkg] ?? own.peerDependencies?.[pkg];
     if (range === undefined) throw new Error(`Template bug: no version known for ${pkg}.`);
     return range;
   };
@@ -194,7 +194,8 @@ function envFile(manifest: ServiceManifest): string {
     `PROVIDER_USERNAME=${manifest.username}`,
     `PROVIDER_PASSWORD=${manifest.password}`,
     `PROVIDER_ENDPOINT=${manifest.endpoint}`,
-    "# Where the registry keeps instances: a redis:// URL in production, memory for local trials (see .env.example).",
+    "# Where the registry keeps instances: a redis:// URL in production, memory for local trials (see .env.example);",
+    "# under `provider-kit dev`, memory means a Redis that dev runs, so instances survive the provider's restarts.",
     "REGISTRY_STORE=memory",
     "",
   ].join("\n");

@@ -15,6 +15,8 @@ export interface OwnPackage {
   engines: { node: string };
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
+  /** Optional ones too (pino-pretty): a generated project may take them as dev tools. */
+  peerDependencies?: Record<string, string>;
 }
 
 /** This package's root and package.json: found by walking up, as the depth differs between src/ and dist/. */

@@ -128,8 +128,11 @@ describe("provider-kit init", () => {
     // The conformance kit the tests run and the platform `provider-kit dev` runs come from vendor/ too.
     const { "@provider-kit/conformance": conformance, "@provider-kit/platform": platform, ...tools } = pkg.devDependencies;
     expect([conformance, platform]).toEqual([vendored("conformance"), vendored("platform")]);
+    // Our own dev tools, and pino-pretty (an optional peer of provider-kit) for `dev`'s readable log.
+    const ownTools: Record<string, string> = { ...ownPackage.devDependencies, ...ownPackage.peerDependencies };
+    expect(tools["pino-pretty"]).toBe(ownPackage.peerDependencies["pino-pretty"]);
     for (const [tool, range] of Object.entries(tools)) {
-      expect(range, tool).toBe((ownPackage.devDependencies as Record<string, string>)[tool]);
+      expect(range, tool).toBe(ownTools[tool]);
     }
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(["start", "dev", "test", "build", "typecheck"]));
 
@@ -215,7 +218,7 @@ describe("provider-kit init", () => {
       expect((await stat(path.join(dir, secret))).mode & 0o777, secret).toBe(0o600);
     }
     const gitignore = (await readFile(path.join(dir, ".gitignore"), "utf8")).split("\n");
-    expect(gitignore).toEqual(expect.arrayContaining([".env", "service.yaml", "node_modules/"]));
+    expect(gitignore).toEqual(expect.arrayContaining([".env", "service.yaml", "node_modules/", ".provider-kit/"]));
   });
 
   it("gives every new project a different password", async () => {

@@ -20,7 +20,8 @@ import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ownPackage from "../../package.json" with { type: "json" };
 import { Api } from "../../../platform/test/platform/helpers.js";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { childEnv, processGroupAlive, run, startLongRunning, type Finished } from "./processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
@@ -333,10 +334,15 @@ describe("a project made by provider-kit init", () => {
         operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
       });
 
-      await writeFile(handlers, source.replace("Shared database, 1 GB.", "Shared database, 2 GB."));
+      // An instance made before a restart is still up after it: dev keeps the registry (and the stand-in's databases).
+      await api.ok(api.post("/services/instances", { json: { name: "orders-1", service_name: serviceId, plan: "small", owner: "dev" } }), 201);
+
+      // Saved as sed -i saves: a new file renamed over the old one.
+      await promisify(execFile)("sed", ["-i", "s/Shared database, 1 GB\\./Shared database, 2 GB./", handlers]);
       await eventually(async () => (await plans()).some((plan) => plan.description === "Shared database, 2 GB."), 120_000, "the edited plan served");
       expect(dev.output()).toMatch(/^dev: src\/handlers\.ts changed: restarting the provider$/m);
       await eventually(() => providerPids().length >= 2, 30_000, "the restarted provider's line");
+      expect((await api.get("/services/instances/orders-1/status")).text).toBe('Service instance "orders-1" is up');
 
       // A restart that fails is said so; the platform keeps running, and the next change starts the provider again.
       const edited = source.replace("Shared database, 1 GB.", "Shared database, 3 GB.");

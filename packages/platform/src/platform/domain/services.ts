@@ -85,6 +85,23 @@ async function instancesOf(context: Context, service: string): Promise<Instance[
 }
 
 /**
+ * The service's instances its provider answers 404 for on status: ones it does not know, as after
+ * a restart of a provider whose registry lives in its memory. Only its owners may ask.
+ */
+export async function instancesUnknownToProvider(context: Context, actor: Actor, name: string): Promise<string[]> {
+  const service = await findService(context, name);
+  assertOwner(actor, service);
+  const calls = context.providers.builder(service, actor.email);
+  const answers = await Promise.all(
+    (await instancesOf(context, name)).map(async (instance) => {
+      const result = await context.providers.send({ service, instance: instance.name, pool: instance.pool }, calls.status(instance.name));
+      return result.answer?.status === 404 ? instance.name : undefined;
+    }),
+  );
+  return answers.filter((instance) => instance !== undefined);
+}
+
+/**
  * `[{service, instances}]` for the services the actor may use, with the instances their teams see,
  * and the brokers left out of it (their catalog could not be had in time).
  */

@@ -2,15 +2,32 @@
  * Starts the provider. Settings come from the environment (`npm start` loads .env first):
  * PORT (default 8080), PROVIDER_USERNAME and PROVIDER_PASSWORD (required: the credentials in
  * the service manifest, which the platform sends with every call), REGISTRY_STORE (required:
- * where the registry keeps instances and bindings, see below).
+ * where the registry keeps instances and bindings, see below); optional: HOST (the address to
+ * listen on; default every address), LOG_FORMAT (`pretty` for lines for people; default JSON
+ * lines) and DATA_DIR (a folder where the stand-in resource keeps its databases across restarts).
+ * `provider-kit dev` sets HOST, LOG_FORMAT and DATA_DIR, and a registry of its own when
+ * REGISTRY_STORE is memory.
  */
+import path from "node:path";
 import { RedisStore } from "@provider-kit/redis-store";
 import { createProvider, MemoryStore, type Store } from "provider-kit";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { createHandlers } from "./handlers.js";
 import { InMemoryDatabases } from "./resource.js";
 
-const log = pino();
+/** JSON lines for machines; with LOG_FORMAT=pretty, lines for people through pino-pretty (a dev dependency). */
+async function createLogger(): Promise<Logger> {
+  if (process.env.LOG_FORMAT !== "pretty") return pino();
+  const pretty = await import("pino-pretty").catch(() => undefined);
+  if (pretty === undefined) {
+    process.stderr.write("LOG_FORMAT=pretty needs pino-pretty (npm install --save-dev pino-pretty): writing JSON lines.\n");
+    return pino();
+  }
+  // One line an entry, timed as `provider-kit dev` times its own lines; ids for machines left out.
+  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,requestId,eventId" }));
+}
+
+const log = await createLogger();
 
 function required(name: string): string {
   const value = process.env[name];
@@ -44,16 +61,21 @@ function registryStore(): Store {
 }
 
 const store = registryStore();
-const provider = createProvider(createHandlers(new InMemoryDatabases()), {
+const dataDir = process.env.DATA_DIR;
+const databases = new InMemoryDatabases(dataDir ? path.join(dataDir, "databases.json") : undefined);
+const provider = createProvider(createHandlers(databases), {
   auth: { usernames: [required("PROVIDER_USERNAME")], password: required("PROVIDER_PASSWORD") },
   registry: { store },
   logger: log,
 });
 
-const server = provider.listen(port, () => {
+const listening = () => {
   const address = server.address();
   log.info({ port: typeof address === "object" && address ? address.port : port }, "provider listening");
-});
+};
+// Every address unless HOST names one: in a container the platform reaches the provider from outside.
+const host = process.env.HOST;
+const server = host ? provider.listen(port, host, listening) : provider.listen(port, listening);
 
 // On SIGTERM (a deploy) or Ctrl-C: answer the calls in flight, refuse new ones, then exit.
 // The signal may arrive twice (Ctrl-C reaches both tsx and this process): stop once.

@@ -67,7 +67,7 @@ function holdersOf(service, action, grants) {
 function grantNote(service, action, grants) {
   if (!grants) return undefined;
   const holders = holdersOf(service, action, grants);
-  return h("p", { class: "grants" }, holders.length > 0 ? `Granted to: ${holders.join(", ")}.` : "Granted to no team.");
+  return h("p", { class: "grants" }, holders.length > 0 ? `Granted to: ${holders.join(", ")}.` : "Granted to no team: admins only.");
 }
 
 function operationForm(target, operation, index, { api, say, grants }) {

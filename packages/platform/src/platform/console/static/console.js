@@ -287,6 +287,14 @@ async function providerOf(service) {
   });
 }
 
+/** What each variant of a manifest means (docs/contract.md): which generation of the platform calls the provider. */
+const VARIANTS = {
+  A: "the spec's calls: plans, teams, per-unit binds",
+  B: "the oldest platform: no plans, binds by hostname",
+  current: "today's platform: Variant A plus updates, job binds, JSON bodies",
+};
+const variantCell = (variant) => h("td", { title: VARIANTS[variant] ?? "" }, variant);
+
 async function loadServices(where, stale, force = false) {
   const [name] = where.parts;
   $("service-detail").hidden = name === undefined;
@@ -300,7 +308,7 @@ async function loadServices(where, stale, force = false) {
     ...services.map((entry, index) =>
       row("services-rows", {}, [
         h("th", { scope: "row" }, h("a", { href: link("services", entry.service) }, entry.service)),
-        h("td", {}, described[index].variant),
+        variantCell(described[index].variant),
         h("td", {}, h("code", {}, described[index].endpoint)),
         healthCell(lines, entry.service),
         h("td", {}, h("a", { href: `${link("instances")}?service=${encodeURIComponent(entry.service)}` }, String(entry.instances.length))),
@@ -339,7 +347,7 @@ async function loadService(name, stale) {
   if (stale()) return;
   const state = healthOf(lines, name);
   $("service-facts").replaceChildren(
-    ...fact("Variant", provider.variant),
+    ...fact("Variant", VARIANTS[provider.variant] ? `${provider.variant}: ${VARIANTS[provider.variant]}` : provider.variant),
     ...fact("Provider", h("code", {}, provider.endpoint)),
     ...fact("Health", state === undefined ? "not reported" : h("span", { class: `badge ${state.startsWith("WORKING") ? "good" : "bad"}` }, state)),
     ...fact("Teams", provider.teams.join(", ") || "none"),
@@ -368,13 +376,19 @@ async function loadService(name, stale) {
  */
 const known = new Map();
 
+/**
+ * tsuru's words for a status answered 404, which the platform's API keeps for its clients (tsuru
+ * prints them); the console says what they mean: the provider forgot the instance, or never had it.
+ */
+const UNKNOWN_TO_PROVIDER = "not implemented for this service";
+
 function stateOf(text) {
   // `Service instance "<i>" is <state>`, with no final dot, as the platform's serviceInstanceStatus.
   const match = /^Service instance ".*?" is (.+)$/s.exec(text.trim());
   const said = match ? match[1] : text.trim();
   // "pending (restoring snapshot, 40%)": a provider's progress follows the state.
   const state = said === "up" ? "up" : said === "pending" || said.startsWith("pending (") ? "pending" : "down";
-  return { state, text: said };
+  return { state, text: said === UNKNOWN_TO_PROVIDER ? "the provider does not know this instance (404)" : said };
 }
 
 async function readStatus(name) {
