@@ -649,20 +649,26 @@ const CONTRACT = fileURLToPath(
   new URL(/\/src\/conformance\/[^/]+$/.test(import.meta.url) ? "../../../../docs/contract.md" : "../../docs/contract.md", import.meta.url),
 );
 
-/** The cited file as a path from the working directory, so a terminal or an editor opens it. */
+/** OSB's spec at the version the OSB checks judge, where anyone can open it (no copy is shipped). */
+const OSB_SPEC_URL = "https://github.com/openservicebrokerapi/servicebroker/blob/v2.17/spec.md";
+
+/**
+ * Where the reader opens the cited line: the contract as a path from the working directory (a
+ * terminal or an editor opens `file:line`), OSB's spec as a link to the line.
+ */
 function openable(cite: Citation): string {
-  return cite.file === "docs/contract.md" ? path.relative(process.cwd(), CONTRACT) : cite.file;
+  return cite.file === "docs/contract.md" ? `${path.relative(process.cwd(), CONTRACT)}:${cite.line}` : `${OSB_SPEC_URL}#L${cite.line}`;
 }
 
 /** A failed check's advice, with the section of the contract it follows from. */
 export function adviceLine(check: CheckDefinition): string {
   const source = check.cite.file === "docs/contract.md" ? "contract" : "OSB v2.17";
-  return `${check.advice} (${source}: ${check.cite.section}, ${openable(check.cite)}:${check.cite.line})`;
+  return `${check.advice} (${source}: ${check.cite.section}, ${openable(check.cite)})`;
 }
 
-/** The citation of a report's rule line: the file as the reader opens it, the line, the words. */
+/** The citation of a report's rule line: where the reader opens it, the words. */
 export function formatCitation(cite: Citation): string {
-  return `${openable(cite)}:${cite.line} "${cite.quote}"`;
+  return `${openable(cite)} "${cite.quote}"`;
 }
 
 /** The citation as the check catalog states it, in the package's own terms (docs/contract.md). */

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   CHECKS,
   formatCheckTable,
+  formatCitation,
   formatJson,
   formatJunit,
   formatTree,
@@ -15,7 +16,7 @@ import {
 } from "../../src/conformance/index.js";
 import { readFile } from "node:fs/promises";
 import { CREDENTIALS, normalise, resultOf, serving } from "./helpers.js";
-import { CONTRACT_SECTIONS } from "../../src/conformance/checks.js";
+import { adviceLine, CONTRACT_SECTIONS } from "../../src/conformance/checks.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
 
@@ -160,5 +161,12 @@ describe("the reports", () => {
 
   it("every OSB check says what to change in one line, written as the native checks' advice is", () => {
     for (const check of OSB_CHECKS) expect(check.advice, check.id).toMatch(/^[A-Z].{20,200}[^.]$/);
+  });
+
+  it("cites OSB's spec where anyone opens it: a link to the line at v2.17 (no copy is shipped)", () => {
+    const check = OSB_CHECKS[0]!;
+    const url = `https://github.com/openservicebrokerapi/servicebroker/blob/v2.17/spec.md#L${check.cite.line}`;
+    expect(adviceLine(check)).toBe(`${check.advice} (OSB v2.17: ${check.cite.section}, ${url})`);
+    expect(formatCitation(check.cite)).toBe(`${url} "${check.cite.quote}"`);
   });
 });
