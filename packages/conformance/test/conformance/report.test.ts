@@ -3,6 +3,7 @@
  * None of them may carry a secret: the password, the Authorization header, bind result values.
  */
 import { describe, expect, it } from "vitest";
+import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import {
   CHECKS,
   formatCheckTable,
@@ -14,6 +15,7 @@ import {
   type ConformanceReport,
 } from "../../src/conformance/index.js";
 import { readFile } from "node:fs/promises";
+import express from "express";
 import { CREDENTIALS, normalise, resultOf, serving } from "./helpers.js";
 import { CONTRACT_SECTIONS } from "../../src/conformance/checks.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
@@ -118,6 +120,19 @@ describe("the reports", () => {
     const junit = formatJunit(report);
     const testCase = junit.slice(junit.indexOf('<testcase name="create.fresh-name [MUST]"'));
     expect(testCase.slice(0, testCase.indexOf("</testcase>"))).toContain(`received: 409 (text/plain; charset=utf-8)\n          ${refusal}`);
+  });
+
+  it("shows what the provider wrote printable in every format: no terminal control, bidi or zero-width character reaches the reader", async () => {
+    const hostile = "\u001b[2Jcleared\u0007 \u009b31m \u202eevil\u202c zero\u200bwidth\ufeff\r";
+    // The reference provider, its plans and status answered with terminal controls.
+    const app = express();
+    app.get("/resources/plans", (_req, res) => void res.status(500).type("text/plain").send(hostile));
+    app.get("/resources/:name/status", (_req, res) => void res.status(500).type("text/plain").send(hostile));
+    app.use(referenceProvider(CREDENTIALS));
+    const report = await serving(app, ({ url }) => runConformance({ url, ...CREDENTIALS }));
+    const tree = formatTree(report);
+    expect(tree).toContain("\\u001b[2Jcleared\\u0007 \\u009b31m \\u202eevil\\u202c zero\\u200bwidth\\ufeff\\u000d");
+    for (const text of [tree, formatTree(report, { verbose: true }), formatJunit(report), formatJson(report)]) expect(text).not.toMatch(UNPRINTED);
   });
 
   it("says when a plan cannot be sent: Variant B creates without one", async () => {
