@@ -135,6 +135,31 @@ describe("the reports", () => {
     for (const text of [tree, formatTree(report, { verbose: true }), formatJunit(report), formatJson(report)]) expect(text).not.toMatch(UNPRINTED);
   });
 
+  it("no report format shows the password in any encoding an answer echoes it in, and transport.no-secret names the form", async () => {
+    const password = "pa/ss+word? 100%";
+    const forms = [
+      password,
+      encodeURIComponent(password),
+      encodeURIComponent(password).toLowerCase(),
+      new URLSearchParams({ p: password }).toString().slice(2),
+      Buffer.from(`${CREDENTIALS.username}:${password}`).toString("base64"),
+      Buffer.from(password).toString("base64"),
+      JSON.stringify(password).slice(1, -1).replaceAll("/", "\\/"),
+    ];
+    // The reference provider, its plans failing with a page that repeats the password in every form.
+    const app = express();
+    app.get("/resources/plans", (_req, res) => void res.status(500).type("text/plain").send(`could not log in: ${forms.join(" ")}`));
+    app.use(referenceProvider({ ...CREDENTIALS, password }));
+    const report = await serving(app, ({ url }) => runConformance({ url, ...CREDENTIALS, password }));
+    const disclosed = resultOf(report, "transport.no-secret");
+    expect(disclosed.outcome).toBe("fail");
+    expect(disclosed.detail).toMatch(/answered 500 with the (password|Basic credentials)/);
+    for (const text of [formatTree(report), formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
+      expect(forms.filter((form) => text.includes(form))).toEqual([]);
+    }
+    expect(formatTree(report, { verbose: true })).toContain("<redacted: the password (URL-encoded)>");
+  });
+
   it("says when a plan cannot be sent: Variant B creates without one", async () => {
     const report = await serving(referenceProvider(CREDENTIALS), ({ url }) => runConformance({ url, ...CREDENTIALS, variant: "B", plan: "dedicated" }));
     const note = 'The plan "dedicated" was not sent: Variant B creates instances with the name only.';

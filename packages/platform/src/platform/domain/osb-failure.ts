@@ -4,7 +4,7 @@
  * `HTTPStatusCodeError` (`handleFailureResponse`: the body's `error` and `description` when the
  * body is a JSON object, else the decoding error), made printable: users read it on a terminal.
  */
-import { printable, type CallResult } from "provider-kit/contract";
+import { printable, redactSecrets, type CallResult } from "provider-kit/contract";
 
 /** `Status: 501; ErrorMessage: <nil>; Description: <nil>; ResponseError: unexpected end of JSON input`, or why no answer came. */
 export function osbFailure(result: CallResult, url: string): string {
@@ -12,7 +12,8 @@ export function osbFailure(result: CallResult, url: string): string {
   const { status, body } = result.answer;
   const { fields, decodingError } = decoded(body);
   const text = (name: string) => (typeof fields[name] === "string" ? (fields[name]) : "<nil>");
-  return printable(`Status: ${status}; ErrorMessage: ${text("error")}; Description: ${text("description")}; ResponseError: ${decodingError ?? "<nil>"}`);
+  // The body was redacted as it came; its fields are redacted again as decoded (a form inside a JSON string comes out escaped once more).
+  return printable(redactSecrets(`Status: ${status}; ErrorMessage: ${text("error")}; Description: ${text("description")}; ResponseError: ${decodingError ?? "<nil>"}`, result.secrets));
 }
 
 /** The body as Go's json.Unmarshal into a map reads it, with Go's words when it cannot. */
