@@ -190,6 +190,13 @@ export interface BindingRecord {
   jobName?: string;
   /** Set by a bind that may be repeated only as it was made (`BindingTerms`): what it asked for. */
   terms?: BindingTerms;
+  /**
+   * Set by the bind that wrote the binding until its write is known to have landed (as
+   * `InstanceRecord.createUnanswered`). A binding still carrying it may come from a bind that
+   * answered 503 while its write was in flight: the platform does not hold it, so the bind's undo
+   * removes it and the next bind of that app, unit or job replaces it as a first bind.
+   */
+  bindUnanswered?: true;
   createdAt: string;
   updatedAt: string;
 }

@@ -30,6 +30,7 @@ import {
   type Variant,
 } from "../conformance/index.js";
 import { colorOn, EXIT, loadActions, SIGNAL_EXIT } from "provider-kit/cli";
+import { printable } from "provider-kit/contract";
 
 const FORMATS = ["tree", "json", "junit"] as const;
 type Format = (typeof FORMATS)[number];
@@ -230,11 +231,11 @@ function progress({ destroys }: { destroys: boolean }): (event: ProgressEvent) =
       process.stderr.write(`destroying ${event.instance}${attempt}...\n`);
     }
     if (event.type === "retrying") {
-      process.stderr.write(`could not destroy ${event.instance} yet (${event.reason}): trying again in ${event.delayMs / 1000} s\n`);
+      process.stderr.write(`could not destroy ${event.instance} yet (${printable(event.reason, { oneLine: true })}): trying again in ${event.delayMs / 1000} s\n`);
     }
     if (event.type === "cleanup") {
       // The report names what is left over, with what to do.
-      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: ${event.reason ?? "no reason given"}\n`);
+      process.stderr.write(event.removed ? `removed ${event.instance}\n` : `could not remove ${event.instance}: ${printable(event.reason ?? "no reason given", { oneLine: true })}\n`);
     }
   };
 }

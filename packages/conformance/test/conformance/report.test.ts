@@ -3,6 +3,7 @@
  * None of them may carry a secret: the password, the Authorization header, bind result values.
  */
 import { describe, expect, it } from "vitest";
+import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import {
   CHECKS,
   formatCheckTable,
@@ -15,6 +16,7 @@ import {
   type ConformanceReport,
 } from "../../src/conformance/index.js";
 import { readFile } from "node:fs/promises";
+import express from "express";
 import { CREDENTIALS, normalise, resultOf, serving } from "./helpers.js";
 import { adviceLine, CONTRACT_SECTIONS } from "../../src/conformance/checks.js";
 import { referenceProvider, type Fault } from "./reference-provider.js";
@@ -119,6 +121,44 @@ describe("the reports", () => {
     const junit = formatJunit(report);
     const testCase = junit.slice(junit.indexOf('<testcase name="create.fresh-name [MUST]"'));
     expect(testCase.slice(0, testCase.indexOf("</testcase>"))).toContain(`received: 409 (text/plain; charset=utf-8)\n          ${refusal}`);
+  });
+
+  it("shows what the provider wrote printable in every format: no terminal control, bidi or zero-width character reaches the reader", async () => {
+    const hostile = "\u001b[2Jcleared\u0007 \u009b31m \u202eevil\u202c zero\u200bwidth\ufeff\r";
+    // The reference provider, its plans and status answered with terminal controls.
+    const app = express();
+    app.get("/resources/plans", (_req, res) => void res.status(500).type("text/plain").send(hostile));
+    app.get("/resources/:name/status", (_req, res) => void res.status(500).type("text/plain").send(hostile));
+    app.use(referenceProvider(CREDENTIALS));
+    const report = await serving(app, ({ url }) => runConformance({ url, ...CREDENTIALS }));
+    const tree = formatTree(report);
+    expect(tree).toContain("\\u001b[2Jcleared\\u0007 \\u009b31m \\u202eevil\\u202c zero\\u200bwidth\\ufeff\\u000d");
+    for (const text of [tree, formatTree(report, { verbose: true }), formatJunit(report), formatJson(report)]) expect(text).not.toMatch(UNPRINTED);
+  });
+
+  it("no report format shows the password in any encoding an answer echoes it in, and transport.no-secret names the form", async () => {
+    const password = "pa/ss+word? 100%";
+    const forms = [
+      password,
+      encodeURIComponent(password),
+      encodeURIComponent(password).toLowerCase(),
+      new URLSearchParams({ p: password }).toString().slice(2),
+      Buffer.from(`${CREDENTIALS.username}:${password}`).toString("base64"),
+      Buffer.from(password).toString("base64"),
+      JSON.stringify(password).slice(1, -1).replaceAll("/", "\\/"),
+    ];
+    // The reference provider, its plans failing with a page that repeats the password in every form.
+    const app = express();
+    app.get("/resources/plans", (_req, res) => void res.status(500).type("text/plain").send(`could not log in: ${forms.join(" ")}`));
+    app.use(referenceProvider({ ...CREDENTIALS, password }));
+    const report = await serving(app, ({ url }) => runConformance({ url, ...CREDENTIALS, password }));
+    const disclosed = resultOf(report, "transport.no-secret");
+    expect(disclosed.outcome).toBe("fail");
+    expect(disclosed.detail).toMatch(/answered 500 with the (password|Basic credentials)/);
+    for (const text of [formatTree(report), formatTree(report, { verbose: true }), formatJson(report), formatJunit(report)]) {
+      expect(forms.filter((form) => text.includes(form))).toEqual([]);
+    }
+    expect(formatTree(report, { verbose: true })).toContain("<redacted: the password (URL-encoded)>");
   });
 
   it("says when a plan cannot be sent: Variant B creates without one", async () => {

@@ -8,9 +8,8 @@ export function parsePort(value: string): number {
 }
 
 /**
- * A line as it may reach the terminal: control characters (a provider's answer, an address
- * someone typed) are shown escaped, so nobody can move the cursor or forge lines there.
+ * A line as it may reach the terminal: control and invisible characters (a provider's answer, an
+ * address someone typed) are shown escaped, so nobody can move the cursor, forge lines or turn
+ * text around there. The rule is the one every package shows provider text by.
  */
-export function printable(line: string): string {
-  return line.replace(/[\p{Cc}\u2028\u2029]/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
+export { printable } from "provider-kit/contract";

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import { stringify } from "yaml";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
@@ -460,7 +461,7 @@ describe("what reaches the operator's terminal", () => {
   });
 
   it("shows a provider's control characters escaped, never raw", async () => {
-    const provider = await startTestProvider({ bindApp: () => ({ "\u001b[2J\u001b[31mFAKE": "x" }) });
+    const provider = await startTestProvider({ bindApp: () => ({ "\u001b[2J\u001b[31m\u202eFAKE": "x" }) });
     const platform = startLongRunning(process.execPath, ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform", "--port", "0", "--memory"], {
       cwd: resolve(import.meta.dirname, "../../../.."),
       env: { PLATFORM_ADMIN_EMAIL: "admin@example.com", PLATFORM_ADMIN_PASSWORD: "admin-password" },
@@ -472,11 +473,49 @@ describe("what reaches the operator's terminal", () => {
       await admin.ok(admin.post("/apps", { json: { name: "web", platform: "node" } }));
       expect((await admin.put("/services/instances/kv1/web")).status).toBe(500); // not a variable name
       await eventually(() => platform.output().includes("bind-app"), 10_000, "the bind call printed");
-      expect(platform.output()).not.toContain("\u001b");
-      expect(platform.output()).toContain("\\u001b[2J");
+      expect(platform.output()).not.toMatch(UNPRINTED);
+      expect(platform.output()).toContain("\\u001b[2J\\u001b[31m\\u202eFAKE");
     } finally {
       await platform.stop();
       await provider.stop();
+    }
+  });
+
+  it("shows what any provider writes in its status and errors printable, one line of at most 200 characters", async () => {
+    // A provider in any language: a plain HTTP server that answers with terminal controls.
+    const hostile = `\u001b[2Jcleared\u0007 \u009b31m \u202eevil\u202c zero\u200bwidth\ufeff\r\nnext ${"z".repeat(300)}`;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      req.on("end", () => {
+        if (req.method === "POST" && req.url === "/resources") {
+          const refused = new URLSearchParams(body).get("name") === "kv2";
+          res.writeHead(refused ? 400 : 201, { "Content-Type": "text/plain" }).end(refused ? hostile : "");
+        } else if (req.method === "GET" && req.url === "/resources/kv1/status") {
+          res.writeHead(202, { "Content-Type": "text/plain" }).end(hostile);
+        } else {
+          res.writeHead(200).end();
+        }
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const t = await startTestPlatform("memory");
+    try {
+      await t.admin.ok(t.admin.post("/services", { text: manifest("kv", `http://127.0.0.1:${(server.address() as AddressInfo).port}`) }));
+      await t.admin.ok(t.admin.post("/services/instances", { json: { name: "kv1", service_name: "kv" } }), 201);
+      const status = await t.admin.ok(t.admin.get("/services/instances/kv1/status"));
+      expect(status.text).toMatch(/^Service instance "kv1" is pending \(\\u001b\[2Jcleared\\u0007 \\u009b31m \\u202eevil\\u202c zero\\u200bwidth\\ufeff next z+\)$/);
+      expect(status.text).not.toMatch(UNPRINTED);
+      expect(status.text.length).toBe('Service instance "kv1" is pending ()'.length + 200);
+
+      const refused = await t.admin.post("/services/instances", { json: { name: "kv2", service_name: "kv" } });
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect(refused.text).toContain("\\u001b[2Jcleared");
+      expect(refused.text).not.toMatch(UNPRINTED);
+    } finally {
+      await t.stop();
+      server.close();
     }
   });
 });
@@ -499,7 +538,7 @@ describe("what one team sees of another's", () => {
     const outsider = await t.admin.user("outsider@example.com");
     expect((await outsider.get("/services/kv/doc")).status).toBe(403);
     const shown = (await t.admin.ok(t.admin.get("/services/kv/provider"))).json<{ endpoint: string }>();
-    expect(shown.endpoint).toBe(`${provider.running.url}/`);
+    expect(shown.endpoint).toBe(provider.running.url);
     expect(JSON.stringify(shown)).not.toContain("url-secret");
   });
 
@@ -635,7 +674,7 @@ describe("a provider that echoes what it was sent", () => {
         expect(text).not.toContain(password);
         expect(text).not.toContain(basic);
       }
-      expect(created.text).toContain("<redacted>");
+      expect(created.text).toContain("<redacted: the password>");
       // Polled, the health check asks the provider at most once every few seconds.
       await t.admin.get("/healthcheck/?check=all");
       expect(probes).toBe(1);

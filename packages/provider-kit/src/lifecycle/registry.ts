@@ -595,7 +595,8 @@ class Registry implements RegistryLifecycle {
       async (held) => {
         const record = found(held.record, instance);
         refuseUnlessReady(record);
-        const before = held.binding;
+        // A binding whose bind was not answered 2xx is none the platform holds: this bind is a first one.
+        const before = held.binding?.bindUnanswered ? undefined : held.binding;
         if (terms !== undefined && before !== undefined && (before.appHost !== target.fields.appHost || !isDeepStrictEqual(before.terms, terms))) {
           throw new AlreadyExistsError(`"${target.key}" of instance "${instance}" is bound already, for another app or with other terms.`);
         }
@@ -625,7 +626,23 @@ class Registry implements RegistryLifecycle {
           await this.#undoBind(held, record, binding, calls, context);
           return { created: before === undefined, env };
         }
-        await held.saveBinding(binding, LAST_WRITE);
+        try {
+          // Marked until this write is known to have landed: a store that gives up on it (503)
+          // may still run it later, leaving a binding the platform was told failed.
+          await held.saveBinding({ ...binding, bindUnanswered: true });
+        } catch (error) {
+          // Answered an error: the platform believes the app unbound, so the bind is undone (its
+          // retries outlast the store's outage), unless the platform binds again first.
+          this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not record a bind; the unbind handler undoes it");
+          await this.#undoBind(held, record, binding, calls, context);
+          throw error;
+        }
+        // Landed: the answer is 2xx whatever comes next. Clearing the mark is a courtesy to readers
+        // of the store: a binding left marked is still the platform's to unbind, and the platform's
+        // next bind of it (a re-sent bind-app) is then taken for a first one.
+        await held.saveBinding(binding, LAST_WRITE).catch((error: unknown) => {
+          this.#log.warn({ err: error, instance, requestId: context.requestId }, "could not clear the bind's mark on a recorded binding; it stays marked");
+        });
         return { created: before === undefined, env };
       },
       target,
@@ -671,8 +688,11 @@ class Registry implements RegistryLifecycle {
         this.#undoRetries.delete(timer);
         const undo = this.store.withLock(binding.instance, this.#settings.lockTimeoutMs, async (locked) => {
           const current = locked.record;
-          // Gone with its instance, or replaced by a bind the platform was answered: nothing left to undo.
-          if (!current || current.state === "deleting" || locked.binding?.updatedAt !== recordedBefore) return;
+          // Gone with its instance, unbound by the platform, or replaced by a bind the platform was
+          // answered: nothing left to undo. A binding still marked unanswered is none of these.
+          const found = locked.binding;
+          const replaced = found === undefined ? recordedBefore !== undefined : found.bindUnanswered !== true && found.updatedAt !== recordedBefore;
+          if (!current || current.state === "deleting" || replaced) return;
           await attempt(locked, current);
         }, { binding, holdUntil: Date.now() + this.#settings.lockTimeoutMs });
         void this.#track(undo.then(() => log.info("undid a bind the platform was told failed"), (failure: unknown) => retry(attempts + 1, failure)));

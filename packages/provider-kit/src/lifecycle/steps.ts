@@ -16,6 +16,7 @@ import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { ProviderError } from "../errors.js";
+import { printable, STATUS_TEXT_MAX_LENGTH } from "../printable.js";
 import type { StepMetrics } from "../metrics.js";
 import type { InstanceData, InstanceRecord, PendingStep, StepContext } from "../types.js";
 import type { ResolvedRegistryOptions } from "./options.js";
@@ -27,18 +28,15 @@ export type StepKind = PendingStep["kind"];
 /** The author's work for one kind of step; may return data to keep on the record. */
 export type StepWork = (record: InstanceRecord, context: StepContext) => Promise<{ data?: InstanceData } | void>;
 
-/** A progress message is one line of a status answer: longer ones are cut. */
-const PROGRESS_MAX_LENGTH = 200;
-
 const STEP_LABEL: Record<StepKind, string> = { provision: "Provisioning", deprovision: "Removal" };
 
 export function newStep(kind: StepKind, timeLimitMs: number): PendingStep {
   return { kind, attempts: 0, deadline: new Date(Date.now() + timeLimitMs).toISOString() };
 }
 
-/** What users may read about a failed try: only messages the author meant for them. */
+/** What users may read about a failed try: only messages the author meant for them, made printable. */
 function publicReason(error: unknown): string {
-  if (error instanceof ProviderError) return error.message;
+  if (error instanceof ProviderError) return printable(error.message, { oneLine: true });
   return "the handler failed unexpectedly (the provider's log has the details)";
 }
 
@@ -188,7 +186,8 @@ export class StepRunner {
    */
   private async saveProgress(instance: string, step: PendingStep, message: string, signal: AbortSignal, log: Logger): Promise<void> {
     if (signal.aborted) return; // abandoned: another process may run the step now
-    const text = String(message).replace(/\s+/g, " ").trim().slice(0, PROGRESS_MAX_LENGTH);
+    // Made printable before it is kept: every reader (status, OSB last_operation) gets clean text.
+    const text = printable(String(message), { oneLine: true, maxLength: STATUS_TEXT_MAX_LENGTH });
     try {
       await this.store.withLock(instance, this.options.lockTimeoutMs, async (held) => {
         const record = held.record;

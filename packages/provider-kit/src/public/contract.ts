@@ -5,6 +5,7 @@
  */
 export * from "../contract.js";
 export * from "../path-patterns.js";
+export * from "../printable.js";
 export * from "../provider-client/calls.js";
 export * from "../provider-client/client.js";
 export * from "../provider-client/payloads.js";

@@ -3,6 +3,7 @@
  * on the in-memory store and on a real redis-server.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import { ProviderError } from "../../src/errors.js";
 import { createClient } from "@redis/client";
 import { MemoryStore } from "../../src/lifecycle/memory-store.js";
@@ -209,6 +210,49 @@ describe.each(STORE_KINDS)("registry over HTTP on the %s store", (kind) => {
     expect(removal).toEqual({ status: 500, body: "The instance is being removed: dropping keys" });
     removing.open();
     await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 404 ? true : undefined));
+  });
+
+  it("makes a provider's progress, failure reason and status text printable before any status answer shows it, one line of at most 200 characters", async () => {
+    const reported = gate();
+    const finish = gate();
+    const hostile = `\u001b[2Jcleared\u0007 \u009b31m \u202Eevil\u202C zero\u200Bwidth\uFEFF\r\nnext ${"x".repeat(300)}`;
+    const { call, store } = await start({
+      create: () => ({ pending: true }),
+      provision: async (record, ctx) => {
+        if (record.name === "broken") throw new ProviderError(hostile);
+        await ctx.progress(hostile);
+        reported.open();
+        await finish.opened;
+      },
+      destroy: () => {},
+      bindApp: () => ({}),
+      unbindApp: () => {},
+      status: () => ({ message: hostile }),
+    }, { maxStepAttempts: 1 });
+
+    expect((await call("POST", "/resources", { name: "cache" })).status).toBe(201);
+    await reported.opened;
+    const pending = await call("GET", "/resources/cache/status");
+    expect(pending.status).toBe(202);
+    expect(pending.body).not.toMatch(UNPRINTED);
+    expect(pending.body.startsWith("\\u001b[2Jcleared\\u0007 \\u009b31m \\u202eevil\\u202c zero\\u200bwidth\\ufeff next x")).toBe(true);
+    expect(pending.body.length).toBe(200);
+    expect((await store.getInstance("cache"))?.step?.progress).toBe(pending.body);
+    finish.open();
+    await eventually(async () => ((await call("GET", "/resources/cache/status")).status === 200 ? true : undefined));
+
+    // The status handler's own text.
+    const ready = await call("GET", "/resources/cache/status");
+    expect(ready.body).not.toMatch(UNPRINTED);
+    expect(ready.body.length).toBe(200);
+
+    // A failure's reason (a ProviderError's message) is kept printable too.
+    expect((await call("POST", "/resources", { name: "broken" })).status).toBe(201);
+    const failed = await eventually(async () => ((await store.getInstance("broken"))?.state === "failed" ? call("GET", "/resources/broken/status") : undefined));
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatch(/^Provisioning failed after 1 attempt\(s\): \\u001b\[2Jcleared/);
+    expect(failed.body).not.toMatch(UNPRINTED);
+    expect((await store.getInstance("broken"))?.reason).not.toMatch(UNPRINTED);
   });
 
   it("answers 404 for an unknown instance on every instance route and 409 for an existing name", async () => {

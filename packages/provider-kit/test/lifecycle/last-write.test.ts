@@ -41,7 +41,7 @@ describe("RedisStore: a call's last write and its lock's release in one script",
     return calls;
   }
 
-  it("binds an app in two scripts (lock with the reads, then the write with the release), leaving the lock free", async () => {
+  it("binds an app in three scripts (lock with the reads, the write marked unanswered, the mark cleared with the release), leaving the lock free", async () => {
     const store = open("bind:");
     const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({ USER: "web" }), unbindApp: () => {} }, { store }, silent, steps);
     try {
@@ -49,7 +49,8 @@ describe("RedisStore: a call's last write and its lock's release in one script",
       await lifecycle.bindApp(bindAppRequest("cache", "warm-up"), context()); // scripts loaded
       await redis.raw.sendCommand(["CONFIG", "RESETSTAT"]);
       expect(await lifecycle.bindApp(bindAppRequest("cache", "web"), context())).toEqual({ USER: "web" });
-      expect(await scriptsRun()).toBe(2);
+      // The mark costs a round trip, as create's does: a write the store gave up on may land later (stalled-bind.test.ts).
+      expect(await scriptsRun()).toBe(3);
       expect(await redis.raw.exists("bind:lock:cache")).toBe(0);
       expect(await store.getBinding("cache", "app", "web")).toMatchObject({ appName: "web" });
     } finally {

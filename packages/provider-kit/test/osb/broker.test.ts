@@ -3,6 +3,7 @@
  * on a real redis-server too (broker-redis.test.ts).
  */
 import { describe, expect, it } from "vitest";
+import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import { MemoryStore, ProviderError } from "../../src/index.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { gate } from "../../../../test/support/gate.js";
@@ -126,6 +127,31 @@ describe("provisioning", () => {
         state: "in progress",
         description: "restoring snapshot, 40%",
       });
+    } finally {
+      finish.open();
+    }
+  });
+
+  it("describes it with the progress message made printable: no control, bidi or zero-width character, at most 200 characters", async () => {
+    const reported = gate();
+    const finish = gate();
+    const { handlers } = fakeService({
+      provision: async (_record, ctx) => {
+        await ctx.progress(`\u001b[2J\u0007\u009b31m\u202Eevil\u200B\u200D\uFEFF ${"y".repeat(300)}`);
+        reported.open();
+        await finish.opened;
+      },
+    });
+    const broker = await start(handlers, new MemoryStore());
+    try {
+      expect((await broker.call("PUT", `${INSTANCE}?accepts_incomplete=true`, provisionBody("dedicated"))).status).toBe(202);
+      await reported.opened;
+      const { body } = await broker.call("GET", `${INSTANCE}/last_operation?operation=provision`);
+      expect(body.state).toBe("in progress");
+      const description = String(body.description);
+      expect(description).not.toMatch(UNPRINTED);
+      expect(description.startsWith("\\u001b[2J\\u0007\\u009b31m\\u202eevil\\u200b\\u200d\\ufeff yyy")).toBe(true);
+      expect(description.length).toBe(200);
     } finally {
       finish.open();
     }

@@ -1,10 +1,18 @@
-/** One exchange as text lines, shared by the tree and JUnit reports. Secrets are redacted already. */
+/**
+ * One exchange as text lines, shared by the tree and JUnit reports. Secrets are redacted already;
+ * what the provider sent is made printable here (its bodies, headers and errors reach terminals).
+ */
+import { printable } from "provider-kit/contract";
 import type { Exchange } from "../types.js";
 
 /** How much of each body the brief form shows: enough to recognise it, short enough for one screen. */
 const BRIEF_BODY = 160;
 
 export function exchangeLines(exchange: Exchange, options: { brief?: boolean } = {}): string[] {
+  return rawExchangeLines(exchange, options).map((line) => printable(line));
+}
+
+function rawExchangeLines(exchange: Exchange, options: { brief?: boolean }): string[] {
   const body = (text: string) => {
     const line = oneLine(text);
     return options.brief && line.length > BRIEF_BODY ? `${line.slice(0, BRIEF_BODY)}… (--verbose shows more)` : line;

@@ -3,6 +3,7 @@
  * a warning (a SHOULD that does not hold, or a problem the platform copes with) is a passing case
  * whose system-out says so.
  */
+import { printable } from "provider-kit/contract";
 import { formatCitation } from "../checks.js";
 import type { CheckResult, ConformanceReport } from "../types.js";
 import { exchangeLines } from "./exchange.js";
@@ -46,14 +47,9 @@ function testCase(result: CheckResult): string {
   }
 }
 
-/** XML 1.0 has no way to carry most control characters: drop them. */
-function clean(value: string): string {
-  // eslint-disable-next-line no-control-regex -- the control characters are what it removes
-  return value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
-}
-
+/** XML 1.0 has no way to carry most control characters, and CI pages show the text to people: escaped, as on the terminal. */
 function text(value: string): string {
-  return clean(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return printable(value, { lines: true }).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 function attr(value: string): string {

@@ -2,8 +2,10 @@
  * The terminal report: the run's duration and its root causes first, then the checks grouped,
  * one line each, with the evidence under each failure or warning. By default a failure shows
  * its first exchange only and a failure that follows from another shows one line: one screen
- * per failure. `verbose` shows every exchange.
+ * per failure. `verbose` shows every exchange. Everything it quotes is made printable: a
+ * provider's answer never drives the terminal.
  */
+import { printable } from "provider-kit/contract";
 import { formatCitation } from "../checks.js";
 import { rootCauses } from "../root-causes.js";
 import type { CheckResult, ConformanceReport, Outcome } from "../types.js";
@@ -27,7 +29,7 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
       ? `Conformance of ${report.url} as an Open Service Broker (API 2.17, instance ${report.instance})`
       : `Conformance of ${report.url} (variant ${report.variant}, ${report.encoding} bodies, instance ${report.instance})`,
     `Ran ${report.results.length} checks in ${(report.durationMs / 1000).toFixed(1)} s.`,
-    ...report.notes.map((note) => `Note: ${note}`),
+    ...report.notes.map((note) => `Note: ${quoted(note)}`),
     ...rootCauseLines(report, paint),
   ];
   for (const [group, results] of groupBy(report.results)) {
@@ -39,7 +41,7 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
   }
   lines.push("", summary(report));
   for (const { instance, binding, reason, removeWith } of report.leftovers) {
-    lines.push(`Could not remove ${binding === undefined ? instance : `binding ${binding} of ${instance}`} (${reason}): remove it with ${removeWith}, or by hand.`);
+    lines.push(quoted(`Could not remove ${binding === undefined ? instance : `binding ${binding} of ${instance}`} (${reason}): remove it with ${removeWith}, or by hand.`));
   }
   return `${lines.join("\n")}\n`;
 }
@@ -55,14 +57,14 @@ function rootCauseLines(report: ConformanceReport, paint: (outcome: Outcome, tex
     `Root causes: ${roots.length}${followers > 0 ? ` (${followers} other ${followers > 1 ? "results follow" : "result follows"} from them)` : ""}`,
     ...roots.map((root) => {
       const also = following(root);
-      return `  ${paint(root.outcome, MARK[root.outcome])}  ${root.id}: ${root.detail ?? root.title}${also.length > 0 ? ` [also: ${also.join(", ")}]` : ""}`;
+      return `  ${paint(root.outcome, MARK[root.outcome])}  ${root.id}: ${quoted(root.detail ?? root.title)}${also.length > 0 ? ` [also: ${also.join(", ")}]` : ""}`;
     }),
   ];
 }
 
 function details(result: CheckResult, verbose: boolean): string[] {
   if (result.outcome === "pass") return [];
-  const lines = result.detail ? [result.detail] : [];
+  const lines = result.detail ? [quoted(result.detail)] : [];
   if (result.outcome === "skip") return lines;
   if (result.followsFrom && !verbose) return [`follows from ${result.followsFrom} (--verbose shows the evidence)`];
   if (result.followsFrom) lines.unshift(`follows from ${result.followsFrom}`);
@@ -73,6 +75,11 @@ function details(result: CheckResult, verbose: boolean): string[] {
   const hidden = result.exchanges.length - shown.length;
   if (hidden > 0) lines.push(`(${hidden} more exchange${hidden > 1 ? "s" : ""}: --verbose shows them)`);
   return lines;
+}
+
+/** A check's words may quote the provider: shown as lines, controls escaped. */
+function quoted(text: string): string {
+  return printable(text, { lines: true });
 }
 
 function summary(report: ConformanceReport): string {

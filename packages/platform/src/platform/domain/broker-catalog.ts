@@ -10,7 +10,7 @@
  */
 import type { Context } from "./context.js";
 import type { Broker, BrokerService, Service } from "./model.js";
-import { shownBrokerUrl } from "./osb-send.js";
+import { urlWithoutCredentials } from "provider-kit/contract";
 
 /** "A few seconds": a broker's catalog is small, a slow one is left out of the listings until it answers. */
 const CATALOG_TIMEOUT_MS = 5_000;
@@ -81,7 +81,7 @@ async function read(context: Context, broker: Broker, entry: CatalogEntry): Prom
     name: `${broker.name}::`,
     username: "",
     password: "",
-    endpoint: shownBrokerUrl(broker.url),
+    endpoint: urlWithoutCredentials(broker.url),
     variant: "current",
     encoding: "json",
     ownerTeams: [],

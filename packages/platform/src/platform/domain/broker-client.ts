@@ -11,7 +11,8 @@ import type { PlatformStore } from "../store/store.js";
 import type { BrokerInstance, BrokerService } from "./model.js";
 import { currentOperation } from "./operation.js";
 import { osbFailure } from "./osb-failure.js";
-import { shownBrokerUrl, type OsbRequest } from "./osb-send.js";
+import { type OsbRequest } from "./osb-send.js";
+import { urlWithoutCredentials } from "provider-kit/contract";
 import type { PlatformCallResult } from "./provider-answer.js";
 
 export interface BrokerCallDeps {
@@ -64,7 +65,7 @@ function osbSender(service: BrokerService, deps: BrokerCallDeps): OsbSender {
   return async (request, ...ok) => {
     const result = await deps.send({ ...request, user: deps.user });
     if (result.answer && ok.includes(result.answer.status)) return { result };
-    return { result, failure: failed(result, osbFailure(result, shownBrokerUrl(service.broker.url))) };
+    return { result, failure: failed(result, osbFailure(result, urlWithoutCredentials(service.broker.url))) };
   };
 }
 
@@ -179,7 +180,7 @@ async function bind(service: BrokerService, data: BrokerInstance, app: string, c
   if (failure) return failure;
   const parsed = jsonOf(result);
   // The OSB client's decoding error for a success that is not JSON.
-  if (parsed === undefined) return failed(result, osbFailure(result, shownBrokerUrl(service.broker.url)));
+  if (parsed === undefined) return failed(result, osbFailure(result, urlWithoutCredentials(service.broker.url)));
   const credentials = parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>).credentials : undefined;
   const envs = Object.fromEntries(
     Object.entries(credentials !== null && typeof credentials === "object" ? credentials : {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"),

@@ -8,7 +8,8 @@ import { forgetCatalog, fullCatalog, listingCatalog, type CatalogService } from 
 import type { Actor, Context } from "./context.js";
 import { badRequest, conflict, failed, forbidden, notFound } from "./errors.js";
 import { BROKER_SERVICE_NAME, SERVICE_NAME, type Broker, type Service } from "./model.js";
-import { hasUserInfo, shownBrokerUrl } from "./osb-send.js";
+import { hasUserInfo } from "./osb-send.js";
+import { urlWithoutCredentials } from "provider-kit/contract";
 
 /** permission.PermServiceBroker*: given to the admin team only. */
 function assertAdmin(actor: Actor): void {
@@ -66,7 +67,7 @@ export async function listBrokers(context: Context, actor: Actor): Promise<Broke
 
 function masked(stored: Broker): Broker {
   // A URL with user info, kept from before such URLs were refused, is shown without it.
-  const broker = hasUserInfo(stored.url) ? { ...stored, url: shownBrokerUrl(stored.url) } : stored;
+  const broker = hasUserInfo(stored.url) ? { ...stored, url: urlWithoutCredentials(stored.url) } : stored;
   const auth = broker.config.authConfig;
   if (!auth) return broker;
   return {

@@ -11,7 +11,7 @@ import { providerProblem, statusOf, succeeded, type PlatformCallResult } from ".
 import { forcing, undoing } from "./operation.js";
 import { providerInfo } from "./instance-info.js";
 import { findService, mayUse } from "./services.js";
-import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
+import { INSTANCE_NAME_PATTERN, printable, STATUS_TEXT_MAX_LENGTH } from "provider-kit/contract";
 import type { ParameterTree } from "provider-kit/contract";
 
 export const instanceLock = (name: string) => `instance:${name}`;
@@ -212,9 +212,6 @@ export async function instanceStatus(context: Context, actor: Actor, name: strin
   return `Service instance "${name}" is ${await providerState(context, actor, instance)}`;
 }
 
-/** A provider's status text is shown on one line: longer ones are cut. */
-const STATUS_TEXT_MAX_LENGTH = 200;
-
 /**
  * The instance's state from the provider's status answer, as the endpoint's `Status` reads it
  * (platform-notes.md); `timeoutMs` shortens the wait when the state only adds to a message.
@@ -230,7 +227,8 @@ export async function providerState(context: Context, actor: Actor, instance: In
   if (result.brokerProblem !== undefined) throw failed(`Could not retrieve status of service instance, error: ${result.brokerProblem}`);
   if (!result.answer) throw failed(`Failed to get status of instance ${instance.name}: ${providerProblem(result)}`);
   const { status, body } = result.answer;
-  const text = body.trim().slice(0, STATUS_TEXT_MAX_LENGTH);
+  // Whatever the provider (in any language) wrote: one printable line, cut at the contract's limit.
+  const text = printable(body, { oneLine: true, maxLength: STATUS_TEXT_MAX_LENGTH });
   // A 202 may carry the step's progress as text (provider-kit's `ctx.progress`): today's platform
   // shows only "pending"; this one adds the text, so a slow create says how it goes.
   return status === 202 ? (text === "" ? "pending" : `pending (${text})`)

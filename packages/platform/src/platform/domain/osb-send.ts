@@ -2,7 +2,7 @@
  * One OSB request to a broker: its version header, its auth, JSON, an answer read up to a bound,
  * and the exchange as the call timeline keeps it (credentials never in it).
  */
-import { redactSecrets, secretForms, type CallResult, type SecretForm } from "provider-kit/contract";
+import { redactSecrets, secretForms, tokenForms, urlWithoutCredentials, type CallResult, type SecretForm } from "provider-kit/contract";
 import type { Broker } from "./model.js";
 
 /** The OSB version the platform speaks. */
@@ -27,18 +27,9 @@ export function hasUserInfo(url: string): boolean {
   return URL.canParse(url) && (new URL(url).username !== "" || new URL(url).password !== "");
 }
 
-/** The broker's URL as the timeline, the terminal and messages show it: without user info, nor a final slash. */
-export function shownBrokerUrl(url: string): string {
-  if (!URL.canParse(url)) return url.replace(/\/+$/, "");
-  const shown = new URL(url);
-  shown.username = "";
-  shown.password = "";
-  return shown.toString().replace(/\/+$/, "");
-}
-
 /** Sends one OSB request to the broker; never throws for HTTP or network failures. */
 export async function sendOsb(broker: Broker, request: OsbRequest, timeoutMs: number): Promise<{ result: CallResult; url: string }> {
-  const base = shownBrokerUrl(broker.url);
+  const base = urlWithoutCredentials(broker.url);
   const headers: Record<string, string> = { "X-Broker-API-Version": OSB_API_VERSION };
   const auth = broker.config.authConfig;
   const secrets: SecretForm[] = [];
@@ -48,7 +39,7 @@ export async function sendOsb(broker: Broker, request: OsbRequest, timeoutMs: nu
     secrets.push(...secretForms(username, password));
   } else if (auth?.bearerConfig) {
     headers.Authorization = `Bearer ${auth.bearerConfig.token}`;
-    secrets.push({ what: "the bearer token", text: auth.bearerConfig.token });
+    secrets.push(...tokenForms("the bearer token", auth.bearerConfig.token));
   }
   if (request.user) headers["X-Broker-API-Originating-Identity"] = `tsuru ${Buffer.from(JSON.stringify({ user: request.user })).toString("base64")}`;
   const body = request.body === undefined ? undefined : JSON.stringify(request.body);

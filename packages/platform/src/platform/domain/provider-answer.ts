@@ -1,5 +1,5 @@
 /** How the platform words a provider's failure to its user: the provider's own body, or why none came. */
-import type { CallResult } from "provider-kit/contract";
+import { printable, type CallResult } from "provider-kit/contract";
 
 const MAX_SHOWN = 500;
 
@@ -14,7 +14,8 @@ export type PlatformCallResult = CallResult & { brokerProblem?: string };
 export function providerProblem(result: PlatformCallResult): string {
   if (result.brokerProblem !== undefined) return result.brokerProblem;
   if (!result.answer) return `the provider did not answer (${result.error ?? "no answer"})`;
-  const body = result.answer.body.trim().replace(/\s+/g, " ");
+  // Shown on a terminal: one printable line, whatever the provider wrote.
+  const body = printable(result.answer.body, { oneLine: true });
   const shown = body.length > MAX_SHOWN ? `${body.slice(0, MAX_SHOWN)}…` : body;
   return `invalid response: ${shown} (code: ${result.answer.status})`;
 }

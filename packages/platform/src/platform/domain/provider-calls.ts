@@ -6,7 +6,7 @@
  */
 import type { PlacementHeaders } from "provider-kit/contract";
 import { providerCalls } from "provider-kit/contract";
-import { cut, PlatformClient, type Call, type CallResult } from "provider-kit/contract";
+import { cut, PlatformClient, redactSecretBytes, redactSecrets, tokenForms, type Call, type CallResult } from "provider-kit/contract";
 import type { CallEntry, PlatformStore, TimelineBounds } from "../store/store.js";
 import { clusterOf, placementOf, type PlatformConfig } from "./config.js";
 import { currentOperation } from "./operation.js";
@@ -108,7 +108,7 @@ export class Providers {
       curlBodyChars: KEPT.curlBody,
     });
     // Only the instance's pool puts X-Tsuru-* headers on a call; an app's placement travels in fields.
-    const result = withoutCredentials(await client.send({ ...call, placement }, signal), service, placement?.clusterKubeConfig);
+    const result = withoutCredentials(await client.send({ ...call, placement }, signal), placement?.clusterKubeConfig);
     if (recorded) await this.keep(target, result, client.url, call.secretAnswer === true);
     return result;
   }
@@ -233,20 +233,15 @@ const REDACTED = "<redacted>";
 
 /**
  * The result with the credentials the platform sent replaced wherever the provider's answer (or
- * the failure) repeats them: a provider that echoes its request must not put them in a message,
- * the timeline, the health check or the terminal.
+ * the failure) repeats them, in any form the shared redaction knows (provider-kit/contract's
+ * secrets: as sent, escaped, URL-encoded, base64): a provider that echoes its request must not
+ * put them in a message, the proxy's answer, the timeline, the health check or the terminal.
  */
-function withoutCredentials(result: CallResult, service: Service, kubeConfigBase64?: string): CallResult {
+function withoutCredentials(result: CallResult, kubeConfigBase64?: string): CallResult {
   const kubeConfig = kubeConfigBase64 === undefined ? [] : [kubeConfigBase64, Buffer.from(kubeConfigBase64, "base64").toString("utf8")];
-  const secrets = [
-    ...[`${service.username}:${service.password}`, service.password, ...kubeConfig].flatMap(base64Forms),
-    service.password,
-    ...kubeConfig,
-  ]
-    .filter((secret) => secret.length >= 4)
-    // Longest first: a secret inside another must not break the longer one's match.
-    .sort((a, b) => b.length - a.length);
-  const redact = (text: string) => secrets.reduce((clean, secret) => clean.replaceAll(secret, REDACTED), text);
+  // The client's forms are the service's password's (and its Basic token's).
+  const secrets = [...result.secrets, ...kubeConfig.flatMap((text) => tokenForms("the cluster's kube config", text))].sort((a, b) => b.text.length - a.text.length);
+  const redact = (text: string) => redactSecrets(text, secrets);
   const { exchange, answer, error } = result;
   return {
     ...result,
@@ -255,39 +250,9 @@ function withoutCredentials(result: CallResult, service: Service, kubeConfigBase
       ...(exchange.response ? { response: { ...exchange.response, body: redact(exchange.response.body) } } : {}),
       ...(exchange.error !== undefined ? { error: redact(exchange.error) } : {}),
     },
-    ...(answer ? { answer: { ...answer, body: redact(answer.body), bytes: redactBytes(answer.bytes, secrets) } } : {}),
+    ...(answer ? { answer: { ...answer, body: redact(answer.body), bytes: redactSecretBytes(answer.bytes, secrets) } } : {}),
     ...(error !== undefined ? { error: redact(error) } : {}),
   };
-}
-
-/** The bytes with each secret replaced; the same bytes when none is there (a binary answer stays as it came). */
-function redactBytes(bytes: Buffer, secrets: readonly string[]): Buffer {
-  let clean = bytes;
-  for (const secret of secrets) {
-    const needle = Buffer.from(secret);
-    if (clean.indexOf(needle) === -1) continue;
-    const parts: Buffer[] = [];
-    let from = 0;
-    for (let at = clean.indexOf(needle); at !== -1; at = clean.indexOf(needle, from)) {
-      parts.push(clean.subarray(from, at), Buffer.from(REDACTED));
-      from = at + needle.length;
-    }
-    parts.push(clean.subarray(from));
-    clean = Buffer.concat(parts);
-  }
-  return clean;
-}
-
-/**
- * The ways a secret's base64 may be echoed back: with its padding, without it, and with the
- * padding HTML-escaped (a page that prints the header it got) or URL-encoded.
- */
-function base64Forms(secret: string): string[] {
-  const encoded = Buffer.from(secret).toString("base64");
-  const bare = encoded.replace(/=+$/, "");
-  const padding = encoded.length - bare.length;
-  const escapes = ["&#61;", "&#x3d;", "&#x3D;", "&#X3D;", "%3D", "%3d"];
-  return [...(padding > 0 ? escapes.map((escape) => bare + escape.repeat(padding)) : []), encoded, bare];
 }
 
 /** `12:00:01 redis POST /resources/cache/bind-app -> 201 (12 ms) {"REDIS_URL":<string>}` */

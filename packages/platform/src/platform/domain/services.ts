@@ -1,6 +1,6 @@
 /** The service catalog: register providers from their manifests, document and share them. */
 import { isPoolRequired } from "provider-kit/contract";
-import { plansProblem } from "provider-kit/contract";
+import { plansProblem, urlWithoutCredentials } from "provider-kit/contract";
 import { poolsOf } from "./config.js";
 import { assertPoolFor } from "./pools.js";
 import { sharesTeam, type Actor, type Context } from "./context.js";
@@ -152,16 +152,7 @@ export async function providerCallsFor(context: Context, actor: Actor, filter: C
 export async function providerOf(context: Context, actor: Actor, name: string) {
   const service = await findService(context, name);
   if (!mayUse(actor, service)) throw forbidden(`You have no access to the service "${name}".`);
-  return { service: service.name, endpoint: withoutCredentials(service.endpoint), variant: service.variant, encoding: service.encoding, teams: service.teams };
-}
-
-/** The endpoint as users may see it: a `user:password@` in the URL is the provider's secret. */
-function withoutCredentials(endpoint: string): string {
-  const url = URL.canParse(endpoint) ? new URL(endpoint) : undefined;
-  if (!url || (url.username === "" && url.password === "")) return endpoint;
-  url.username = "";
-  url.password = "";
-  return url.toString();
+  return { service: service.name, endpoint: urlWithoutCredentials(service.endpoint), variant: service.variant, encoding: service.encoding, teams: service.teams };
 }
 
 /** A listing waits this long at most for the provider's plans. */
