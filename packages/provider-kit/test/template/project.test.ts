@@ -334,6 +334,11 @@ describe("a project made by provider-kit init", () => {
         operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
       });
 
+      // The readable log names each call's request id, which a 500 answer names for the operator to look up.
+      const providerPort = Number(/provider listening .*"port":(\d+)/.exec(dev.output())?.[1]);
+      expect((await fetch(`http://127.0.0.1:${providerPort}/resources/plans`, { headers: { "X-Request-ID": "newcomer-42-lookup" } })).status).toBe(401);
+      await eventually(() => dev.output().includes('"requestId":"newcomer-42-lookup"'), 30_000, "the call's request id in dev's log");
+
       // An instance made before a restart is still up after it: dev keeps the registry (and the stand-in's databases).
       await api.ok(api.post("/services/instances", { json: { name: "orders-1", service_name: serviceId, plan: "small", owner: "dev" } }), 201);
 

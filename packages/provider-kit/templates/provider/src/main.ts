@@ -23,8 +23,9 @@ async function createLogger(): Promise<Logger> {
     process.stderr.write("LOG_FORMAT=pretty needs pino-pretty (npm install --save-dev pino-pretty): writing JSON lines.\n");
     return pino();
   }
-  // One line an entry, timed as `provider-kit dev` times its own lines; ids for machines left out.
-  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,requestId,eventId" }));
+  // One line an entry, timed as `provider-kit dev` times its own lines. The request id stays: a
+  // 500 answer names it, and the reader looks for it here.
+  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,eventId" }));
 }
 
 const log = await createLogger();
