@@ -54,7 +54,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
  */
 function registryStore(): Store {
   const setting = required("REGISTRY_STORE");
-  if (setting === "memory") return new MemoryStore();
+  if (setting === "memory") {
+    // Said in the warning logged at start: here production is a setting, not a change to the code.
+    return new MemoryStore({ productionAdvice: "For production, set REGISTRY_STORE to a Redis URL (redis://...): see README.md, \"Where instance state lives\"." });
+  }
   if (/^rediss?:\/\//.test(setting)) return new RedisStore({ url: setting, log });
   // Not echoed: a Redis URL may hold a password.
   log.fatal('REGISTRY_STORE must be a Redis URL (redis://[[user]:password@]host[:port][/db]) or "memory" (local trials only).');
