@@ -75,6 +75,8 @@ describe("provider-kit init", () => {
     for (const file of files.filter((name) => !name.endsWith(".tgz"))) {
       expect(await readFile(path.join(dir, file), "utf8"), file).not.toMatch(/\{\{[^}]*\}\}/);
     }
+    // provider-kit is not on the npm registry: a link to its page there would not open.
+    expect(await readFile(path.join(dir, "README.md"), "utf8")).not.toMatch(/npmjs\.com/);
   });
 
   it("puts every handler in place, background provisioning with its progress included", async () => {
