@@ -118,3 +118,20 @@ describe("reading commands out of a page", () => {
     expect(withoutComment(`echo "a # b" 'c # d' e#f # g`)).toBe(`echo "a # b" 'c # d' e#f`);
   });
 });
+
+describe("what a page says an npm script runs", () => {
+  it("is the script as package.json has it (the repository's, or the nearest one to the page)", () => {
+    const scriptsOf = (dir: string) =>
+      (JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { scripts?: Record<string, string> }).scripts ?? {};
+    const said = DOC_PAGES.flatMap((page) =>
+      [...readFileSync(page, "utf8").matchAll(/`npm (start|test|run ([\w:-]+))`(?: \([^)]*\))? runs\s+`([^`]+)`/g)].map(([, npm = "", run, text = ""]) => {
+        let dir = path.dirname(page);
+        while (!existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
+        const script = run ?? npm;
+        return { page: path.relative(ROOT, page), script, text, runs: [scriptsOf(dir)[script], scriptsOf(ROOT)[script]] };
+      }),
+    );
+    expect(said.length).toBeGreaterThan(0);
+    for (const { page, script, text, runs } of said) expect(runs, `${page}: npm ${script} runs \`${text}\``).toContain(text);
+  });
+});

@@ -70,9 +70,13 @@ export function linkRootCauses(results: CheckResult[]): void {
   }
 }
 
-/** The failures and warnings that are root causes, failures first (a warning that caused a failure counts as one). */
-export function rootCauses(results: readonly CheckResult[]): CheckResult[] {
+/**
+ * The root causes: the check leading each fault, split by what the fault does to the run. A fault
+ * `failing` the run has a failure (its root, or one that follows from it: a warning that caused a
+ * failure counts here); a `warning` fault is warnings only, a SHOULD the run passes with.
+ */
+export function rootCauses(results: readonly CheckResult[]): { failing: CheckResult[]; warning: CheckResult[] } {
   const own = results.filter((result) => (result.outcome === "fail" || result.outcome === "warn") && !result.followsFrom);
   const fails = (root: CheckResult) => root.outcome === "fail" || results.some((result) => result.followsFrom === root.id && result.outcome === "fail");
-  return [...own.filter(fails), ...own.filter((root) => !fails(root))];
+  return { failing: own.filter(fails), warning: own.filter((root) => !fails(root)) };
 }

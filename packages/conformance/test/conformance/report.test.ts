@@ -85,11 +85,18 @@ describe("the reports", () => {
     const tree = normalise(formatTree(report));
     const [header, ...rest] = tree.split("\n\nauth\n");
     expect(header).toContain(`Ran ${report.results.length} checks in <seconds> s.`);
-    expect(header).toContain("Root causes: 1 (2 other results follow from them)");
+    expect(header).toContain("Root causes: 1 (1 failing the run; 2 other results follow from them)");
     expect(header).toContain(
       "✗ FAIL  update.status: PUT /resources/pkc-<id>-conformance answered 405, expected 2xx, or 404 when not supported (405 means the provider does not serve PUT on /resources/<instance>) [also: not-found.update, transport.no-405]",
     );
     expect(rest.join("")).toMatch(/not-found\.update +PUT \/resources\/<instance> of an unknown instance answers 404\n {6}follows from update\.status \(--verbose shows the evidence\)\n/);
+  });
+
+  it("tree: a fault of warnings only is counted as such, not as a failure", async () => {
+    const report = await failingRun("json-as-html");
+    expect(report.passed).toBe(true);
+    const header = normalise(formatTree(report)).split("\n\nauth\n")[0]!;
+    expect(header).toContain("Root causes: 1 (1 warning only: the run passes)\n  ! warn  transport.json-content-type: ");
   });
 
   it("tree: one screen per failure by default, every exchange with --verbose", async () => {

@@ -2,6 +2,8 @@
  * Everything in this process's memory: for tests and single-process trials. A restart forgets
  * every instance, and a second replica has its own: production needs `RedisStore`.
  */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { BindingKind, BindingRecord, InstanceRecord, InstanceState } from "../types.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
@@ -27,6 +29,14 @@ interface StoredInstance {
   state: InstanceState;
 }
 
+/**
+ * The Redis store's page where its reader opens it: run from the sources (a checkout), the
+ * repository's docs/; built, the copy the package ships, node_modules/provider-kit/docs/.
+ */
+const REDIS_STORE_PAGE = fileURLToPath(
+  new URL(/\/src\/lifecycle\/[^/]+$/.test(import.meta.url) ? "../../../../docs/operations/redis-store.md" : "../../docs/operations/redis-store.md", import.meta.url),
+);
+
 export class MemoryStore implements Store {
   private readonly instances = new Map<string, StoredInstance>();
   /** Instance name → (kind:key → binding JSON). */
@@ -39,6 +49,16 @@ export class MemoryStore implements Store {
   private readonly locks = new KeyedMutex();
   /** Kept up to date by every write, so a scrape costs nothing. */
   private readonly counts = emptyCensus();
+  private readonly productionAdvice: string | undefined;
+
+  /**
+   * `productionAdvice`: what the warning logged at start tells the operator to do in production,
+   * in place of the general advice (a store that outlives the process, such as RedisStore), e.g.
+   * the setting of your own that picks the store.
+   */
+  constructor(options: { productionAdvice?: string } = {}) {
+    this.productionAdvice = options.productionAdvice;
+  }
 
   async getInstance(name: string): Promise<InstanceRecord | undefined> {
     return this.readInstance(name);
@@ -89,10 +109,14 @@ export class MemoryStore implements Store {
 
   /** Said once at start, so a provider left on the in-memory store in production is noticed. */
   async persistenceWarning(): Promise<string> {
+    // The page as a path from the working directory, which a terminal or an editor opens.
+    const advice =
+      this.productionAdvice ??
+      "For production, use a store that outlives the process and is shared by the replicas, such as RedisStore " +
+        `from @provider-kit/redis-store (${path.relative(process.cwd(), REDIS_STORE_PAGE)}).`;
     return (
       "The registry is a MemoryStore: every instance and binding the provider knows is forgotten when this process stops, " +
-      "and other replicas do not see them. For production, pass registry: { store: new RedisStore({ url }) } " +
-      "(docs/operations/redis-store.md)."
+      `and other replicas do not see them. ${advice}`
     );
   }
 

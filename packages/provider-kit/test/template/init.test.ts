@@ -66,6 +66,7 @@ describe("provider-kit init", () => {
       "src/resource.ts",
       "test/provider.test.ts",
       "test/conformance.test.ts",
+      "vitest.config.ts",
       ".github/workflows/conformance.yml",
     ]) {
       expect(files).toContain(expected);
@@ -74,6 +75,8 @@ describe("provider-kit init", () => {
     for (const file of files.filter((name) => !name.endsWith(".tgz"))) {
       expect(await readFile(path.join(dir, file), "utf8"), file).not.toMatch(/\{\{[^}]*\}\}/);
     }
+    // provider-kit is not on the npm registry: a link to its page there would not open.
+    expect(await readFile(path.join(dir, "README.md"), "utf8")).not.toMatch(/npmjs\.com/);
   });
 
   it("puts every handler in place, background provisioning with its progress included", async () => {
@@ -99,6 +102,27 @@ describe("provider-kit init", () => {
     }
     expect(handlers).toContain("return { pending: true }");
     expect(handlers).toContain('await progress("');
+  });
+
+  it("writes tests that take the plans from the provider and their time limit from vitest.config.ts alone", async () => {
+    const dir = await freshDir();
+    await initFromRegistry({ dir });
+    const read = (file: string) => readFile(path.join(dir, file), "utf8");
+    const handlers = await read("src/handlers.ts");
+    const planNames = [...handlers.matchAll(/\{ name: "([^"]+)", description:/g)].map(([, name]) => name!);
+    expect(planNames.length).toBeGreaterThan(1);
+    const providerTest = await read("test/provider.test.ts");
+    // Renaming a plan in src/handlers.ts needs no edit in the tests: they ask GET /resources/plans.
+    expect(providerTest).toContain('"/resources/plans"');
+    for (const test of ["test/provider.test.ts", "test/conformance.test.ts"]) {
+      const source = await read(test);
+      for (const plan of planNames) expect(source, `${test} names the plan "${plan}"`).not.toMatch(new RegExp(`\\b${plan}\\b`));
+      // No limit of their own (vitest's 5 s default once stopped a create of 10 s): the config's testTimeout, generous.
+      expect(source, test).not.toMatch(/Date\.now\(\) \+ [\d_]+|\}, [\d_]+\);/);
+    }
+    const timeout = /testTimeout: ([\d_]+)/.exec(await read("vitest.config.ts"))?.[1];
+    expect(Number(timeout?.replaceAll("_", ""))).toBeGreaterThanOrEqual(60_000);
+    expect(providerTest).toContain("task.timeout");
   });
 
   it("makes package.json depend on copies of this provider-kit and its packages in vendor/, and on the kit's own dev tool versions", async () => {

@@ -123,6 +123,8 @@ describe("a project made by provider-kit init", () => {
     } finally {
       await server.stop();
     }
+    // .env's REGISTRY_STORE=memory is warned of, with the setting to change rather than code.
+    expect(server.output()).toMatch(/"msg":"The registry is a MemoryStore: .* For production, set REGISTRY_STORE to a Redis URL/);
     // SIGTERM stops it cleanly, and the password never reaches its log.
     expect(server.output()).toMatch(/"msg":"stopping"/);
     expect(server.output()).not.toContain(password);
@@ -214,6 +216,11 @@ describe("a project made by provider-kit init", () => {
     await writeFile(path.join(bare, "package.json"), JSON.stringify({ name: "bare", private: true, type: "module" }));
     const tarball = path.join(project, VENDORED.slice("file:".length));
     expectSuccess(await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], { cwd: bare }));
+    // A hand-written provider on a MemoryStore is pointed at the Redis store's page as shipped, a path that opens from here.
+    const warned = await run("node", ["--input-type=module", "-e", 'import { MemoryStore } from "provider-kit"; console.log(await new MemoryStore().persistenceWarning());'], { cwd: bare });
+    expectSuccess(warned);
+    expect(warned.stdout).toContain("such as RedisStore from @provider-kit/redis-store (node_modules/provider-kit/docs/operations/redis-store.md).");
+    expect((await stat(path.join(bare, "node_modules/provider-kit/docs/operations/redis-store.md"))).isFile()).toBe(true);
     const result = await run("npx", ["provider-kit", "platform", "--memory"], { cwd: bare });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("provider-kit platform needs the @provider-kit/platform package: npm install --save-dev @provider-kit/platform");
@@ -333,6 +340,11 @@ describe("a project made by provider-kit init", () => {
         enabled: true,
         operations: [{ method: "POST", path: "/allowed-hosts", action: "hosts.allow" }],
       });
+
+      // The readable log names each call's request id, which a 500 answer names for the operator to look up.
+      const providerPort = Number(/provider listening .*"port":(\d+)/.exec(dev.output())?.[1]);
+      expect((await fetch(`http://127.0.0.1:${providerPort}/resources/plans`, { headers: { "X-Request-ID": "newcomer-42-lookup" } })).status).toBe(401);
+      await eventually(() => dev.output().includes('"requestId":"newcomer-42-lookup"'), 30_000, "the call's request id in dev's log");
 
       // An instance made before a restart is still up after it: dev keeps the registry (and the stand-in's databases).
       await api.ok(api.post("/services/instances", { json: { name: "orders-1", service_name: serviceId, plan: "small", owner: "dev" } }), 201);

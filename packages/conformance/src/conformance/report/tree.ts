@@ -46,15 +46,24 @@ export function formatTree(report: ConformanceReport, options: TreeOptions = {})
   return `${lines.join("\n")}\n`;
 }
 
-/** "Root causes: 2 (fix these first; 3 other results follow from them)" and one line per cause. */
+/**
+ * "Root causes: 2 (1 failing the run; 1 warning only; 3 other results follow from them)" and one
+ * line per cause, those failing the run first: a count alone would read as failures.
+ */
 function rootCauseLines(report: ConformanceReport, paint: (outcome: Outcome, text: string) => string): string[] {
-  const roots = rootCauses(report.results);
+  const { failing, warning } = rootCauses(report.results);
+  const roots = [...failing, ...warning];
   if (roots.length === 0) return [];
   const following = (root: CheckResult) => report.results.filter((result) => result.followsFrom === root.id).map((result) => result.id);
   const followers = report.results.filter((result) => result.followsFrom).length;
+  const said = [
+    failing.length > 0 ? `${failing.length} failing the run` : undefined,
+    warning.length > 0 ? `${warning.length} ${warning.length > 1 ? "warnings" : "warning"} only${failing.length === 0 ? ": the run passes" : ""}` : undefined,
+    followers > 0 ? `${followers} other ${followers > 1 ? "results follow" : "result follows"} from them` : undefined,
+  ].filter((part) => part !== undefined);
   return [
     "",
-    `Root causes: ${roots.length}${followers > 0 ? ` (${followers} other ${followers > 1 ? "results follow" : "result follows"} from them)` : ""}`,
+    `Root causes: ${roots.length} (${said.join("; ")})`,
     ...roots.map((root) => {
       const also = following(root);
       return `  ${paint(root.outcome, MARK[root.outcome])}  ${root.id}: ${quoted(root.detail ?? root.title)}${also.length > 0 ? ` [also: ${also.join(", ")}]` : ""}`;

@@ -23,8 +23,9 @@ async function createLogger(): Promise<Logger> {
     process.stderr.write("LOG_FORMAT=pretty needs pino-pretty (npm install --save-dev pino-pretty): writing JSON lines.\n");
     return pino();
   }
-  // One line an entry, timed as `provider-kit dev` times its own lines; ids for machines left out.
-  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,requestId,eventId" }));
+  // One line an entry, timed as `provider-kit dev` times its own lines. The request id stays: a
+  // 500 answer names it, and the reader looks for it here.
+  return pino(pretty.PinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,route,eventId" }));
 }
 
 const log = await createLogger();
@@ -53,7 +54,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
  */
 function registryStore(): Store {
   const setting = required("REGISTRY_STORE");
-  if (setting === "memory") return new MemoryStore();
+  if (setting === "memory") {
+    // Said in the warning logged at start: here production is a setting, not a change to the code.
+    return new MemoryStore({ productionAdvice: "For production, set REGISTRY_STORE to a Redis URL (redis://...): see README.md, \"Where instance state lives\"." });
+  }
   if (/^rediss?:\/\//.test(setting)) return new RedisStore({ url: setting, log });
   // Not echoed: a Redis URL may hold a password.
   log.fatal('REGISTRY_STORE must be a Redis URL (redis://[[user]:password@]host[:port][/db]) or "memory" (local trials only).');

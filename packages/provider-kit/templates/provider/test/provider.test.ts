@@ -1,13 +1,21 @@
 /**
  * The provider over HTTP, as the platform calls it: form-encoded bodies, Basic auth, JSON answers.
+ * The plans are the ones the provider lists (GET /resources/plans), so renaming or adding a plan
+ * needs no edit here. How long a test may wait is vitest.config.ts's testTimeout.
  */
 import request from "supertest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PLANS } from "../src/handlers.js";
 import { credentials, serve, type RunningProvider } from "./serve.js";
 
+/** Time the test keeps to fail with what it saw, rather than with vitest's "Test timed out". */
+const MARGIN_MS = 2_000;
+
 let provider: RunningProvider;
-beforeEach(async () => {
+/** When the running test stops waiting for an instance to be ready: shortly before its timeout. */
+let deadline: number;
+beforeEach(async ({ task }) => {
+  deadline = Date.now() + task.timeout - MARGIN_MS;
   provider = await serve();
 });
 afterEach(async () => {
@@ -24,8 +32,26 @@ function call(method: "get" | "post" | "put" | "delete", path: string, form: Rec
     .send(form);
 }
 
-async function createInstance(name = "db1", plan = "small"): Promise<void> {
-  await call("post", "/resources", { name, plan, team: "team-a" }).expect(201);
+/** The names of the plans the provider lists, in its order. */
+async function planNames(): Promise<string[]> {
+  const response = await call("get", "/resources/plans").expect(200);
+  return (response.body as Array<{ name: string }>).map((plan) => plan.name);
+}
+
+/** Creates an instance (of the first plan unless told) and waits until it is ready: a create may finish in the background. */
+async function createInstance(name = "db1", plan?: string): Promise<void> {
+  await call("post", "/resources", { name, plan: plan ?? (await planNames())[0]!, team: "team-a" }).expect(201);
+  await waitUntilReady(name);
+}
+
+/** Polls the instance's status while it answers 202 (provisioning), until the test's deadline. */
+async function waitUntilReady(name: string): Promise<void> {
+  let status = (await call("get", `/resources/${name}/status`)).status;
+  while (status === 202 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    status = (await call("get", `/resources/${name}/status`)).status;
+  }
+  expect(status, `${name} still provisioning (status 202) near the test's timeout: if create needs longer, raise testTimeout in vitest.config.ts`).toBe(204);
 }
 
 describe("the provider", () => {
@@ -39,33 +65,24 @@ describe("the provider", () => {
     expect(response.body).toEqual(PLANS);
   });
 
-  it("creates an instance that is running and describes itself", async () => {
-    await createInstance();
-    await call("get", "/resources/db1/status").expect(204);
-    const info = await call("get", "/resources/db1").expect(200);
-    expect(info.body).toContainEqual({ label: "Plan", value: "small" });
-  });
-
-  it("creates a large instance in the background: 201 at once, ready soon after", async () => {
-    await createInstance("db2", "large");
-    const deadline = Date.now() + 10_000;
-    let status = (await call("get", "/resources/db2/status")).status;
-    while (status === 202 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      status = (await call("get", "/resources/db2/status")).status;
+  it("creates an instance of every plan it lists: 201 at once, running soon after (in the background if need be), describing itself", async () => {
+    const plans = await planNames();
+    expect(plans.length).toBeGreaterThan(0);
+    for (const [index, plan] of plans.entries()) {
+      await createInstance(`db${index + 1}`, plan);
+      const info = await call("get", `/resources/db${index + 1}`).expect(200);
+      expect(info.body).toContainEqual({ label: "Plan", value: plan });
     }
-    expect(status).toBe(204);
-    expect((await call("get", "/resources/db2")).body).toContainEqual({ label: "Plan", value: "large" });
   });
 
   it("refuses a second instance with the same name", async () => {
     await createInstance();
-    await call("post", "/resources", { name: "db1", plan: "small", team: "team-a" }).expect(409);
+    await call("post", "/resources", { name: "db1", plan: (await planNames())[0]!, team: "team-a" }).expect(409);
   });
 
   it("rejects an unknown plan, naming the plans there are", async () => {
-    const response = await call("post", "/resources", { name: "db1", plan: "huge", team: "team-a" }).expect(400);
-    expect(response.text).toContain("small, large");
+    const response = await call("post", "/resources", { name: "db1", plan: "no-such-plan", team: "team-a" }).expect(400);
+    expect(response.text).toContain((await planNames()).join(", "));
   });
 
   it("gives each app its own credentials, and the same ones when an app is bound again", async () => {
@@ -101,8 +118,9 @@ describe("the provider", () => {
 
   it("changes the plan on update", async () => {
     await createInstance();
-    await call("put", "/resources/db1", { plan: "large", team: "team-a" }).expect(200);
-    expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Plan", value: "large" });
+    const plan = (await planNames()).at(-1)!;
+    await call("put", "/resources/db1", { plan, team: "team-a" }).expect(200);
+    expect((await call("get", "/resources/db1")).body).toContainEqual({ label: "Plan", value: plan });
   });
 
   it("serves its own action: the body checked, the instance changed", async () => {
