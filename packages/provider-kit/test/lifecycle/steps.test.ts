@@ -12,8 +12,13 @@ import { registryLifecycle } from "../../src/lifecycle/registry.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
 import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, STORE_KINDS, useLifecycles } from "./helpers.js";
 
-/** Short settings so retries and takeovers happen within a test. */
-const FAST: Partial<RegistryOptions> = { stepRetryDelayMs: 10, pollIntervalMs: 50, leaseTtlMs: 600 };
+/**
+ * Short settings so retries happen within a test. The lease keeps its default: on a busy machine a
+ * short one lapses between two renewals and another attempt starts.
+ */
+const FAST: Partial<RegistryOptions> = { stepRetryDelayMs: 10, pollIntervalMs: 50 };
+/** For the tests about the lease: one that lapses soon after its renewals stop. */
+const SHORT_LEASE: Partial<RegistryOptions> = { leaseTtlMs: 600 };
 
 function asyncHandlers(provision: ProviderHandlers["provision"], extra: Partial<ProviderHandlers> = {}): ProviderHandlers {
   return {
@@ -158,6 +163,7 @@ describe.each(STORE_KINDS)("background steps on the %s store", (kind) => {
         firstRun.open();
         return new Promise(() => stepContext.signal.addEventListener("abort", () => {})); // never ends: the process "dies"
       }),
+      SHORT_LEASE,
     );
     await first.lifecycle.create(createRequest("cache"), ctx);
     await firstRun.opened;
@@ -169,7 +175,7 @@ describe.each(STORE_KINDS)("background steps on the %s store", (kind) => {
         attempts.push(stepContext.attempt);
         return { data: { port: record.step?.attempts ?? 0 } };
       }),
-      { store: stores.reopen(first.store) },
+      { ...SHORT_LEASE, store: stores.reopen(first.store) },
     );
     const ready = await stateBecomes(second.store, "cache", "ready");
     expect(attempts).toEqual([2]);
@@ -261,7 +267,7 @@ describe("a background step whose lease cannot be renewed", () => {
         started.open();
         await new Promise(() => {}); // still working when the lease lapses
       }),
-      { ...FAST, store },
+      { ...FAST, ...SHORT_LEASE, store },
       silent,
       steps,
     );
