@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
-import { eventually, killServersUnder, PASSWORD, startTestProvider, tempDir, testConfig } from "../../../../examples/redis/test/support.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { killServersUnder, tempDir } from "../../../../test/support/data-dirs.js";
+import { PASSWORD, startTestProvider, testConfig } from "../../../../test/support/redis-example.js";
 import type { RunningProvider } from "../../../../examples/redis/redis-provider.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { manifest, startTestPlatform, type TestPlatform } from "./helpers.js";

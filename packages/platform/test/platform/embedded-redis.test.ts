@@ -2,8 +2,10 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runningPid } from "../../src/redis/server.js";
-import { eventually, killServersUnder, REDIS_SERVER, tempDir } from "../../../../examples/redis/test/support.js";
-import { removeDir } from "./redis-example.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { killServersUnder, tempDir } from "../../../../test/support/data-dirs.js";
+import { REDIS_SERVER } from "../../../../test/support/redis-server.js";
+import { removeDir } from "../../../../test/support/redis-example.js";
 import { startTestPlatform, type TestPlatform } from "./helpers.js";
 
 describe("the platform's embedded redis-server", () => {

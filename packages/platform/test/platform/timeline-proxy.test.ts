@@ -23,7 +23,7 @@ import { addressOfUrl, redisClient } from "@provider-kit/redis-store/connection"
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
 import { Api, manifest, startTestPlatform, type TestPlatform } from "./helpers.js";
-import { removeDir, startPlatformProcess, type PlatformProcess } from "./redis-example.js";
+import { removeDir, startPlatformProcess, type PlatformProcess } from "../../../../test/support/redis-example.js";
 
 interface Received {
   method: string;
