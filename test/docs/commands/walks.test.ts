@@ -167,12 +167,13 @@ describe("README's quick start, then the Redis example's README", () => {
   });
 });
 
-/** The seed the pages use, with this run's provider port in place of the page's 42080. */
+/** The seed the pages use, with this run's provider in place of the page's (port 42080 unless PROVIDER_PORT says otherwise). */
 async function seedFor(providerUrl: string, dir: string): Promise<string> {
   const seed = await readFile(path.join(ROOT, "examples/redis/platform-seed.yaml"), "utf8");
-  expect(seed).toContain("http://127.0.0.1:42080");
+  const pagesProvider = "http://127.0.0.1:${PROVIDER_PORT:-42080}";
+  expect(seed).toContain(pagesProvider);
   const file = path.join(dir, "platform-seed.yaml");
-  await writeFile(file, seed.replace("http://127.0.0.1:42080", providerUrl));
+  await writeFile(file, seed.replace(pagesProvider, providerUrl));
   return file;
 }
 
