@@ -15,7 +15,7 @@ import { manifest, startTestPlatform, type TestPlatform } from "./helpers.js";
 const BROKER = "redis-broker";
 const SERVICE = `${BROKER}::redis`;
 
-describe("brokers on the local platform", { timeout: 120_000 }, () => {
+describe("brokers on the local platform", () => {
   let redis: RedisServer;
   let dataDir: string;
   let provider: RunningProvider;
@@ -73,7 +73,7 @@ describe("brokers on the local platform", { timeout: 120_000 }, () => {
     await t.admin.ok(t.admin.post("/services/instances", { json: { name: "native", service_name: "redis", plan: "shared" } }), 201);
     // The dedicated plan provisions in the background: the platform polls last_operation for the status.
     await t.admin.ok(t.admin.post("/services/instances", { json: { name: "brokered", service_name: SERVICE, plan: "dedicated" } }), 201);
-    await eventually(async () => (await t.admin.get("/services/instances/brokered/status")).text.startsWith('Service instance "brokered" is succeeded'), 60_000);
+    await eventually(async () => (await t.admin.get("/services/instances/brokered/status")).text.startsWith('Service instance "brokered" is succeeded'));
 
     await t.admin.ok(t.admin.put("/services/instances/native/web"));
     const brokered = (await t.admin.ok(t.admin.put("/services/instances/brokered/web"))).json<Record<string, string>>();

@@ -100,7 +100,7 @@ describe("the proxy's bounds", () => {
   it("caps one user's proxied calls in flight with 429, leaving other users theirs", async () => {
     const mallory = await t.admin.user("capped@example.com");
     const waiting = [mallory.get("/1.21/services/kv/authenticated-resources/wait/1"), mallory.get("/1.21/services/kv/authenticated-resources/wait/2")];
-    await eventually(() => provider.received.filter((call) => call.url.includes("/wait/")).length === 2, 30_000, "two calls at the provider");
+    await eventually(() => provider.received.filter((call) => call.url.includes("/wait/")).length === 2, 20_000, "two calls at the provider");
     expect(await mallory.get("/1.21/services/kv/authenticated-resources/other")).toMatchObject({
       status: 429,
       text: "You already have 2 proxied calls in flight (at most 2 at once): wait for one to be answered.",
@@ -129,11 +129,11 @@ describe("a caller that goes before its answer", () => {
       await t.admin.ok(t.admin.post("/services", { text: manifest("kv", provider.url) }));
       const leaving = new AbortController();
       const gone = fetch(`${t.url}/1.21/services/kv/authenticated-resources/hang/1`, { headers: { Authorization: `bearer ${t.admin.token}` }, signal: leaving.signal }).catch(() => "aborted");
-      await eventually(() => provider.received.some((call) => call.url.endsWith("/hang/1")), 30_000, "the call at the provider");
+      await eventually(() => provider.received.some((call) => call.url.endsWith("/hang/1")), 20_000, "the call at the provider");
       leaving.abort();
       expect(await gone).toBe("aborted");
-      await eventually(() => provider.closed.some((url) => url.endsWith("/hang/1")), 30_000, "the provider's connection closed");
-      await eventually(async () => (await t.admin.get("/1.21/services/kv/authenticated-resources/free")).status === 200, 30_000, "the caller's place free again");
+      await eventually(() => provider.closed.some((url) => url.endsWith("/hang/1")), 20_000, "the provider's connection closed");
+      await eventually(async () => (await t.admin.get("/1.21/services/kv/authenticated-resources/free")).status === 200, 20_000, "the caller's place free again");
     } finally {
       await t.stop();
       await provider.stop();
