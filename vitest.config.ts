@@ -1,72 +1,40 @@
-import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/** Every package's tests, the example's and the repository's own (docs, the shared support). */
+const TESTS = ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "test/**/*.test.ts"];
 
 /**
- * One project per package (and one for the repository's docs), each in two sets. The slow set
- * (`npm run test:slow`, projects named `<package>:slow`): files that start the CLI, the platform or
- * providers as processes, install packages, kill servers to watch them recover, or drive a browser.
- * The rest is the fast set (`npm run test:fast`), the inner loop; `npm test` runs both, the fast
- * sets first. A package's own `npm test` runs its two projects.
+ * The slow set (`npm run test:slow`): files that start the CLI, the platform or providers as
+ * processes, install packages, kill servers to watch them recover, or drive a browser. Each
+ * works in its own temporary folders on ports the OS chooses, so two run side by side.
  */
-const PACKAGES: Record<string, { dir: string; slow: string[] }> = {
-  "provider-kit": {
-    dir: "packages/provider-kit",
-    slow: ["test/template/**/*.test.ts", "test/lifecycle/failover.test.ts", "test/lifecycle/replicas.test.ts"],
-  },
-  conformance: { dir: "packages/conformance", slow: ["test/conformance/cli.test.ts"] },
-  platform: {
-    dir: "packages/platform",
-    slow: [
-      "test/redis/process.test.ts",
-      "test/redis/server.test.ts",
-      "test/platform/cli-seed.test.ts",
-      "test/platform/security.test.ts",
-      "test/platform/e2e-redis.test.ts",
-      "test/platform/e2e-multi-cluster.test.ts",
-      "test/platform/embedded-redis.test.ts",
-      "test/platform/dev.test.ts",
-      "test/platform/*-browser.test.ts",
-    ],
-  },
-  "example-redis": {
-    dir: "examples/redis",
-    slow: ["test/main.test.ts", "test/dedicated.test.ts", "test/dedicated-crash.test.ts", "test/acl-file.test.ts", "test/operations.test.ts"],
-  },
-  docs: { dir: "test/docs", slow: ["commands/walks.test.ts"] },
-  "test-support": { dir: "test/support", slow: ["redis-server.test.ts"] },
-};
+const SLOW = [
+  "packages/provider-kit/test/template/**/*.test.ts",
+  "packages/provider-kit/test/cli/exit-codes.test.ts",
+  "packages/redis-store/test/failover.test.ts",
+  "packages/redis-store/test/replicas.test.ts",
+  "packages/conformance/test/conformance/cli.test.ts",
+  "packages/platform/test/redis/process.test.ts",
+  "packages/platform/test/redis/server.test.ts",
+  "packages/platform/test/platform/cli-seed.test.ts",
+  "packages/platform/test/platform/security.test.ts",
+  "packages/platform/test/platform/timeline-flood.test.ts",
+  "packages/platform/test/platform/e2e-redis.test.ts",
+  "packages/platform/test/platform/e2e-multi-cluster.test.ts",
+  "packages/platform/test/platform/embedded-redis.test.ts",
+  "packages/platform/test/platform/dev.test.ts",
+  "packages/platform/test/platform/*-browser.test.ts",
+  "examples/redis/test/main.test.ts",
+  "examples/redis/test/dedicated.test.ts",
+  "examples/redis/test/dedicated-crash.test.ts",
+  "examples/redis/test/acl-file.test.ts",
+  "examples/redis/test/operations.test.ts",
+  "test/docs/commands/walks.test.ts",
+  "test/support/redis-server.test.ts",
+];
 
-/** In every project: the run fails if a redis-server a test started outlives the run (test/server-records-setup.ts). */
+/** In both sets: the run fails if a redis-server a test started outlives the run (test/server-records-setup.ts). */
 const SERVER_RECORDS = "test/server-records-setup.ts";
-
-function projects(name: string, { dir, slow }: { dir: string; slow: string[] }): TestProjectInlineConfiguration[] {
-  const inDir = (pattern: string) => `${dir}/${pattern}`;
-  const fast: TestProjectInlineConfiguration = {
-    extends: true,
-    test: {
-      name,
-      include: [inDir("**/*.test.ts")],
-      exclude: [...configDefaults.exclude, ...slow.map(inDir)],
-      pool: "threads",
-      globalSetup: [SERVER_RECORDS],
-      sequence: { groupOrder: 0 },
-    },
-  };
-  if (slow.length === 0) return [fast];
-  return [
-    fast,
-    {
-      extends: true,
-      test: {
-        name: `${name}:slow`,
-        include: slow.map(inDir),
-        // dist/ is built once here, never by a test file while others read it: the template's
-        // tests pack the packages and run the built CLI.
-        globalSetup: ["test/global-setup.ts", SERVER_RECORDS],
-        sequence: { groupOrder: 1 },
-      },
-    },
-  ];
-}
 
 // Workspace packages import each other by name; "source" resolves those names to their
 // TypeScript sources (see each package.json's exports), so tests need no build first.
@@ -75,16 +43,44 @@ export default defineConfig({
   resolve: { conditions: ["source", "module", "browser", "development|production"] },
   ssr: { resolve: { conditions: ["source", "module", "node", "development|production"] } },
   test: {
-    // Tests start real redis-server processes, HTTP servers and CLIs through tsx; in a full run
-    // beside other CPU-bound work, single tests that spawn processes took over 30 s.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    // The fast sets run in worker threads sharing their loaded modules: their files leave no
-    // global state behind, and loading express, pino, zod and the sources again for each file
-    // would be most of their time. They mostly wait on Redis and HTTP, so one worker per core.
-    poolOptions: { threads: { isolate: false, maxThreads: "100%" } },
+    // Vitest's defaults: a test that needs longer waits on too much, or on a sleep.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    poolOptions: {
+      // The fast set: one project, so one batch in worker threads sharing their loaded modules
+      // (vitest recycles the workers between projects). Its files leave no global state behind,
+      // and loading express, pino, zod and the sources again for each file would be most of
+      // their time. They mostly wait on Redis and HTTP: one worker per core.
+      threads: { isolate: false, maxThreads: "100%" },
+      // The slow set: each file in a process of its own, two at a time (vitest's default is one
+      // fewer than the cores: one on a 2-core machine); their time is mostly spent waiting on
+      // the processes they start.
+      forks: { maxForks: 2 },
+    },
     projects: [
-      ...Object.entries(PACKAGES).flatMap(([name, set]) => projects(name, set)),
+      {
+        extends: true,
+        test: {
+          name: "fast",
+          include: TESTS,
+          exclude: [...configDefaults.exclude, ...SLOW],
+          pool: "threads",
+          globalSetup: [SERVER_RECORDS],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "slow",
+          include: SLOW,
+          pool: "forks",
+          // dist/ is built once here, never by a test file while others read it: the template's
+          // tests pack the packages and run the built CLI.
+          globalSetup: ["test/global-setup.ts", SERVER_RECORDS],
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { createProvider } from "provider-kit";
 import { COSTLY_BODIES } from "../packages/provider-kit/test/http/costly-bodies.js";
-import { AUTH, GOOD_AUTH, fakeResource } from "../packages/provider-kit/test/http/helpers.js";
+import { AUTH, GOOD_AUTH, fakeResource } from "../test/support/fake-provider.js";
 
 const provider = createProvider(fakeResource().handlers, { auth: AUTH, registry: false, logger: pino({ level: "silent" }) });
 const server = provider.listen(0, "127.0.0.1");

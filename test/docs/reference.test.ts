@@ -10,7 +10,7 @@ import request from "supertest";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { createProvider, DEFAULTS, REGISTRY_DEFAULTS, VARIANTS } from "provider-kit";
-import { AUTH, basic, fakeResource, PASSWORD, USER } from "../../packages/provider-kit/test/http/helpers.js";
+import { AUTH, basic, fakeResource, PASSWORD, USER } from "../support/fake-provider.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 

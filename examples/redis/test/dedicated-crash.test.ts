@@ -190,7 +190,7 @@ describe.skipIf(process.platform !== "linux")("dedicated instances across a kill
     process.kill(pid, "SIGSTOP"); // so the provider's SIGTERM waits, and the provider with it
     try {
       const destroy = first.api.destroy("stopping").catch(() => undefined); // never answered
-      await eventually(() => termPending(pid));
+      await eventually(() => termPending(pid), 60_000); // the provider answers the destroy on a loaded machine
       await kill(first.program);
       await destroy;
     } finally {

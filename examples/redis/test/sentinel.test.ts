@@ -11,7 +11,7 @@ import { startSentinelGroup, type SentinelGroup } from "../../../test/support/re
 import { REGISTRY_KEY_PREFIX, type RunningProvider } from "../redis-provider.js";
 import { killServersUnder, platform, startTestProvider, tempDir, testConfig } from "./support.js";
 
-describe("the example with its registry on a Sentinel group", { timeout: 60_000 }, () => {
+describe("the example with its registry on a Sentinel group", () => {
   let group: SentinelGroup;
   let tenants: RedisServer;
   let dataDir: string;
@@ -23,7 +23,7 @@ describe("the example with its registry on a Sentinel group", { timeout: 60_000 
     const aclFile = join(dataDir, "tenants.acl");
     await writeFile(aclFile, "");
     [group, tenants] = await Promise.all([startSentinelGroup(), startRedisServer({ args: ["--aclfile", aclFile] })]);
-  }, 60_000);
+  });
   afterAll(async () => {
     await provider?.close();
     await killServersUnder(dataDir);

@@ -1,63 +1,22 @@
 /**
  * Test helpers for the Redis provider: the platform's side of the HTTP calls, an app's side
- * of a binding, polling, and clean-up of every process a test's data directory holds.
+ * of a binding, a shared setup; with what test/support has for every package's tests (the
+ * example started in-process, its data directories and their clean-up, app clients, polling).
  */
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { pino } from "pino";
 import { createClient } from "@redis/client";
 import { isAlive, REDIS_SERVER, startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
-import type { Config } from "../config.js";
-import { runningPid } from "@provider-kit/platform/redis-server";
-import { startRedisProvider, type RunningProvider, type StartOptions } from "../redis-provider.js";
+import { killServersUnder, slowRedisServer, tempDir } from "../../../test/support/data-dirs.js";
+import { appClient, appClients, PASSWORD, startTestProvider, testConfig, type AppClient } from "../../../test/support/redis-example.js";
+import type { RunningProvider } from "../redis-provider.js";
 
 export { isAlive, REDIS_SERVER };
 export { eventually } from "../../../test/support/eventually.js";
-export const PASSWORD = "platform-secret";
-
-export async function tempDir(name: string): Promise<string> {
-  return mkdtemp(join(tmpdir(), `redis-provider-${name}-`));
-}
-
-/**
- * A `redis-server` that waits `seconds` before starting: a real server whose provisioning lasts
- * long enough to be seen pending, or interrupted.
- */
-export async function slowRedisServer(dir: string, seconds: number): Promise<string> {
-  const path = join(dir, "slow-redis-server");
-  await writeFile(path, `#!/bin/sh\nsleep ${seconds}\nexec ${REDIS_SERVER} "$@"\n`);
-  await chmod(path, 0o755);
-  return path;
-}
-
-export function testConfig(overrides: Partial<Config> & Pick<Config, "dataDir">): Config {
-  return {
-    port: 0,
-    host: "127.0.0.1",
-    username: "redis",
-    password: PASSWORD,
-    redisServer: REDIS_SERVER,
-    dedicatedMaxmemory: "64mb",
-    sharedMaxmemory: "64mb",
-    sharedMaxmemoryPolicy: "noeviction",
-    aclSaveIntervalMs: 1_000,
-    logLevel: "silent",
-    logFormat: "json",
-    ...overrides,
-  };
-}
-
-/** Short leases and polls, so a takeover after a restart happens within a test's patience. */
-export function startTestProvider(config: Config, registry: StartOptions["registry"] = {}): Promise<RunningProvider> {
-  return startRedisProvider(config, {
-    logger: pino({ level: "silent" }),
-    registry: { leaseTtlMs: 1_000, pollIntervalMs: 200, stepRetryDelayMs: 200, ...registry },
-  });
-}
+export { appClient, appClients, killServersUnder, PASSWORD, slowRedisServer, startTestProvider, tempDir, testConfig };
 
 export interface Answer {
   status: number;
@@ -121,16 +80,6 @@ export function bindEnv(answer: Answer): Record<string, string> {
     if (typeof value !== "string") throw new Error(`${name} is not a string`);
   }
   return env as Record<string, string>;
-}
-
-/** An app connected with the env a bind returned, by its REDIS_URL as an app would. */
-export async function appClient(env: Record<string, string>) {
-  // node-redis gives a connection 5 s; tests connecting dozens of apps at once on a loaded
-  // runner saw every try time out for a minute (the server was answering).
-  const client = createClient({ url: env.REDIS_URL, socket: { reconnectStrategy: false, connectTimeout: 30_000 } });
-  client.on("error", () => {});
-  await client.connect();
-  return client;
 }
 
 /**
@@ -216,23 +165,6 @@ export function appRuns(env: Record<string, string>, commands: ReadonlyArray<rea
   });
 }
 
-type AppClient = Awaited<ReturnType<typeof appClient>>;
-
-/** The apps a test connects, all closed at once by `closeAll` (in `afterAll`). */
-export function appClients() {
-  const open: AppClient[] = [];
-  return {
-    async connect(env: Record<string, string>): Promise<AppClient> {
-      const client = await appClient(env);
-      open.push(client);
-      return client;
-    },
-    closeAll() {
-      for (const client of open) if (client.isOpen) client.destroy();
-    },
-  };
-}
-
 export interface SharedSetup {
   redis: RedisServer;
   /** Replaced, with `api`, by `restart`. */
@@ -304,16 +236,6 @@ export async function pidIn(dir: string): Promise<number | undefined> {
 
 export function instanceDir(dataDir: string, instance: string): string {
   return join(dataDir, "instances", instance);
-}
-
-/** Kills every redis-server recorded under `dataDir` (a failed test must not leave any behind). */
-export async function killServersUnder(dataDir: string): Promise<void> {
-  const dirs = [join(dataDir, "embedded"), join(dataDir, "registry"), ...(await readdir(join(dataDir, "instances")).catch(() => [])).map((name) => join(dataDir, "instances", name))];
-  for (const dir of dirs) {
-    const pid = await runningPid(dir);
-    if (pid !== undefined) process.kill(pid, "SIGKILL");
-  }
-  await rm(dataDir, { recursive: true, force: true });
 }
 
 /**

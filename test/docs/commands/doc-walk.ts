@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { childEnv, startLongRunning, type LongRunning } from "../../../packages/provider-kit/test/template/processes.js";
+import { childEnv, startLongRunning, type LongRunning } from "../../support/processes.js";
 import { ROOT } from "../markdown-files.js";
 import { commandsOf, type DocCommand } from "./extract.js";
 import type { Walk } from "./walks.js";

@@ -9,11 +9,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appClient, killServersUnder } from "../../../examples/redis/test/support.js";
+import { appClient } from "../../support/redis-example.js";
+import { killServersUnder } from "../../support/data-dirs.js";
 import { freePort } from "@provider-kit/platform/redis-server";
 import { eventually } from "../../support/eventually.js";
 import { startRedisServer, type RedisServer } from "../../support/redis-server.js";
-import type { LongRunning } from "../../../packages/provider-kit/test/template/processes.js";
+import type { LongRunning } from "../../support/processes.js";
 import { ROOT } from "../markdown-files.js";
 import { DocWalk, Terminal } from "./doc-walk.js";
 import { PLATFORM_TOUR, README_PLATFORM, REDIS_EXAMPLE, type Walk } from "./walks.js";
@@ -166,12 +167,13 @@ describe("README's quick start, then the Redis example's README", () => {
   });
 });
 
-/** The seed the pages use, with this run's provider port in place of the page's 42080. */
+/** The seed the pages use, with this run's provider in place of the page's (port 42080 unless PROVIDER_PORT says otherwise). */
 async function seedFor(providerUrl: string, dir: string): Promise<string> {
   const seed = await readFile(path.join(ROOT, "examples/redis/platform-seed.yaml"), "utf8");
-  expect(seed).toContain("http://127.0.0.1:42080");
+  const pagesProvider = "http://127.0.0.1:${PROVIDER_PORT:-42080}";
+  expect(seed).toContain(pagesProvider);
   const file = path.join(dir, "platform-seed.yaml");
-  await writeFile(file, seed.replace("http://127.0.0.1:42080", providerUrl));
+  await writeFile(file, seed.replace(pagesProvider, providerUrl));
   return file;
 }
 

@@ -14,7 +14,7 @@ import { CREDENTIALS, PROVISION_MS, serving, statusOf } from "./helpers.js";
 import { BROKER_CREDENTIALS, osbBroker } from "./osb-broker.js";
 import { listen, referenceProvider } from "./reference-provider.js";
 import { parseXmlElements } from "./xml.js";
-import { PROVIDER_PASSWORD, startRedisExample } from "../../../platform/test/platform/redis-example.js";
+import { PROVIDER_PASSWORD, startRedisExample } from "../../../../test/support/redis-example.js";
 
 const ROOT = fileURLToPath(new URL("../../../..", import.meta.url));
 const LOGIN = ["--username", CREDENTIALS.username, "--password", CREDENTIALS.password];

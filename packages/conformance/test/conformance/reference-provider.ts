@@ -25,8 +25,9 @@ export interface ReferenceOptions {
   /** How long provisioning takes; 0 provisions synchronously. Default 0. */
   provisionMs?: number;
   /**
-   * Provisioning also ends at the first bind refused with 412 (the kit's bind while provisioning),
-   * so a test waits for that call instead of a duration long enough for a busy machine.
+   * Provisioning (when provisionMs is not 0) lasts until the first bind refused with 412 (the
+   * kit's bind while provisioning), however long the kit takes to send it: a test waits for that
+   * call, not for a duration long enough for a busy machine.
    */
   readyAfterRefusedBind?: boolean;
   fault?: Fault;
@@ -52,7 +53,13 @@ class Reference {
   readonly instances = new Map<string, Instance>();
   constructor(readonly options: ReferenceOptions) {}
 
-  /** The instance named in the path, or a 404 answer (and undefined). */
+  /** When an instance created now is ready (never by itself while it waits for a refused bind). */
+  provisionedAt(): number {
+    const provisionMs = this.options.provisionMs ?? 0;
+    if (provisionMs > 0 && this.options.readyAfterRefusedBind) return Number.POSITIVE_INFINITY;
+    return Date.now() + provisionMs;
+  }
+
   /** The key an instance is kept under: its name (the `names-cut-at-10` fault cuts it short). */
   key(name: string): string {
     return (this.options.fault && (FAULTS[this.options.fault] as FaultSwitches).instanceKey?.(name)) ?? name;
@@ -97,7 +104,7 @@ class Reference {
       const plan = field(req, "plan", "plan");
       if (plan && !PLANS.some((known) => known.name === plan)) return text(res, 400, `Unknown plan "${plan}": choose small or large.`);
       this.instances.set(this.key(name), {
-        readyAt: Date.now() + (this.options.provisionMs ?? 0),
+        readyAt: this.provisionedAt(),
         apps: new Map(),
         units: new Set(),
         jobs: new Set(),
@@ -227,7 +234,10 @@ const FAULTS = {
     routes: {
       bindApp: (ref) => (req, res) => {
         const instance = ref.find(req, res);
-        if (instance) res.status(201).json(ref.env(req, instance, appOf(req) ?? ""));
+        if (!instance) return;
+        // Bound while pending: provisioning goes on for provisionMs from here, not forever.
+        if (instance.readyAt === Number.POSITIVE_INFINITY) instance.readyAt = Date.now() + (ref.options.provisionMs ?? 0);
+        res.status(201).json(ref.env(req, instance, appOf(req) ?? ""));
       },
     },
   },

@@ -15,7 +15,7 @@ import { stringify } from "yaml";
 import { createProvider, NotFoundError, ProviderError } from "provider-kit";
 import { startPlatform } from "../../src/platform/platform.js";
 import { freePort } from "../../src/redis/server.js";
-import { AUTH, fakeResource, PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
+import { AUTH, fakeResource, PASSWORD, USER } from "../../../../test/support/fake-provider.js";
 import { ADMIN, Api, manifest, readStream, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
 
 let t: TestPlatform;

@@ -73,7 +73,7 @@ async function startReferenceLikeBroker(): Promise<Listening & { received: Recei
   return { ...broker, received, issued };
 }
 
-describe("a broker shaped as the reference broker, on the local platform", { timeout: 120_000 }, () => {
+describe("a broker shaped as the reference broker, on the local platform", () => {
   let t: TestPlatform;
   let broker: Awaited<ReturnType<typeof startReferenceLikeBroker>>;
 
@@ -145,7 +145,7 @@ describe("a broker shaped as the reference broker, on the local platform", { tim
   });
 });
 
-describe("brokers that cannot stall a listing", { timeout: 60_000 }, () => {
+describe("brokers that cannot stall a listing", () => {
   let t: TestPlatform;
   let silent: Listening;
   let huge: Listening;

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
-import { eventually, killServersUnder, PASSWORD, startTestProvider, tempDir, testConfig } from "../../../../examples/redis/test/support.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { killServersUnder, tempDir } from "../../../../test/support/data-dirs.js";
+import { PASSWORD, startTestProvider, testConfig } from "../../../../test/support/redis-example.js";
 import type { RunningProvider } from "../../../../examples/redis/redis-provider.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { manifest, startTestPlatform, type TestPlatform } from "./helpers.js";
@@ -13,7 +15,7 @@ import { manifest, startTestPlatform, type TestPlatform } from "./helpers.js";
 const BROKER = "redis-broker";
 const SERVICE = `${BROKER}::redis`;
 
-describe("brokers on the local platform", { timeout: 120_000 }, () => {
+describe("brokers on the local platform", () => {
   let redis: RedisServer;
   let dataDir: string;
   let provider: RunningProvider;
@@ -71,7 +73,7 @@ describe("brokers on the local platform", { timeout: 120_000 }, () => {
     await t.admin.ok(t.admin.post("/services/instances", { json: { name: "native", service_name: "redis", plan: "shared" } }), 201);
     // The dedicated plan provisions in the background: the platform polls last_operation for the status.
     await t.admin.ok(t.admin.post("/services/instances", { json: { name: "brokered", service_name: SERVICE, plan: "dedicated" } }), 201);
-    await eventually(async () => (await t.admin.get("/services/instances/brokered/status")).text.startsWith('Service instance "brokered" is succeeded'), 60_000);
+    await eventually(async () => (await t.admin.get("/services/instances/brokered/status")).text.startsWith('Service instance "brokered" is succeeded'));
 
     await t.admin.ok(t.admin.put("/services/instances/native/web"));
     const brokered = (await t.admin.ok(t.admin.put("/services/instances/brokered/web"))).json<Record<string, string>>();

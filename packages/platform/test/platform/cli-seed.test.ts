@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { applySeed, readSeed } from "../../src/platform/seed.js";
 import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
-import { childEnv, run, startLongRunning } from "../../../provider-kit/test/template/processes.js";
+import { childEnv, run, startLongRunning } from "../../../../test/support/processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { ADMIN, Api, startTestPlatform, startTestProvider, type TestProvider } from "./helpers.js";
-import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
+import { PASSWORD, USER } from "../../../../test/support/fake-provider.js";
 
 const ROOT = resolve(import.meta.dirname, "../../../..");
 const CLI = ["--conditions=source", "--import", "tsx", "packages/provider-kit/src/cli/main.ts", "platform"];

@@ -11,11 +11,12 @@
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actions as redisActions } from "../../../../examples/redis/actions.js";
-import { appClients, tempDir } from "../../../../examples/redis/test/support.js";
+import { appClients } from "../../../../test/support/redis-example.js";
+import { tempDir } from "../../../../test/support/data-dirs.js";
 import { actionsManifest, declareActions, instanceAction } from "provider-kit";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider, type Api, type TestProvider } from "./helpers.js";
-import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
+import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "../../../../test/support/redis-example.js";
 
 const MARKUP = '<img src=x onerror="window.injected = true">';
 const DEV = { email: "dev@example.com", password: "dev-password" };

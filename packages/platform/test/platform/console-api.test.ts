@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "provider-kit";
 import { INSTANCE_NAME_PATTERN } from "provider-kit/contract";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
-import { PASSWORD } from "../../../provider-kit/test/http/helpers.js";
+import { PASSWORD } from "../../../../test/support/fake-provider.js";
 import { manifest, STORES, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 describe.each(STORES)("the console's API (%s store)", (kind) => {

@@ -8,10 +8,10 @@
  */
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../../../examples/redis/test/support.js";
+import { tempDir } from "../../../../test/support/data-dirs.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startProgressProvider, startTestProvider, type Api, type TestProvider } from "./helpers.js";
-import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
+import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "../../../../test/support/redis-example.js";
 
 describe("the platform console in a real browser", { timeout: 180_000 }, () => {
   let provider: ExampleProvider | undefined;

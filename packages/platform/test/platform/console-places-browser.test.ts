@@ -11,7 +11,7 @@
  */
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD } from "../../../provider-kit/test/http/helpers.js";
+import { PASSWORD } from "../../../../test/support/fake-provider.js";
 import { launchBrowser, type TestBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestPlatform, startTestProvider, type Api, type TestPlatform, type TestProvider } from "./helpers.js";
 

@@ -10,10 +10,11 @@ import { resolve } from "node:path";
 import type { Page } from "puppeteer-core";
 import { actions as redisActions } from "../../../../examples/redis/actions.js";
 import { actionsManifest, ProviderError } from "provider-kit";
-import { eventually, tempDir } from "../../../../examples/redis/test/support.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { tempDir } from "../../../../test/support/data-dirs.js";
 import { launchBrowser } from "./browser.js";
 import { ADMIN, manifest, startTestProvider } from "./helpers.js";
-import { removeDir, startPlatformProcess, startRedisExample } from "./redis-example.js";
+import { removeDir, startPlatformProcess, startRedisExample } from "../../../../test/support/redis-example.js";
 
 const OUT = resolve(import.meta.dirname, "../../../../docs/console");
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { processGroupAlive, startLongRunning, type LongRunning } from "../../../provider-kit/test/template/processes.js";
+import { processGroupAlive, startLongRunning, type LongRunning } from "../../../../test/support/processes.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { isAlive } from "../../src/redis/process.js";
 import { Api } from "./helpers.js";

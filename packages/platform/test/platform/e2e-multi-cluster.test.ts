@@ -13,9 +13,9 @@ import { stringify } from "yaml";
 import { actionsManifest } from "provider-kit";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import { actions } from "../../../../examples/redis/actions.js";
-import { tempDir } from "../../../../examples/redis/test/support.js";
+import { tempDir } from "../../../../test/support/data-dirs.js";
 import { ADMIN, Api } from "./helpers.js";
-import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
+import { PROVIDER_PASSWORD, removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "../../../../test/support/redis-example.js";
 
 const DEV = { email: "dev@example.com", password: "dev-password" };
 const OPS = { email: "ops@example.com", password: "ops-password" };

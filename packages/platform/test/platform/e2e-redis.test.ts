@@ -5,9 +5,10 @@
  */
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, tempDir } from "../../../../examples/redis/test/support.js";
+import { eventually } from "../../../../test/support/eventually.js";
+import { tempDir } from "../../../../test/support/data-dirs.js";
 import type { Api } from "./helpers.js";
-import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "./redis-example.js";
+import { removeDir, START_MS, startPlatformProcess, startRedisExample, type ExampleProvider, type PlatformProcess } from "../../../../test/support/redis-example.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 
 interface EnvVar {

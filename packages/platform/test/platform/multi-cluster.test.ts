@@ -11,7 +11,7 @@ import { stringify } from "yaml";
 import { parsePool, type Cluster } from "../../src/platform/domain/config.js";
 import type { ProviderCall } from "../../src/platform/domain/model.js";
 import type { CallPlacement, ProviderHandlers } from "provider-kit";
-import { fakeResource, PASSWORD, start, USER, type Running } from "../../../provider-kit/test/http/helpers.js";
+import { fakeResource, PASSWORD, start, USER, type Running } from "../../../../test/support/fake-provider.js";
 import { STORES, startTestPlatform, type Api, type TestPlatform } from "./helpers.js";
 
 const KUBE_CONFIG = { cluster: { server: "https://west.example:6443" }, user: { token: "west-cluster-token" } };

@@ -14,8 +14,8 @@ import { UNPRINTED } from "../../../../test/support/unprinted.js";
 import { stringify } from "yaml";
 import { eventually } from "../../../../test/support/eventually.js";
 import { startRedisServer } from "../../../../test/support/redis-server.js";
-import { startLongRunning } from "../../../provider-kit/test/template/processes.js";
-import { removeDir, startPlatformProcess } from "./redis-example.js";
+import { startLongRunning } from "../../../../test/support/processes.js";
+import { removeDir, startPlatformProcess } from "../../../../test/support/redis-example.js";
 import { ADMIN, Api, manifest, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 
 interface RawAnswer {

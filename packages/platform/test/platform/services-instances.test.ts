@@ -1,6 +1,6 @@
 /** The service catalog and service instances through HTTP, against a createProvider provider. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GOOD_AUTH } from "../../../provider-kit/test/http/helpers.js";
+import { GOOD_AUTH } from "../../../../test/support/fake-provider.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { manifest, STORES, startProgressProvider, startTestPlatform, startTestProvider, type TestPlatform, type TestProvider } from "./helpers.js";
 

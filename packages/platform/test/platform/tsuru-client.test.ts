@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "provider-kit";
 import { ADMIN, readStream, STORES, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
-import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
+import { PASSWORD, USER } from "../../../../test/support/fake-provider.js";
 
 describe.each(STORES)("today's tsuru client (%s store)", (kind) => {
   let t: TestPlatform;

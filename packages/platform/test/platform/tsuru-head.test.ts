@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "provider-kit";
 import { manifest, readStream, startTestPlatform, startTestProvider, tsuru, type TestPlatform, type TestProvider } from "./helpers.js";
-import { PASSWORD, USER } from "../../../provider-kit/test/http/helpers.js";
+import { PASSWORD, USER } from "../../../../test/support/fake-provider.js";
 
 describe("today's platform behind today's client's routes", () => {
   let t: TestPlatform;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { DataDirLockedError, lockDataDir } from "../../src/redis/process.js";
-import { killServersUnder, tempDir } from "../../../../examples/redis/test/support.js";
+import { killServersUnder, tempDir } from "../../../../test/support/data-dirs.js";
 
 describe("the data-directory lock", () => {
   const dirs: string[] = [];

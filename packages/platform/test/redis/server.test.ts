@@ -15,7 +15,8 @@ import {
   superviseRedisServer,
   type RedisServerSpec,
 } from "../../src/redis/server.js";
-import { isAlive, killServersUnder, REDIS_SERVER, tempDir } from "../../../../examples/redis/test/support.js";
+import { isAlive, REDIS_SERVER } from "../../../../test/support/redis-server.js";
+import { killServersUnder, tempDir } from "../../../../test/support/data-dirs.js";
 
 describe("redis-server process manager", () => {
   const dirs: string[] = [];

@@ -1,7 +1,8 @@
 /**
  * `provider-kit/store`: what a store implementation (such as `@provider-kit/redis-store`) builds
  * on: the `Store` and `LockedInstance` contract the lifecycle calls, the lock errors it maps to
- * answers, and the helpers `MemoryStore` uses for locks, renewal and shared work.
+ * answers, the helpers `MemoryStore` uses for locks, renewal and shared work, and the registry
+ * opened on a store for that store's tests.
  */
 export {
   bindingField,
@@ -25,3 +26,5 @@ export { KeyedMutex, type Release } from "../lifecycle/keyed-mutex.js";
 export { keepRenewed, type Renewal } from "../lifecycle/renewal.js";
 export { SharedRuns } from "../shared-runs.js";
 export { LazyAbort } from "../lazy-abort.js";
+export { openRegistry } from "../lifecycle/open-registry.js";
+export type { RegistryLifecycle } from "../lifecycle/registry.js";

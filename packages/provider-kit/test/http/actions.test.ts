@@ -25,7 +25,7 @@ import {
   type ProviderActions,
   type ProviderHandlers,
 } from "../../src/index.js";
-import { AUTH, FORM, GOOD_AUTH, requestLines, start, stopAll, type Running } from "./helpers.js";
+import { AUTH, FORM, GOOD_AUTH, requestLines, start, stopAll, type Running } from "../../../../test/support/fake-provider.js";
 
 afterEach(stopAll);
 

@@ -1,7 +1,7 @@
 /** HTTP Basic auth as the platform uses it, and the refusal to start without credentials. */
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigurationError, createProvider } from "../../src/index.js";
-import { AUTH, FORM, PASSWORD, SERVICE_ID, USER, basic, fakeResource, start, stopAll } from "./helpers.js";
+import { AUTH, FORM, PASSWORD, SERVICE_ID, USER, basic, fakeResource, start, stopAll } from "../../../../test/support/fake-provider.js";
 
 afterEach(stopAll);
 

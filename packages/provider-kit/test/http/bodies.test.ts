@@ -3,7 +3,7 @@ import { request as httpRequest } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { COSTLY_BODIES } from "./costly-bodies.js";
-import { FORM, GOOD_AUTH, fakeResource, start, stopAll, type Running } from "./helpers.js";
+import { FORM, GOOD_AUTH, fakeResource, start, stopAll, type Running } from "../../../../test/support/fake-provider.js";
 
 afterEach(stopAll);
 

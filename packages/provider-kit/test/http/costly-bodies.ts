@@ -4,7 +4,7 @@
  * their number) or deep before the parameter depth limit. Sent by the bodies test while the
  * health check must keep answering, and timed by `npx tsx bench/costly-bodies.ts`.
  */
-import { FORM } from "./helpers.js";
+import { FORM } from "../../../../test/support/fake-provider.js";
 
 const MIB = 1024 * 1024;
 const JSON_TYPE = "application/json";

@@ -9,7 +9,7 @@ import {
   NotReadyError,
   ProviderError,
 } from "../../src/index.js";
-import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll } from "../../../../test/support/fake-provider.js";
 import { eventually } from "../../../../test/support/eventually.js";
 
 afterEach(stopAll);

@@ -9,7 +9,7 @@ import { Counter, Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryStore, ProviderError, type ProviderHandlers } from "../../src/index.js";
 import { parsePrometheusText } from "../../../../test/support/prometheus.js";
-import { fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "./helpers.js";
+import { fakeResource, FORM, GOOD_AUTH, requestLines, start, stopAll } from "../../../../test/support/fake-provider.js";
 import { eventually } from "../../../../test/support/eventually.js";
 
 afterEach(stopAll);

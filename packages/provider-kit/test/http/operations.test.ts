@@ -1,6 +1,6 @@
 /** Request ids, the one log line per request, secrets kept out of logs, and graceful close. */
 import { afterEach, describe, expect, it } from "vitest";
-import { FORM, GOOD_AUTH, PASSWORD, fakeResource, requestLines, start, stopAll } from "./helpers.js";
+import { FORM, GOOD_AUTH, PASSWORD, fakeResource, requestLines, start, stopAll } from "../../../../test/support/fake-provider.js";
 import { eventually } from "../../../../test/support/eventually.js";
 import { gate } from "../../../../test/support/gate.js";
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryStore, PoolRequiredError, type CallPlacement, type HandlerContext, type ProviderHandlers } from "../../src/index.js";
-import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll, type Running } from "./helpers.js";
+import { FORM, GOOD_AUTH, fakeResource, requestLines, start, stopAll, type Running } from "../../../../test/support/fake-provider.js";
 
 afterEach(stopAll);
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import request from "supertest";
 import type { AddressInfo } from "node:net";
 import { createProvider, MemoryStore } from "../../src/index.js";
-import { AUTH, FORM, GOOD_AUTH, fakeResource, serve, start, stopAll } from "./helpers.js";
+import { AUTH, FORM, GOOD_AUTH, fakeResource, serve, start, stopAll } from "../../../../test/support/fake-provider.js";
 
 afterEach(stopAll);
 

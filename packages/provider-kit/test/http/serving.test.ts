@@ -13,7 +13,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
 import { createProvider, NotReadyError, type Provider } from "../../src/index.js";
-import { AUTH, FORM, GOOD_AUTH, fakeResource, requestLines, type LogLine } from "./helpers.js";
+import { AUTH, FORM, GOOD_AUTH, fakeResource, requestLines, type LogLine } from "../../../../test/support/fake-provider.js";
 
 /** The parent app's own routes and answers, around the provider. */
 function parentApp(mount: (parent: express.Express) => void, { errorHandler }: { errorHandler: boolean }): express.Express {

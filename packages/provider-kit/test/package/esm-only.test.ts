@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { run } from "../template/processes.js";
+import { run } from "../../../../test/support/processes.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 let consumer: string;

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { run } from "../template/processes.js";
+import { run } from "../../../../test/support/processes.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 let dir: string;

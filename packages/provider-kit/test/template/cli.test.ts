@@ -11,7 +11,7 @@ import { initProject } from "../../src/cli/init.js";
 import { SERVICE_ID_RULE } from "../../src/cli/manifest.js";
 import ownPackage from "../../package.json" with { type: "json" };
 import { readManifestYaml } from "./manifest-yaml.js";
-import { run } from "./processes.js";
+import { run } from "../../../../test/support/processes.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const repository = path.resolve(root, "../..");

@@ -12,7 +12,7 @@ import { initProject, type InitOptions } from "../../src/cli/init.js";
 import { projectManifest, renderManifest, SERVICE_ID_RULE } from "../../src/cli/manifest.js";
 import ownPackage from "../../package.json" with { type: "json" };
 import { readManifestYaml } from "./manifest-yaml.js";
-import { run } from "./processes.js";
+import { run } from "../../../../test/support/processes.js";
 
 let scratch: string;
 beforeAll(async () => {

@@ -6,8 +6,8 @@
  */
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisStore } from "@provider-kit/redis-store";
-import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
+import { RedisStore } from "../src/index.js";
+import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
 import { eventually } from "./helpers.js";
 import { stopProcess, useReplicaProcesses } from "./replica-processes.js";
 

@@ -1,13 +1,14 @@
 /**
- * Test harness for the HTTP core: a provider on a real loopback port, its log captured as
+ * A provider built with createProvider for tests: on a real loopback port, its log captured as
  * parsed JSON lines, and a small stateful fake resource so the handlers behave like a real one.
+ * provider-kit's HTTP tests and the platform's tests share it.
  */
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import request from "supertest";
-import { createProvider, NotFoundError, AlreadyExistsError, type Provider, type ProviderHandlers, type ProviderOptions } from "../../src/index.js";
+import { createProvider, NotFoundError, AlreadyExistsError, type Provider, type ProviderHandlers, type ProviderOptions } from "provider-kit";
 
 export const USER = "redis";
 export const SERVICE_ID = "svc-redis-0001";

@@ -4,11 +4,11 @@
  * nothing and frees nothing. On a real redis-server.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "@provider-kit/redis-store";
-import { LAST_WRITE, LockLostError } from "../../src/lifecycle/store.js";
-import type { BindingRecord } from "../../src/types.js";
-import { bindAppRequest, context, createRequest, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";
+import { openRegistry } from "provider-kit/store";
+import { RedisStore } from "../src/index.js";
+import { LAST_WRITE, LockLostError } from "provider-kit/store";
+import type { BindingRecord } from "provider-kit";
+import { bindAppRequest, context, createRequest, gate, rejection, silent, useRawRedis } from "./helpers.js";
 
 const binding = (appHost: string): BindingRecord => ({
   instance: "cache",
@@ -43,7 +43,7 @@ describe("RedisStore: a call's last write and its lock's release in one script",
 
   it("binds an app in three scripts (lock with the reads, the write marked unanswered, the mark cleared with the release), leaving the lock free", async () => {
     const store = open("bind:");
-    const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({ USER: "web" }), unbindApp: () => {} }, { store }, silent, steps);
+    const lifecycle = openRegistry({ create: () => {}, destroy: () => {}, bindApp: () => ({ USER: "web" }), unbindApp: () => {} }, { store }, silent);
     try {
       await lifecycle.create(createRequest("cache"), context());
       await lifecycle.bindApp(bindAppRequest("cache", "warm-up"), context()); // scripts loaded

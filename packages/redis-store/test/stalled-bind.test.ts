@@ -9,9 +9,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { RedisStore } from "@provider-kit/redis-store";
-import { createProvider } from "../../src/provider.js";
-import type { HandlerContext } from "../../src/types.js";
+import { createProvider, type HandlerContext } from "provider-kit";
+import { RedisStore } from "../src/index.js";
 import { eventually, serve, useRawRedis } from "./helpers.js";
 
 const APP = { "app-name": "web", "app-host": "web.example.com" };

@@ -6,8 +6,8 @@
  * `commandTimeoutMs`, shorter than the lock's ttl, as in the issue's 7 s stall).
  */
 import { describe, expect, it } from "vitest";
-import { RedisStore } from "@provider-kit/redis-store";
-import { createProvider } from "../../src/provider.js";
+import { RedisStore } from "../src/index.js";
+import { createProvider } from "provider-kit";
 import { eventually, serve, silent, useRawRedis } from "./helpers.js";
 
 describe("a create answered 503 while Redis stalled its last write", () => {

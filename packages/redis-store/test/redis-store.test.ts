@@ -5,11 +5,11 @@
  */
 import { createClient } from "@redis/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "@provider-kit/redis-store";
-import type { InstanceRecord } from "../../src/types.js";
-import { startRedisServer } from "../../../../test/support/redis-server.js";
-import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, steps, useRawRedis } from "./helpers.js";
+import { openRegistry } from "provider-kit/store";
+import { RedisStore } from "../src/index.js";
+import type { InstanceRecord } from "provider-kit";
+import { startRedisServer } from "../../../test/support/redis-server.js";
+import { bindAppRequest, context, createRequest, eventually, gate, rejection, silent, useRawRedis } from "./helpers.js";
 
 const record = (name: string, extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
   name,
@@ -42,11 +42,10 @@ describe("RedisStore", () => {
   it("keeps its data under the documented keys, and only under its prefix", async () => {
     await redis.raw.set("unrelated", "kept");
     const store = open("layout:");
-    const lifecycle = registryLifecycle(
+    const lifecycle = openRegistry(
       { create: () => ({ data: { port: 1 } }), destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} },
       { store },
       silent,
-      steps,
     );
     await lifecycle.create(createRequest("cache"), context());
     await lifecycle.bindApp(bindAppRequest("cache", "web"), context());
@@ -76,13 +75,13 @@ describe("RedisStore", () => {
 
   it("loses nothing when the provider restarts: a new store on the same Redis sees every instance and binding", async () => {
     const handlers = { create: () => {}, destroy: () => {}, bindApp: () => ({ A: "1" }), unbindApp: () => {} };
-    const before = registryLifecycle(handlers, { store: open("restart:") }, silent, steps);
+    const before = openRegistry(handlers, { store: open("restart:") }, silent);
     await before.create(createRequest("cache", { plan: "small" }), context());
     await before.bindApp(bindAppRequest("cache", "web"), context());
     await before.close();
 
     const unbound: string[] = [];
-    const after = registryLifecycle({ ...handlers, unbindApp: (request) => void unbound.push(request.appName ?? "") }, { store: open("restart:") }, silent, steps);
+    const after = openRegistry({ ...handlers, unbindApp: (request) => void unbound.push(request.appName ?? "") }, { store: open("restart:") }, silent);
     expect(await after.status({ instance: "cache" }, context())).toBe("running");
     expect((await rejection(after.create(createRequest("cache"), context()))).status).toBe(409);
     await after.unbindApp({ instance: "cache", appName: "web", appHosts: [], placement: { clusterAddresses: [] } }, context());
@@ -128,7 +127,7 @@ describe("RedisStore", () => {
     const other = open("queue:");
     let inside = 0;
     let most = 0;
-    const lifecycle = registryLifecycle(
+    const lifecycle = openRegistry(
       {
         create: () => {},
         destroy: () => {},
@@ -143,7 +142,6 @@ describe("RedisStore", () => {
       },
       { store },
       silent,
-      steps,
     );
     await lifecycle.create(createRequest("cache"), context());
     const apps = Array.from({ length: 30 }, (_, i) => `app-${i}`);
@@ -208,7 +206,7 @@ describe("RedisStore", () => {
 
   it("sends its scripts again when Redis has forgotten them (a restart, a failover, SCRIPT FLUSH)", async () => {
     const store = open("flush:");
-    const lifecycle = registryLifecycle({ create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} }, { store }, silent, steps);
+    const lifecycle = openRegistry({ create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} }, { store }, silent);
     await lifecycle.create(createRequest("cache"), context());
     await redis.raw.scriptFlush();
     await Promise.all(["web", "api"].map((app) => lifecycle.bindApp(bindAppRequest("cache", app), context())));

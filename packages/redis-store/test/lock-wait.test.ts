@@ -2,33 +2,13 @@
  * What a call that waits for a busy instance is told, and what a `RedisStore` says at start
  * about a Redis that persists nothing: on real redis-server processes.
  */
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { Writable } from "node:stream";
-import { promisify } from "node:util";
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { registryLifecycle } from "../../src/lifecycle/registry.js";
-import { RedisStore } from "@provider-kit/redis-store";
-import { MemoryStore } from "../../src/lifecycle/memory-store.js";
-import { LockTimeoutError } from "../../src/lifecycle/store.js";
-import { startRedisServer } from "../../../../test/support/redis-server.js";
-import { eventually, gate, rejection, steps, useRawRedis } from "./helpers.js";
+import { LockTimeoutError, openRegistry } from "provider-kit/store";
+import { RedisStore } from "../src/index.js";
+import { startRedisServer } from "../../../test/support/redis-server.js";
+import { capturedLog, eventually, gate, rejection, useRawRedis } from "./helpers.js";
 
 const HANDLERS = { create: () => {}, destroy: () => {}, bindApp: () => ({}), unbindApp: () => {} };
-
-/** A logger whose lines the test reads. */
-function capturedLog() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { log: pino({ level: "info" }, sink), lines };
-}
 
 describe("waiting for a busy instance on a RedisStore", () => {
   const redis = useRawRedis();
@@ -117,49 +97,13 @@ describe("the queue of callers waiting for an instance's lock on a RedisStore", 
   });
 });
 
-describe("a MemoryStore", () => {
-  it("logs one warning at start saying what it forgets and how to choose a durable store", async () => {
-    const { log, lines } = capturedLog();
-    const lifecycle = registryLifecycle(HANDLERS, { store: new MemoryStore() }, log, steps);
-    try {
-      const warning = await eventually(() => lines.find((line) => /MemoryStore/.test(line.msg)));
-      expect(warning.level).toBe(40); // warn
-      expect(warning.msg).toMatch(/forgotten when this process stops/);
-      expect(warning.msg).toMatch(/such as RedisStore from @provider-kit\/redis-store \(.*redis-store\.md\)/);
-      expect(lines.filter((line) => line.level === 40)).toHaveLength(1);
-    } finally {
-      await lifecycle.close();
-    }
-  });
-
-  it("cites the Redis store's page as a path that opens from the working directory, wherever that is", async () => {
-    // Another directory than the repository's root, where docs/operations/redis-store.md does not open.
-    const cwd = path.resolve(import.meta.dirname, "..");
-    const module = path.resolve(import.meta.dirname, "../../src/lifecycle/memory-store.ts");
-    const script = `const { MemoryStore } = await import(${JSON.stringify(module)}); console.log(await new MemoryStore().persistenceWarning());`;
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd });
-    const cited = /\(([^()]+\.md)\)\.$/.exec(stdout.trim())?.[1];
-    expect(cited, stdout).toBeDefined();
-    expect(path.isAbsolute(cited!)).toBe(false);
-    expect(existsSync(path.resolve(cwd, cited!)), `${cited} from ${cwd}`).toBe(true);
-  });
-
-  it("says the provider's own advice for production when given one", async () => {
-    const advice = "For production, set REGISTRY_STORE to a Redis URL.";
-    const warning = await new MemoryStore({ productionAdvice: advice }).persistenceWarning();
-    expect(warning).toMatch(/forgotten when this process stops/);
-    expect(warning.endsWith(` ${advice}`)).toBe(true);
-    expect(warning).not.toMatch(/RedisStore/);
-  });
-});
-
 describe("a RedisStore whose Redis persists nothing", () => {
   it("logs a warning at start saying what a restart of that Redis loses; none with AOF on", async () => {
     const bare = await startRedisServer(); // --save "" --appendonly no
     const durable = await startRedisServer({ persistence: true });
     const { log, lines } = capturedLog();
     const stores = [new RedisStore({ url: bare.url }), new RedisStore({ url: durable.url })];
-    const lifecycle = registryLifecycle(HANDLERS, { store: stores[0]! }, log, steps);
+    const lifecycle = openRegistry(HANDLERS, { store: stores[0]! }, log);
     try {
       const warning = await eventually(() => lines.find((line) => /persists nothing/.test(line.msg)));
       expect(warning.level).toBe(40); // warn

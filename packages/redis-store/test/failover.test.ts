@@ -5,9 +5,9 @@
  * still in the registry once the replica has taken over.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { RedisStore } from "@provider-kit/redis-store";
-import { startRedisServer, type RedisServer } from "../../../../test/support/redis-server.js";
-import { startSentinelGroup, type SentinelGroup } from "../../../../test/support/redis-sentinel.js";
+import { RedisStore } from "../src/index.js";
+import { startRedisServer, type RedisServer } from "../../../test/support/redis-server.js";
+import { startSentinelGroup, type SentinelGroup } from "../../../test/support/redis-sentinel.js";
 import { eventually, type Served } from "./helpers.js";
 import { useReplicaProcesses } from "./replica-processes.js";
 
