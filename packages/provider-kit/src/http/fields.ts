@@ -51,7 +51,7 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
  * parameters use two or three, and every later stage (validation, the registry's copies) walks
  * the tree recursively, so an unbounded depth would cost the stack rather than a clear answer.
  */
-const PARAMETER_DEPTH_LIMIT = 32;
+export const PARAMETER_DEPTH_LIMIT = 32;
 
 /** A field path as echoed in an error: a caller's mistake may be a megabyte long. */
 function shown(path: string): string {

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { sendJson } from "../http/answer.js";
+import { PARAMETER_DEPTH_LIMIT } from "../http/fields.js";
 import type { Call } from "../http/endpoint.js";
 import type { RequestScope } from "../http/scope.js";
 import type { RequestContext } from "../lifecycle/lifecycle.js";
@@ -181,15 +182,25 @@ export function objectField(body: Record<string, unknown>, field: string): Recor
  * OSB parameters (any JSON) as the native contract hands them to handlers: text leaves, as a
  * form's `parameters.a.b=1` arrives. Lists of values stay lists; anything deeper in a list is its JSON text.
  */
-export function nativeParameters(json: Record<string, unknown>): Parameters {
+export function nativeParameters(json: Record<string, unknown>, depth = 1): Parameters {
+  // As deep as a native call's parameters may be: every later stage walks the tree recursively.
+  if (depth > PARAMETER_DEPTH_LIMIT) throw badRequest(`parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
   const parameters: Parameters = {};
   for (const [key, value] of Object.entries(json)) {
     if (value === null || value === undefined) continue;
-    if (isObject(value)) parameters[key] = nativeParameters(value);
-    else if (Array.isArray(value)) parameters[key] = value.map((item: unknown) => (typeof item === "string" ? item : JSON.stringify(item)));
+    if (isObject(value)) parameters[key] = nativeParameters(value, depth + 1);
+    else if (Array.isArray(value)) parameters[key] = value.map((item: unknown) => (typeof item === "string" ? item : jsonText(item, depth + 1)));
     else parameters[key] = typeof value === "string" ? value : JSON.stringify(value);
   }
   return parameters;
+}
+
+/** A list item's JSON text, refused when it nests deeper than parameters may. */
+function jsonText(item: unknown, depth: number): string {
+  const tooDeep = (value: unknown, level: number): boolean =>
+    level > PARAMETER_DEPTH_LIMIT || (typeof value === "object" && value !== null && Object.values(value).some((inner) => tooDeep(inner, level + 1)));
+  if (tooDeep(item, depth)) throw badRequest(`parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
+  return JSON.stringify(item);
 }
 
 /** The parts of `ctx.osb` every call reads the same way. */

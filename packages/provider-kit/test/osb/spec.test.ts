@@ -57,6 +57,20 @@ function lockAsks(count: number) {
   };
 }
 
+describe("parameters nested deeper than a native call's may be", () => {
+  it("are refused with 400 saying how deep they may go, in an object or inside a list, and reach no handler", async () => {
+    const { handlers, seen } = fakeService();
+    const broker = await start(handlers, new MemoryStore());
+    let deep: unknown = "leaf";
+    for (let level = 0; level < 5_000; level += 1) deep = { a: deep };
+    for (const parameters of [deep, { list: [deep] }]) {
+      expectOsbError(await broker.call("PUT", INSTANCE, { ...provisionBody("shared"), parameters }), 400, "nested at most 32 levels deep");
+    }
+    expect(seen).toEqual([]);
+    expect((await broker.call("PUT", INSTANCE, provisionBody("shared", { parameters: { a: { b: { c: "1" } } } }))).status).toBe(201);
+  });
+});
+
 describe("required fields (OSB 2.17: 400 for missing mandatory data, naming the field)", () => {
   it("refuses a provision without service_id, plan_id, organization_guid or space_guid, or with one empty", async () => {
     const { handlers, seen } = fakeService();
