@@ -185,3 +185,34 @@ describe("brokers that cannot stall a listing", () => {
     expect(terminal.find((line) => line.startsWith("[Broker=huge]"))).toContain("larger than the 1 MiB the platform reads from a broker");
   });
 });
+
+describe("a broker whose catalog is built to hurt the platform", () => {
+  let t: TestPlatform;
+  let hostile: Listening;
+
+  beforeAll(async () => {
+    // 5 000 levels of nesting in a plan's metadata (10 KB), and a service whose name carries
+    // an escape sequence beside one with a plain name.
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    const plan = (name: string) => `{"id":"${name}-plan","name":"small","description":"d\\u001b[2J","metadata":${deep}}`;
+    const catalog = `{"services":[{"id":"s1","name":"deep","description":"d","bindable":true,"plans":[${plan("deep")}]},` +
+      `{"id":"s2","name":"evil\\u001b]0;title\\u0007","description":"d","bindable":true,"plans":[${plan("evil")}]}]}`;
+    hostile = await listen((_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end(catalog));
+    t = await startTestPlatform("memory");
+    await t.admin.ok(t.admin.post("/brokers", { json: { Name: "hostile", URL: hostile.url } }), 201);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await hostile?.close();
+  });
+
+  it("still lists services: the deep catalog is served, the service with an escape sequence in its name is left out", async () => {
+    for (let round = 0; round < 2; round += 1) {
+      const answer = await t.admin.ok(t.admin.get("/services/instances"));
+      expect(answer.json()).toEqual([{ service: "hostile::deep", instances: [] }]);
+      expect(answer.text).not.toContain("\u001b");
+    }
+    const plans = await t.admin.ok(t.admin.get("/services/hostile::deep/plans"));
+    expect(plans.text).not.toContain("\u001b");
+  });
+});

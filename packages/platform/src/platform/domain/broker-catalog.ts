@@ -8,6 +8,7 @@
  *   - a failed read is remembered FAILURE_MEMORY_MS: no read before that, the last good catalog
  *     served meanwhile, the failure said once on the terminal.
  */
+import { printable } from "provider-kit/contract";
 import type { Context } from "./context.js";
 import type { Broker, BrokerService, Service } from "./model.js";
 import { urlWithoutCredentials } from "provider-kit/contract";
@@ -125,14 +126,18 @@ function parseCatalog(body: string): CatalogService[] | undefined {
   const services = (parsed as { services?: unknown } | null)?.services;
   if (!Array.isArray(services)) return undefined;
   const text = (value: unknown) => (typeof value === "string" ? value : "");
+  // A name goes into routes, answers and terminals: one that holds a control or invisible
+  // character (an escape sequence, a bidi override) is left out, not shown; descriptions are shown escaped.
+  const named = (entry: Record<string, unknown>) => text(entry.name) !== "" && printable(text(entry.name)) === entry.name;
+  const described = (entry: Record<string, unknown>) => printable(text(entry.description), { oneLine: true });
   return (services as Array<Record<string, unknown>>)
-    .filter((service) => service !== null && typeof service === "object" && text(service.id) !== "" && text(service.name) !== "")
+    .filter((service) => service !== null && typeof service === "object" && text(service.id) !== "" && named(service))
     .map((service) => ({
       id: text(service.id),
       name: text(service.name),
-      description: text(service.description),
+      description: described(service),
       plans: (Array.isArray(service.plans) ? (service.plans as Array<Record<string, unknown>>) : [])
-        .filter((plan) => plan !== null && typeof plan === "object")
-        .map((plan) => ({ id: text(plan.id), name: text(plan.name), description: text(plan.description) })),
+        .filter((plan) => plan !== null && typeof plan === "object" && named(plan))
+        .map((plan) => ({ id: text(plan.id), name: text(plan.name), description: described(plan) })),
     }));
 }

@@ -220,14 +220,21 @@ function maskSecrets(text: string): string {
   } catch {
     return withoutUrlPasswords(text);
   }
-  const mask = (value: unknown, secret: boolean): unknown => {
-    if (Array.isArray(value)) return value.map((item) => mask(item, secret));
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mask(item, secret || SECRET_KEY.test(key))]));
+  // Deeper than any real answer nests: the whole subtree is hidden, so that an answer built to
+  // nest thousands of levels costs neither the stack nor every listing that records it.
+  const mask = (value: unknown, secret: boolean, depth: number): unknown => {
+    if (depth > MASK_DEPTH_LIMIT && value !== null && typeof value === "object") return REDACTED;
+    if (Array.isArray(value)) return value.map((item) => mask(item, secret, depth + 1));
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mask(item, secret || SECRET_KEY.test(key), depth + 1)]));
+    }
     if (secret && value !== null) return REDACTED;
     return typeof value === "string" ? withoutUrlPasswords(value) : value;
   };
-  return JSON.stringify(mask(parsed, false));
+  return JSON.stringify(mask(parsed, false, 1));
 }
+
+const MASK_DEPTH_LIMIT = 64;
 
 const REDACTED = "<redacted>";
 
