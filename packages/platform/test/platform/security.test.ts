@@ -271,6 +271,11 @@ describe("a provider's bind answer", () => {
     "NODE_EXTRA_CA_CERTS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHON_KEYRING_BACKEND", "PERL5OPT", "PERL5LIB", "RUBYOPT", "BASH_ENV", "ENV",
     "PROMPT_COMMAND", "PS4", "SHELLOPTS", "SHELL", "EDITOR", "PAGER", "BROWSER", "LESSOPEN", "PATH", "HOME", "IFS", "TMPDIR",
     "KUBECONFIG", "DOCKER_HOST", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "OPENSSL_CONF", "GCONV_PATH", "LC_ALL", "LANG", "TZ",
+    // Found by an attack pass: gcloud runs $CLOUDSDK_PYTHON, .NET loads a profiler, and clients of
+    // clouds and secret stores send another service's token to the address they read.
+    "CLOUDSDK_PYTHON", "CLOUDSDK_PYTHON_ARGS", "CROSS_COMPILE", "PYTEST_ADDOPTS", "SUDO_ASKPASS", "CORECLR_PROFILER_PATH_64",
+    "CORECLR_ENABLE_PROFILING", "ANSIBLE_VAULT_PASSWORD_FILE", "AWS_ENDPOINT_URL", "VAULT_ADDR", "OPENAI_BASE_URL", "HF_ENDPOINT",
+    "CONTAINER_HOST", "DBUS_SESSION_BUS_ADDRESS",
   ];
   const data = { REDIS_HOST: "10.0.0.9", REDIS_PORT: "6380", REDIS_USER: "app", REDIS_PASSWORD: "pw", DATABASE_URL: "postgres://db", REDIS_DB_INDEX: "2", username: "broker-user", password: "broker-pw", jdbcUrl: "jdbc:x" };
 

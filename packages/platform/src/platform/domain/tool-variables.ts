@@ -4,7 +4,9 @@
  * names the variables of its bind answer; `make` reads CC, the JVM JAVA_OPTS, pip PIP_INDEX_URL,
  * git GIT_SSH_COMMAND, every HTTP client http_proxy. No list of such names is complete, so a
  * service's variable reaches a process only when its name has the shape of data about a service
- * (an allow shape), and never when it has the shape of a tool's setting (refusal patterns).
+ * (an allow shape), and never when it has the shape of a tool's setting (refusal patterns). That
+ * is best effort: a tool reading a name of data's shape under a first word not listed here still
+ * reads it (docs/tools/platform.md says so).
  * docs/tools/platform.md ("What reaches a process") says the same for users.
  */
 
@@ -50,11 +52,15 @@ const TOOL_WORDS = new Set([
   "COREPACK", "PIP", "PIPX", "PIPENV", "POETRY", "UV", "CONDA", "VIRTUAL", "PERL", "RUBY", "GEM", "BUNDLE", "JAVA", "JDK", "JRE",
   "MAVEN", "GRADLE", "SBT", "ERL", "ELIXIR", "MIX", "HEX", "REBAR", "GO", "CGO", "CARGO", "RUSTUP", "RUSTC", "RUST", "COMPOSER",
   "PHP", "LUA", "DOTNET", "NUGET", "DOCKER", "BUILDKIT", "COMPOSE", "PODMAN", "KUBE", "HELM", "NIX", "HOMEBREW", "REQUESTS",
+  // Clients of clouds and secret stores (a broker's address there receives another service's
+  // token), and tools that run a program or load a library a variable names.
+  "CLOUDSDK", "GCLOUD", "GOOGLE", "AWS", "AZURE", "AZ", "VAULT", "CONSUL", "NOMAD", "TF", "TERRAFORM", "ANSIBLE", "OPENAI", "HF",
+  "CONTAINER", "CONTAINERS", "DBUS", "CORECLR", "COR", "PYTEST", "SUDO", "ELECTRON", "CROSS", "CHROME", "PUPPETEER",
 ]);
 /** A word anywhere in the name that makes it a setting: options, proxies, package sources, commands. */
 const SETTING_WORDS = new Set([
   "OPTS", "OPTIONS", "PROXY", "PRELOAD", "REGISTRY", "MIRROR", "WRAPPER", "COMMAND", "CMD", "HOOK", "HOOKS", "PLUGIN", "PLUGINS",
-  "EXEC", "LOADER",
+  "EXEC", "LOADER", "ARGS", "ADDOPTS", "ASKPASS", "PROFILER", "PROFILING",
 ]);
 /** A package index (`PIP_EXTRA_INDEX_URL`, `UV_INDEX_URL`...); a plain `*_INDEX` (a database's number) is data. */
 const PACKAGE_INDEX = /(?:^|_)INDEX_URLS?(?:_|$)/;
