@@ -129,8 +129,8 @@ function finishing(scopes: RequestScopes, auth: RequestHandler | undefined, req:
 /**
  * The app as its callers see it: however it is called (`http.createServer(provider)`, `.listen()`,
  * `app.use(provider)`, which calls `provider.handle`, or `router.use(provider)`, which calls it as
- * middleware), its router runs and `finishing` ends the request. Everything else is the Express app itself: its methods, settings and router are
- * reached through the prototype.
+ * middleware), its router runs and `finishing` ends the request. Everything else is the Express
+ * app itself: its methods, settings and router are reached through the prototype.
  */
 function answeringItsOwn(app: Express, scopes: RequestScopes, auth: RequestHandler | undefined): Express {
   const expressHandle = (app as unknown as { handle: Handle }).handle.bind(app);
