@@ -12,7 +12,8 @@ import { pino } from "pino";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
-import { createProvider, NotReadyError, type Provider } from "../../src/index.js";
+import { createProvider, MemoryStore, NotReadyError, type Provider } from "../../src/index.js";
+import { OSB } from "../osb/helpers.js";
 import { AUTH, FORM, GOOD_AUTH, fakeResource, requestLines, type LogLine } from "../../../../test/support/fake-provider.js";
 
 /** The parent app's own routes and answers, around the provider. */
@@ -219,6 +220,42 @@ describe.each(WAYS)("served by $name", (way) => {
     } finally {
       await stop(closing);
     }
+  });
+});
+
+/** OSB's errors under `/v2`, raised before a handler runs or by the route: JSON `{error?, description}` however it is served. */
+const OSB_ERRORS: Array<{ status: number; what: string; call(http: ReturnType<typeof request>, base: string): request.Test }> = [
+  { status: 401, what: "no credentials", call: (http, base) => http.get(`${base}/v2/catalog`).set("X-Broker-API-Version", "2.17") },
+  { status: 412, what: "no version header", call: (http, base) => http.get(`${base}/v2/catalog`).set("Authorization", GOOD_AUTH) },
+  {
+    status: 400,
+    what: "a body that is not JSON",
+    call: (http, base) => http.put(`${base}/v2/service_instances/i1`).set("Authorization", GOOD_AUTH).set("X-Broker-API-Version", "2.17").type("json").send("{"),
+  },
+  { status: 404, what: "an unknown /v2 route", call: (http, base) => http.get(`${base}/v2/nothing-here`).set("Authorization", GOOD_AUTH).set("X-Broker-API-Version", "2.17") },
+  {
+    status: 404,
+    what: "polling an instance that never existed",
+    call: (http, base) => http.get(`${base}/v2/service_instances/never/last_operation`).set("Authorization", GOOD_AUTH).set("X-Broker-API-Version", "2.17"),
+  },
+];
+
+describe.each(WAYS)("its /v2, served by $name", (way) => {
+  let provider: Provider;
+  let server: Server;
+  beforeAll(async () => {
+    const fake = fakeResource();
+    provider = createProvider(fake.handlers, { auth: AUTH, registry: { store: new MemoryStore() }, osb: OSB, logger: pino({ level: "silent" }) });
+    server = way.serve(provider);
+    if (!server.listening) await new Promise((resolve) => server.once("listening", resolve));
+  });
+  afterAll(() => stop({ provider, server, http: request(""), logs: [] }));
+
+  it.each(OSB_ERRORS)("answers $status itself, as OSB JSON: $what", async ({ status, call }) => {
+    const res = await call(request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), way.base);
+    expect(res.status).toBe(status);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.body).toEqual(expect.objectContaining({ description: expect.stringMatching(/\S/) }));
   });
 });
 
