@@ -1,5 +1,5 @@
 /**
- * `npx tsx --conditions=source bench/instructions.ts`: what one call costs each server, in
+ * `npx tsx bench/instructions.ts`: what one call costs each server, in
  * instructions, counted by valgrind's callgrind. Unlike req/s and CPU time, the count does not
  * move with other work on the machine, so two servers (or two commits) compare on a busy one.
  *
@@ -25,7 +25,7 @@ import { SERVERS, type ServerSpec } from "./servers/catalog.js";
 import { row } from "./tables.js";
 import { verifyAnswer } from "./verify.js";
 
-const USAGE = `Usage: npx tsx --conditions=source bench/instructions.ts [options]
+const USAGE = `Usage: npx tsx bench/instructions.ts [options]
 
   --servers <ids>      comma-separated server ids (default: provider-registry,express-handwritten)
   --calls <names>      comma-separated calls (default: status,bind-app)

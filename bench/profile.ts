@@ -1,5 +1,5 @@
 /**
- * `npx tsx --conditions=source bench/profile.ts`: where one server's time goes under the bench's
+ * `npx tsx bench/profile.ts`: where one server's time goes under the bench's
  * load. The server runs with `node --cpu-prof` (one CPU, as in `npm run bench`), answers
  * `--seconds` of one call at `--connections` connections after a warm-up, and stops; the
  * profile (of the server's whole run, warm-up included) is written to `--dir` (open it in
@@ -17,7 +17,7 @@ import { brokenBecause, load } from "./load.js";
 import { progress, runHarness } from "./process.js";
 import { SERVERS } from "./servers/catalog.js";
 
-const USAGE = `Usage: npx tsx --conditions=source bench/profile.ts [options]
+const USAGE = `Usage: npx tsx bench/profile.ts [options]
 
   --server <id>        server to profile (default provider-registry)
   --call <name>        status or bind-app (default bind-app)
