@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/instructions.ts`: what one call costs each server, in
- * instructions, counted by valgrind's callgrind. Unlike req/s and CPU time, the count does not
- * move with other work on the machine, so two servers (or two commits) compare on a busy one.
+ * instructions, counted by valgrind's callgrind. The count moves with other work on the machine
+ * far less than req/s and CPU time do (the collector's timing still moves it by a few per cent),
+ * so two servers, or two commits, compare on a busy one.
  *
  * Each server runs alone under callgrind with counting off; it answers `--warmup` calls of each
  * kind (V8 optimizes what it runs often), then counting is switched on (`callgrind_control`)
