@@ -26,6 +26,10 @@ export interface ChildOptions {
   env?: Record<string, string>;
   /** Send the child's stdout to this file (created or emptied) instead of the harness's stdout. */
   stdoutFile?: string;
+  /** A command that runs node (`valgrind --tool=callgrind`), instead of running it directly. */
+  launcher?: string[];
+  /** How long the child may take to listen (default 30 s). */
+  startTimeoutMs?: number;
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -33,9 +37,9 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Runs the compiled entry (see build.ts: `compileServers` must have run). */
 function nodeCommand(spec: ServerSpec, options: ChildOptions): [string, string[]] {
-  const nodeArgs = [...(options.nodeArgs ?? []), compiledEntry(spec.entry)];
-  if (options.cpu === undefined) return [process.execPath, nodeArgs];
-  return ["taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs]];
+  const command = [...(options.launcher ?? []), process.execPath, ...(options.nodeArgs ?? []), compiledEntry(spec.entry)];
+  if (options.cpu !== undefined) command.unshift("taskset", "-c", String(options.cpu));
+  return [command[0]!, command.slice(1)];
 }
 
 export async function startServer(spec: ServerSpec, options: ChildOptions = {}): Promise<RunningServer> {
@@ -53,11 +57,12 @@ export async function startServer(spec: ServerSpec, options: ChildOptions = {}):
     stderrTail = (stderrTail + chunk.toString()).slice(-4000);
   });
 
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`Server "${spec.id}" did not start listening within ${START_TIMEOUT_MS / 1000} s.`));
-    }, START_TIMEOUT_MS);
+      reject(new Error(`Server "${spec.id}" did not start listening within ${startTimeoutMs / 1000} s.`));
+    }, startTimeoutMs);
     child.once("message", (message: ReadyMessage) => {
       clearTimeout(timer);
       resolve(message.port);

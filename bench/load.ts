@@ -15,9 +15,9 @@ export interface Measurement {
 
 /**
  * How much load: for a time, or a number of requests each with a body of its own (`body(i)`, i
- * from 0).
+ * from 0; the call's own body when absent).
  */
-export type Amount = { seconds: number } | { requests: number; body: (index: number) => string };
+export type Amount = { seconds: number } | { requests: number; body?: (index: number) => string };
 
 export interface LoadOptions {
   /** Seconds an answer may take before it counts as a timeout (autocannon's default: 10). */
@@ -44,13 +44,17 @@ export async function load(baseUrl: string, call: Call, amount: Amount, connecti
       : {
           ...common,
           amount: amount.requests,
-          requests: [
-            {
-              setupRequest: (request) => {
-                return { ...request, body: amount.body(next++) };
-              },
-            },
-          ],
+          ...(amount.body === undefined
+            ? { body: call.body }
+            : {
+                requests: [
+                  {
+                    setupRequest: (request) => {
+                      return { ...request, body: amount.body!(next++) };
+                    },
+                  },
+                ],
+              }),
         };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(settings, (error, done) => (error ? reject(error as Error) : resolve(done)));

@@ -286,7 +286,7 @@ async function main(): Promise<number> {
   if (!settings) return 0;
   const cpus = pinCpus(true);
   progress(`cpus: ${cpus.note}`);
-  progress("compiling the servers (tsc -p bench/tsconfig.servers.json)");
+  progress("compiling the framework (its dist/) and the servers (tsc -p bench/tsconfig.servers.json)");
   compileServers();
   const members: Member[] = [];
   const runs: Phase[][] = [];

@@ -66,16 +66,20 @@ interface Ratio {
   atLeast?: Partial<Record<CallName, number>>;
 }
 
-/** Targets are checked on the `provider` row (the framework with everything on, registry off). */
-const TARGET_SERVER = "provider";
+/**
+ * The peer targets are checked on the `provider-registry` row: the framework with everything on
+ * and a MemoryStore registry, against the hand-written peer with its Map (issue 43).
+ */
+const TARGET_SERVER = "provider-registry";
 /** The hand-written Express provider with the same features: the provider must keep up with it. */
 const PEER_SERVER = "express-handwritten";
 const RATIOS: Ratio[] = [
   { server: TARGET_SERVER, reference: PEER_SERVER, label: "≥ 100%", atLeast: { status: 1, "bind-app": 1 } },
-  { server: TARGET_SERVER, reference: "express-bare", label: "context" },
-  { server: TARGET_SERVER, reference: "node-http", label: "context" },
+  { server: "provider", reference: PEER_SERVER, label: "context" },
+  { server: "provider", reference: "express-bare", label: "context" },
+  { server: "provider", reference: "node-http", label: "context" },
   // The registry's cost (issue 15, section 2).
-  { server: "provider-registry", reference: TARGET_SERVER, label: "status ≥ 90%, bind-app ≥ 80%", atLeast: { status: 0.9, "bind-app": 0.8 } },
+  { server: "provider-registry", reference: "provider", label: "status ≥ 90%, bind-app ≥ 80%", atLeast: { status: 0.9, "bind-app": 0.8 } },
   // No bind-app target: every write is fenced by the lock and the lock is no longer handed over (issue 22).
   { server: "provider-redis-store", reference: "provider-registry", label: "status ≥ 60%", atLeast: { status: 0.6 } },
 ];

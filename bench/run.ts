@@ -171,7 +171,7 @@ async function main(): Promise<number> {
   const cpus = pinCpus(settings.pin);
   const facts = describeRun(settings, cpus.note);
   progress(facts.join("\n"));
-  progress("compiling the servers (tsc -p bench/tsconfig.servers.json)");
+  progress("compiling the framework (its dist/) and the servers (tsc -p bench/tsconfig.servers.json)");
   compileServers();
 
   const members = await startFleet(SERVERS, cpus.server);

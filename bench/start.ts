@@ -131,7 +131,7 @@ const each = (values: Array<number | undefined>): string => values.map((value) =
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { runs: { type: "string" } } });
   const runs = Number(values.runs ?? 5);
-  process.stderr.write("compiling (tsc -p bench/tsconfig.servers.json)\n");
+  process.stderr.write("compiling the framework (its dist/) and the servers (tsc -p bench/tsconfig.servers.json)\n");
   compileServers();
   const lines = [
     ...machineFacts(),

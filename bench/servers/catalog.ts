@@ -54,7 +54,7 @@ export const SERVERS: readonly ServerSpec[] = [
   {
     id: "express-handwritten",
     description:
-      "Express 5 + express-basic-auth + body-parser urlencoded, checks by hand; the provider's features: a request id, one pino line per call (stdout to a file), a prom-client counter and histogram",
+      "Express 5 + express-basic-auth + body-parser urlencoded, checks by hand; the provider's features: a request id, one pino line per call (stdout to a file), a prom-client counter and histogram, a Map registry",
     entry: entry("./express-handwritten.ts"),
     env: {},
     logs: true,

@@ -4,7 +4,9 @@
  * same features"): express-basic-auth, body-parser's urlencoded parser (its default, faster
  * `extended: false` mode), the checks done by hand, and what an operator gets from the provider
  * on every call: a request id (read from X-Request-ID or made, echoed), one pino line per
- * answered call to stdout, and a prom-client counter and histogram of the calls.
+ * answered call to stdout, and a prom-client counter and histogram of the calls. Its registry is
+ * a Map (issue 43: "pino and a Map"), as the provider's rows compared with it keep a MemoryStore:
+ * status answers from the instance's entry, bind-app records the binding.
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -14,10 +16,21 @@ import express, { type NextFunction, type Request, type Response } from "express
 import basicAuth from "express-basic-auth";
 import { pino } from "pino";
 import { Counter, Histogram, Registry } from "prom-client";
-import { BIND_ENV, CREDENTIALS } from "../calls.js";
+import { BIND_ENV, CREDENTIALS, INSTANCE } from "../calls.js";
 import { announceWhenListening } from "./listen.js";
 
 const INSTANCE_NAME = /^[A-Za-z][-a-zA-Z0-9_]+$/;
+
+interface Binding {
+  appName: string;
+  appHosts: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The registry: instances by name (the one the calls use is there from the start, as the provider's is created before the run), bindings by instance and app. */
+const instances = new Map<string, { state: "ready"; createdAt: string }>([[INSTANCE, { state: "ready", createdAt: new Date().toISOString() }]]);
+const bindings = new Map<string, Binding>();
 
 const log = pino();
 const metrics = new Registry();
@@ -48,6 +61,10 @@ app.get("/resources/:name/status", (req, res) => {
     res.status(400).type("text").send("Invalid instance name.");
     return;
   }
+  if (!instances.has(req.params.name)) {
+    res.status(404).type("text").send("Instance not found.");
+    return;
+  }
   res.status(204).end();
 });
 
@@ -62,6 +79,15 @@ app.post("/resources/:name/bind-app", (req, res) => {
     res.status(400).type("text").send("Missing app-name.");
     return;
   }
+  if (!instances.has(req.params.name)) {
+    res.status(404).type("text").send("Instance not found.");
+    return;
+  }
+  const key = `${req.params.name}:${appName}`;
+  const now = new Date().toISOString();
+  const hosts = form["app-hosts"];
+  const appHosts = hosts === undefined ? [] : ([] as string[]).concat(hosts);
+  bindings.set(key, { appName, appHosts, createdAt: bindings.get(key)?.createdAt ?? now, updatedAt: now });
   res.status(201).json(BIND_ENV);
 });
 

@@ -444,10 +444,15 @@ class Registry implements RegistryLifecycle {
   }
 
   #bindApp(request: BindAppRequest, context: RequestContext, terms: BindingTerms | undefined): Promise<BindOutcome> {
-    const { instance, appName, appHost, appHosts, placement } = request;
-    const unbind: UnbindAppRequest = { instance, appName, appHost, appHosts, placement };
-    const calls: BindCalls = { bind: (ctx) => this.#handlers.bindApp(request, ctx), unbind: (ctx) => this.#handlers.unbindApp(unbind, ctx) };
-    return this.#bind(instance, appTarget(request), context, calls, terms);
+    const calls: BindCalls = {
+      bind: (ctx) => this.#handlers.bindApp(request, ctx),
+      // Only when the bind is undone: the unbind of what this bind made.
+      unbind: (ctx) => {
+        const { instance, appName, appHost, appHosts, placement } = request;
+        return this.#handlers.unbindApp({ instance, appName, appHost, appHosts, placement }, ctx);
+      },
+    };
+    return this.#bind(request.instance, appTarget(request), context, calls, terms);
   }
 
   unbindApp(request: UnbindAppRequest, context: RequestContext): Promise<void> {

@@ -120,6 +120,55 @@ export type InstanceWrites = Pick<LockedInstance, "saveInstance" | "deleteInstan
 /** Node fires a timer set for longer than this at once. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * The bounds (`holdUntil`) of every hold in progress in this process, and ONE timer armed for
+ * the earliest, as `deadlinesOf` (http/timeout.ts) bounds calls: a hold is a bound nearly never
+ * reached (a bind holds its lock for well under a millisecond, bounded by the handler timeout
+ * plus the grace, tens of seconds away), so no hold arms a timer of its own. Holds mostly come
+ * in the order of their bounds: the timer is re-armed only for a bound earlier than the one it
+ * waits for. Unref'd, like the holds' own work: what the holds serve keeps the process alive.
+ */
+class HoldBounds {
+  readonly #bounds = new Map<HeldLock, number>();
+  #timer: NodeJS.Timeout | undefined;
+  /** The bound the timer is armed for; Infinity when none is. */
+  #armedFor = Infinity;
+
+  add(hold: HeldLock, holdUntil: number): void {
+    this.#bounds.set(hold, holdUntil);
+    if (holdUntil < this.#armedFor) this.#arm(holdUntil);
+  }
+
+  delete(hold: HeldLock): void {
+    this.#bounds.delete(hold);
+  }
+
+  #arm(holdUntil: number): void {
+    clearTimeout(this.#timer);
+    this.#armedFor = holdUntil;
+    this.#timer = setTimeout(() => this.#loseDue(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
+    this.#timer.unref();
+  }
+
+  /** Every hold past its bound loses its lock; the timer waits for the earliest bound left. */
+  #loseDue(): void {
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+    const now = Date.now();
+    let earliest = Infinity;
+    for (const [hold, holdUntil] of this.#bounds) {
+      if (holdUntil > now) earliest = Math.min(earliest, holdUntil);
+      else {
+        this.#bounds.delete(hold);
+        hold.lose();
+      }
+    }
+    if (earliest < Infinity) this.#arm(earliest);
+  }
+}
+
+const holdBounds = new HoldBounds();
+
 /** The `LockedInstance` both stores hand out: the reads, and writes refused once the hold is over. */
 export class HeldLock implements LockedInstance {
   readonly #abort = new LazyAbort();
@@ -158,12 +207,12 @@ export class HeldLock implements LockedInstance {
    */
   hold<T>(work: (locked: LockedInstance) => Promise<T>, holdUntil: number | undefined, letGo: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const bound = holdUntil === undefined ? undefined : setTimeout(() => this.lose(), Math.min(Math.max(0, holdUntil - Date.now()), LONGEST_TIMER_MS));
+      if (holdUntil !== undefined) holdBounds.add(this, holdUntil);
       const end = () => {
         if (this.#ended) return;
         this.#ended = true;
         this.#onLost = undefined;
-        clearTimeout(bound);
+        holdBounds.delete(this);
         letGo();
       };
       this.#onLost = (reason) => {

@@ -60,16 +60,17 @@ export interface OsbGuard {
 
 /**
  * The OSB router, mounted before the provider's own routes: it takes every request under `/v2`
- * (OPTIONS included) and leaves every other one untouched.
+ * (OPTIONS included) and leaves every other one untouched: those go on without entering it, so
+ * the native calls never walk its routes.
  */
-export function osbRouter(options: ResolvedOsbOptions, handlers: ProviderHandlers, deps: EndpointDeps<RegistryLifecycle>, guard: OsbGuard): Router {
+export function osbRouter(options: ResolvedOsbOptions, handlers: ProviderHandlers, deps: EndpointDeps<RegistryLifecycle>, guard: OsbGuard): RequestHandler {
   const osbDeps: OsbDeps = { options, handlers };
   const { scopes } = guard;
   const auth = guard.auth === false ? undefined : authentication(guard.auth, osbUnauthorized);
   const guards: RequestHandler[] = auth === undefined ? [scopes.enter, guard.body] : [scopes.enter, auth, guard.body];
   const router = Router({ caseSensitive: true });
   router.use((req, res, next) => {
-    if (underPrefix(req)) echoRequestIdentity(req, res);
+    echoRequestIdentity(req, res);
     next();
   });
   const route = <Req>(method: Method, path: string, call: OsbCallDefinition<Req>) => router[method](path, ...guards, mountOsb(call, deps));
@@ -83,16 +84,14 @@ export function osbRouter(options: ResolvedOsbOptions, handlers: ProviderHandler
   route("delete", INSTANCE, deprovision(osbDeps));
   route("get", INSTANCE, fetchInstance(osbDeps));
   // No route took it: behind auth, OSB's 404 (never 405, as the native routes).
-  router.use((req: Request, res: Response, next: Next) => {
-    if (!underPrefix(req)) return next();
+  router.use((req: Request, res: Response) => {
     if (!scopes.open(req, res)) return;
     if (auth === undefined) osbNotFound(req, res);
     else auth(req, res, () => osbNotFound(req, res));
   });
   // Whatever went wrong under /v2, before its handler (body, path decoding) or in it, is answered here.
-  router.use((error: unknown, req: Request, res: Response, next: Next) => {
-    if (!underPrefix(req)) return next(error);
+  router.use((error: unknown, req: Request, res: Response, _next: Next) => {
     if (scopes.open(req, res)) osbErrorAnswer(error, req, res, () => req.socket.destroy());
   });
-  return router;
+  return (req, res, next) => (underPrefix(req) ? router(req, res, next) : next());
 }
