@@ -26,7 +26,7 @@ import { authentication } from "./http/auth.js";
 import { bodyParsing } from "./http/body.js";
 import { createDrain } from "./http/drain.js";
 import { mountEndpoint, type Endpoint, type EndpointDeps } from "./http/endpoint.js";
-import { errorAnswer, notFound } from "./http/errors.js";
+import { answerLastError, answerUnrouted, errorAnswer, notFound } from "./http/errors.js";
 import { HEALTHCHECK_PATH, healthcheck, type HealthCheck } from "./http/healthcheck.js";
 import { guardRoutes, leavingOptions, type Method, type Next, type RouteHandler } from "./http/router.js";
 import { requestScopes, type RequestScopes } from "./http/scope.js";
@@ -101,28 +101,20 @@ function metricsRoute(metrics: ProviderMetrics): RouteHandler {
 /** Express's `app.handle`, which an app mounted in another runs: it has no type of its own. */
 type Handle = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
 
-/** What a provider that is the server itself answers a request none of its routes took: behind auth, its 404. */
-function unrouted(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response): void {
-  if (!scopes.open(req, res)) return;
-  if (auth === undefined) notFound(req, res);
-  else auth(req, res, () => notFound(req, res));
-}
-
 /**
  * What ends a request once the provider's router is done with it. An error of its routes (or of
  * anything added on it) is answered here, mounted or not: the parent app never sees it. What no
  * route served goes on to `next` (mounted: the parent app's later routes, untouched) or, as the
- * server itself, to `unrouted`.
+ * server itself, its 404 behind auth.
  */
 function finishing(scopes: RequestScopes, auth: RequestHandler | undefined, req: Request, res: Response, next: Next | undefined): Next {
   return (error?: unknown) => {
     if (error === undefined || error === null) {
       if (next !== undefined) next();
-      else unrouted(scopes, auth, req, res);
+      else answerUnrouted(scopes, auth, notFound, req, res);
       return;
     }
-    // An undecodable path fails before any route's guard opened the scope.
-    if (scopes.open(req, res)) errorAnswer(error, req, res, () => req.socket.destroy());
+    answerLastError(scopes, errorAnswer, error, req, res);
   };
 }
 

@@ -4,10 +4,11 @@
  * or an outage: a generic 500 naming the request id, with the details in the log line only.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Request, RequestHandler, Response } from "express";
 import { ProviderError } from "../errors.js";
 import { sendText } from "./answer.js";
 import type { Next } from "./router.js";
-import { scopeOf } from "./scope.js";
+import { scopeOf, type RequestScopes } from "./scope.js";
 
 interface Answer {
   status: number;
@@ -43,4 +44,25 @@ export function notFound(req: IncomingMessage, res: ServerResponse): void {
   const message = `This provider has no route for ${req.method} ${scope.path}.`;
   scope.reason = message;
   sendText(res, 404, message);
+}
+
+/**
+ * A request none of a router's routes took: behind auth (a stranger learns no route), `notFoundAnswer`
+ * (the provider's, or OSB's under /v2).
+ */
+export function answerUnrouted(
+  scopes: RequestScopes,
+  auth: RequestHandler | undefined,
+  notFoundAnswer: (req: IncomingMessage, res: ServerResponse) => void,
+  req: Request,
+  res: Response,
+): void {
+  if (!scopes.open(req, res)) return;
+  if (auth === undefined) notFoundAnswer(req, res);
+  else auth(req, res, () => notFoundAnswer(req, res));
+}
+
+/** An error that reached the end of a router, answered with `answer`; an undecodable path fails before any route's guard opened the scope. */
+export function answerLastError(scopes: RequestScopes, answer: typeof errorAnswer, error: unknown, req: Request, res: Response): void {
+  if (scopes.open(req, res)) answer(error, req, res, () => req.socket.destroy());
 }

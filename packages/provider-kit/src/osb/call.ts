@@ -183,8 +183,7 @@ export function objectField(body: Record<string, unknown>, field: string): Recor
  * form's `parameters.a.b=1` arrives. Lists of values stay lists; anything deeper in a list is its JSON text.
  */
 export function nativeParameters(json: Record<string, unknown>, depth = 1): Parameters {
-  // As deep as a native call's parameters may be: every later stage walks the tree recursively.
-  if (depth > PARAMETER_DEPTH_LIMIT) throw badRequest(`parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
+  if (depth > PARAMETER_DEPTH_LIMIT) throw tooDeep();
   const parameters: Parameters = {};
   for (const [key, value] of Object.entries(json)) {
     if (value === null || value === undefined) continue;
@@ -195,11 +194,14 @@ export function nativeParameters(json: Record<string, unknown>, depth = 1): Para
   return parameters;
 }
 
+/** As deep as a native call's parameters may be: every later stage walks the tree recursively. */
+const tooDeep = () => badRequest(`parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
+
 /** A list item's JSON text, refused when it nests deeper than parameters may. */
 function jsonText(item: unknown, depth: number): string {
-  const tooDeep = (value: unknown, level: number): boolean =>
-    level > PARAMETER_DEPTH_LIMIT || (typeof value === "object" && value !== null && Object.values(value).some((inner) => tooDeep(inner, level + 1)));
-  if (tooDeep(item, depth)) throw badRequest(`parameters may be nested at most ${PARAMETER_DEPTH_LIMIT} levels deep.`);
+  const deeper = (value: unknown, level: number): boolean =>
+    level > PARAMETER_DEPTH_LIMIT || (typeof value === "object" && value !== null && Object.values(value).some((inner) => deeper(inner, level + 1)));
+  if (deeper(item, depth)) throw tooDeep();
   return JSON.stringify(item);
 }
 

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { authentication } from "../http/auth.js";
+import { answerLastError, answerUnrouted } from "../http/errors.js";
 import { mountCall, type EndpointDeps } from "../http/endpoint.js";
 import type { Method, Middleware, Next, RouteHandler } from "../http/router.js";
 import type { RequestScopes } from "../http/scope.js";
@@ -84,14 +85,8 @@ export function osbRouter(options: ResolvedOsbOptions, handlers: ProviderHandler
   route("delete", INSTANCE, deprovision(osbDeps));
   route("get", INSTANCE, fetchInstance(osbDeps));
   // No route took it: behind auth, OSB's 404 (never 405, as the native routes).
-  router.use((req: Request, res: Response) => {
-    if (!scopes.open(req, res)) return;
-    if (auth === undefined) osbNotFound(req, res);
-    else auth(req, res, () => osbNotFound(req, res));
-  });
+  router.use((req: Request, res: Response) => answerUnrouted(scopes, auth, osbNotFound, req, res));
   // Whatever went wrong under /v2, before its handler (body, path decoding) or in it, is answered here.
-  router.use((error: unknown, req: Request, res: Response, _next: Next) => {
-    if (scopes.open(req, res)) osbErrorAnswer(error, req, res, () => req.socket.destroy());
-  });
+  router.use((error: unknown, req: Request, res: Response, _next: Next) => answerLastError(scopes, osbErrorAnswer, error, req, res));
   return (req, res, next) => (underPrefix(req) ? router(req, res, next) : next());
 }
