@@ -26,7 +26,7 @@ import { createTeam } from "../platform/domain/teams.js";
 import { actorOf } from "../platform/domain/users.js";
 import { startPlatform, type RunningPlatform } from "../platform/platform.js";
 import { onParentExit } from "../redis/process.js";
-import { parentDeathWrapper, type SupervisionLog } from "../redis/server.js";
+import { lineSupervisionLog, parentDeathWrapper } from "../redis/server.js";
 import { parsePort, printable } from "./common.js";
 import { DEV_STATE_DIR, startDevState } from "./dev-state.js";
 import { describeChanges, watchSources, type Change, type SourceWatcher } from "./source-watcher.js";
@@ -287,7 +287,7 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
     return;
   }
 
-  const state = await startDevState(project.dir, supervisionLog(out), process.env.REDIS_SERVER).catch((error: unknown) => {
+  const state = await startDevState(project.dir, lineSupervisionLog("registry: ", out.say, out.warn), process.env.REDIS_SERVER).catch((error: unknown) => {
     out.warn(`${(error as Error).message} Without it, a provider whose ${REGISTRY_SETTING} is memory forgets its instances at each restart.`);
     return undefined;
   });
@@ -408,15 +408,6 @@ async function runDev(project: Project, port: number, admin: { email: string; pa
 
 /** A registry setting that keeps nothing across a restart: dev gives its own instead. */
 const isMemory = (setting: string | undefined) => !setting || setting === "memory";
-
-/** The registry's redis-server's restarts, as dev's lines. */
-function supervisionLog(out: { say: (line: string) => void; warn: (line: string) => void }): SupervisionLog {
-  const line = (details: Record<string, unknown>, message: string) => {
-    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
-    return `registry: ${message} (${facts.join(", ")})`;
-  };
-  return { info: (details, message) => out.say(line(details, message)), error: (details, message) => out.warn(line(details, message)) };
-}
 
 /** After a restart: the platform's instances the provider no longer knows, in one line (a registry kept in its memory). */
 async function sayUnknownInstances(context: Context, project: Project, adminEmail: string, warn: (line: string) => void): Promise<void> {

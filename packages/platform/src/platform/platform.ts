@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { addressOfUrl, redisClient, type Address } from "@provider-kit/redis-store/connection";
 import { lockDataDir } from "../redis/process.js";
-import { startOnFreePort, superviseRedisServer, type SupervisedRedisServer, type SupervisionLog } from "../redis/server.js";
+import { lineSupervisionLog, startOnFreePort, superviseRedisServer, type SupervisedRedisServer } from "../redis/server.js";
 import { platformConfig, type PlatformConfig } from "./domain/config.js";
 import { createContext, type Context } from "./domain/context.js";
 import type { ProviderCallOptions } from "./domain/provider-calls.js";
@@ -57,15 +57,6 @@ interface OpenStore {
   stop(): Promise<void>;
 }
 
-/** The embedded redis-server's restarts, as lines on the platform's terminal. */
-function terminalLog(say: (line: string) => void): SupervisionLog {
-  const line = (details: Record<string, unknown>, message: string) => {
-    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
-    say(`embedded ${message} (${facts.join(", ")})`);
-  };
-  return { info: line, error: line };
-}
-
 async function openStore(state: PlatformOptions["state"], say: (line: string) => void): Promise<OpenStore> {
   if (state.kind === "memory") return { store: new MemoryPlatformStore(), stop: async () => {} };
   if (state.kind === "redis") return connect(addressOfUrl(state.url), async () => {});
@@ -78,7 +69,7 @@ async function openStore(state: PlatformOptions["state"], say: (line: string) =>
     // run's password); the store's client reconnects to the same port.
     const password = randomBytes(24).toString("hex");
     server = await startOnFreePort((port) =>
-      superviseRedisServer({ dir, port, password, binary: state.redisServer ?? "redis-server" }, { log: terminalLog(say) }),
+      superviseRedisServer({ dir, port, password, binary: state.redisServer ?? "redis-server" }, { log: lineSupervisionLog("embedded ", say) }),
     );
     const supervised = server;
     return await connect(supervised.address, async () => {

@@ -155,6 +155,15 @@ export interface SupervisionLog {
   error(details: Record<string, unknown>, message: string): void;
 }
 
+/** The supervisor's reports as terminal lines, `<prefix><message> (port 6379, pid 42...)`: errors to `warn`. */
+export function lineSupervisionLog(prefix: string, say: (line: string) => void, warn: (line: string) => void = say): SupervisionLog {
+  const line = (details: Record<string, unknown>, message: string) => {
+    const facts = Object.entries(details).map(([key, value]) => `${key} ${value instanceof Error ? value.message : String(value)}`);
+    return `${prefix}${message} (${facts.join(", ")})`;
+  };
+  return { info: (details, message) => say(line(details, message)), error: (details, message) => warn(line(details, message)) };
+}
+
 export interface SupervisionOptions {
   log: SupervisionLog;
   /** Wait before the first restart, doubled after each restart that did not last. Default 200 ms. */
